@@ -1,0 +1,204 @@
+"""The `agent` command line (typer + rich). Each command's work lives in agent/commands/."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from .configuration import ConfigError, Settings, load_settings
+from .errors import UserError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Port CUDA code to fast, correct CPU code.")
+trace_app = typer.Typer(no_args_is_help=True, help="Inspect recorded traces.")
+bench_app = typer.Typer(no_args_is_help=True, help="The HPCTransEval benchmark.")
+config_app = typer.Typer(no_args_is_help=True, help="Configuration.")
+app.add_typer(trace_app, name="trace")
+app.add_typer(bench_app, name="bench")
+app.add_typer(config_app, name="config")
+
+console = Console()
+err_console = Console(stderr=True)
+
+LLM_HELP = "compiler (default) | openai:MODEL | anthropic:MODEL | openai-compatible:MODEL"
+SANDBOX_HELP = "auto (Docker when a daemon answers, else local) | local | docker"
+
+
+def settings(**overrides) -> Settings:
+    return load_settings(**overrides)
+
+
+def existing(path: Path, what: str = "path") -> Path:
+    if not path.exists():
+        raise UserError(f"{path}: no such {what}")
+    if path.is_file():
+        try:
+            path.open("rb").close()
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    return path
+
+
+@app.command()
+def port(
+    path: Path = typer.Argument(..., help="a CUDA repository, a kernel task file, or a directory of task files"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="output directory (default: ./port-out/NAME)"),
+    llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="kernels in parallel"),
+    max_iters: Optional[int] = typer.Option(None, "--max-iters", help="translate attempts per kernel"),
+    budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="LLM money per kernel"),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="trace file (default: OUT/trace.jsonl)"),
+    run: Optional[str] = typer.Option(None, "--run", help="command that checks a ported repository"),
+) -> None:
+    """Port a repository, a kernel task, or a directory of tasks to CPU code."""
+    from .commands import port as command
+
+    budgets = {}
+    if max_iters is not None:
+        budgets["max_iters"] = max_iters
+    if budget_usd is not None:
+        budgets["budget_usd"] = budget_usd
+    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs)
+    if budgets:
+        cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update=budgets)})
+    raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_command=run, console=console))
+
+
+@app.command("eval")
+def eval_(
+    bench: Path = typer.Argument(..., help="a directory of task files or an HPCTransEval JSON file"),
+    out: Path = typer.Option(Path("eval-report"), "-o", "--out", help="report directory"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="evaluate the first N tasks"),
+    llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j"),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
+) -> None:
+    """Score a translator on a benchmark: compiles, correct, speedup."""
+    from .commands import evaluate as command
+
+    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs)
+    raise typer.Exit(command.run(existing(bench), cfg, out=out, limit=limit, console=console))
+
+
+@app.command()
+def verify(
+    task: Path = typer.Argument(..., help="kernel task JSON"),
+    candidate: Path = typer.Argument(..., help="CPU candidate (.cpp)"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="where to write result.json"),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
+) -> None:
+    """Check a CPU candidate against the task's reference."""
+    from .commands import verify as command
+
+    cfg = settings(sandbox=sandbox)
+    raise typer.Exit(command.run(existing(task), existing(candidate), cfg, out=out, profile=False, console=console))
+
+
+@app.command()
+def profile(
+    task: Path = typer.Argument(..., help="kernel task JSON"),
+    candidate: Path = typer.Argument(..., help="CPU candidate (.cpp)"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="where to write result.json"),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
+) -> None:
+    """Check and time a CPU candidate against the task's reference."""
+    from .commands import verify as command
+
+    cfg = settings(sandbox=sandbox)
+    raise typer.Exit(command.run(existing(task), existing(candidate), cfg, out=out, profile=True, console=console))
+
+
+@app.command()
+def lower(
+    cuda: Path = typer.Argument(..., help="CUDA source file"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="write the C++ here (default: stdout)"),
+    kernel: Optional[list[str]] = typer.Option(None, "--kernel", "-k", help="only these kernels"),
+) -> None:
+    """Lower CUDA kernels to C++/OpenMP with the deterministic compiler."""
+    from .commands import lower as command
+
+    raise typer.Exit(command.run(existing(cuda, "file"), out=out, kernels=kernel or [], console=console))
+
+
+@app.command()
+def replay(
+    trace: Path = typer.Argument(..., help="trace file (.jsonl)"),
+    offline: bool = typer.Option(False, "--offline", help="take tool results from the trace too"),
+) -> None:
+    """Re-run a recorded run with the recorded LLM answers; report divergences."""
+    from .commands import replay as command
+
+    raise typer.Exit(command.run(existing(trace, "file"), offline=offline, console=console))
+
+
+@trace_app.command("show")
+def trace_show(trace: Path = typer.Argument(..., help="trace file (.jsonl)")) -> None:
+    """Print a readable timeline of a trace."""
+    from .commands import replay as command
+
+    raise typer.Exit(command.show(existing(trace, "file"), console=console))
+
+
+@app.command()
+def tui(
+    path: Optional[Path] = typer.Argument(None, help="a repository, task, directory of tasks, or trace"),
+    no_start: bool = typer.Option(False, "--no-start", help="only show, do not start the run"),
+    llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
+) -> None:
+    """Interactive terminal UI for watching, steering and replaying ports."""
+    from .commands import tui as command
+
+    cfg = settings(llm=llm)
+    raise typer.Exit(command.run(existing(path) if path else None, cfg, start=not no_start))
+
+
+@bench_app.command("generate")
+def bench_generate(
+    out: Path = typer.Option(..., "-o", "--out", help="output directory"),
+    ops: Optional[list[str]] = typer.Option(None, "--ops", help="operator names or categories"),
+    graphs: int = typer.Option(0, "--graphs", help="computation graphs to generate"),
+    seed: int = typer.Option(0, "--seed"),
+    pairs: bool = typer.Option(False, "--pairs", help="also write CUDA/CPU training pairs (JSONL)"),
+) -> None:
+    """Generate HPCTransEval tasks with TVM."""
+    from .commands import bench as command
+
+    raise typer.Exit(command.generate(out, ops=ops or [], graphs=graphs, seed=seed, pairs=pairs, console=console))
+
+
+@config_app.command("show")
+def config_show() -> None:
+    """Print the effective configuration (secrets masked)."""
+    from rich.pretty import Pretty
+
+    cfg = settings()
+    files = cfg.config_files()
+    console.print(f"[bold]config files:[/] {', '.join(map(str, files)) or '(none; defaults and AGENT_* env)'}")
+    console.print(Pretty(cfg.masked(), expand_all=True))
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except UserError as exc:
+        err_console.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(exc.exit_code)
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(1)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err_console.print("[yellow]interrupted[/]: the trace and checkpoint are kept; run the same command to resume")
+        sys.exit(130)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

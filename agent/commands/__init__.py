@@ -1,0 +1,1 @@
+"""One module per CLI command; agent/cli.py parses arguments and calls run()."""

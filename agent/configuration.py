@@ -1,0 +1,158 @@
+"""Effective configuration: defaults < user config dir TOML < ./agent.toml < AGENT_* env vars.
+
+Nested fields are set from the environment with a double underscore:
+AGENT_BUDGETS__MAX_ITERS=3, AGENT_COMPILER__CXX=g++-12.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+LLM_KINDS = ("compiler", "openai", "anthropic", "openai-compatible")
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "agent" / "agent.toml"
+
+
+class Budgets(BaseModel):
+    max_iters: int = Field(6, ge=1, description="translate attempts per kernel")
+    max_wall_s: float = Field(900.0, gt=0, description="wall time per kernel")
+    max_tokens: int = Field(400_000, ge=0, description="LLM tokens per kernel")
+    budget_usd: float = Field(2.0, ge=0, description="LLM money per kernel")
+    run_wall_s: float = Field(6 * 3600.0, gt=0, description="wall time per run")
+    run_tokens: int = Field(5_000_000, ge=0, description="LLM tokens per run")
+    run_budget_usd: float = Field(20.0, ge=0, description="LLM money per run")
+
+
+class CompilerFlags(BaseModel):
+    cxx: str = "g++"
+    cxxflags: list[str] = ["-O3", "-march=native", "-fopenmp", "-std=c++17"]
+    nvcc: str = "nvcc"
+    nvccflags: list[str] = ["-O3", "-std=c++17"]
+    fast_math_ok: bool = Field(False, description="allow -ffast-math where a task's tolerance permits")
+
+
+class SandboxLimits(BaseModel):
+    timeout_s: float = Field(120.0, gt=0)
+    memory_mb: int = Field(4096, ge=64)
+    cpu_s: int = Field(600, ge=1)
+    file_mb: int = Field(1024, ge=1)
+    max_procs: int = Field(512, ge=8)
+
+
+class Price(BaseModel):
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+DEFAULT_PRICES = {
+    "gpt-4o": Price(input_per_mtok=2.5, output_per_mtok=10.0),
+    "gpt-4o-mini": Price(input_per_mtok=0.15, output_per_mtok=0.6),
+    "gpt-4.1": Price(input_per_mtok=2.0, output_per_mtok=8.0),
+    "o4-mini": Price(input_per_mtok=1.1, output_per_mtok=4.4),
+    "claude-sonnet-4-5": Price(input_per_mtok=3.0, output_per_mtok=15.0),
+    "claude-opus-4-1": Price(input_per_mtok=15.0, output_per_mtok=75.0),
+    "claude-haiku-4-5": Price(input_per_mtok=1.0, output_per_mtok=5.0),
+}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="AGENT_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    llm: str = Field("compiler", description="compiler | openai:MODEL | anthropic:MODEL | openai-compatible:MODEL")
+    llm_base_url: str | None = Field(None, description="base URL for openai-compatible servers")
+    llm_timeout_s: float = Field(120.0, gt=0)
+    llm_max_retries: int = Field(4, ge=0)
+    openai_api_key: SecretStr | None = None
+    anthropic_api_key: SecretStr | None = None
+    sandbox: Literal["auto", "local", "docker"] = "auto"
+    docker_image: str = "agent-sandbox:latest"
+    threads: int | None = Field(None, ge=1, description="OMP_NUM_THREADS for tests and timing; default all cores")
+    jobs: int = Field(1, ge=1)
+    state_dir: Path = Field(Path(".agent"), description="checkpoints and default traces")
+    budgets: Budgets = Budgets()
+    compiler: CompilerFlags = CompilerFlags()
+    limits: SandboxLimits = SandboxLimits()
+    prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+
+    @field_validator("llm")
+    @classmethod
+    def _check_llm(cls, value: str) -> str:
+        kind = value.split(":", 1)[0]
+        if kind not in LLM_KINDS:
+            raise ValueError(f"unknown LLM kind {kind!r}; expected one of {', '.join(LLM_KINDS)}")
+        if kind != "compiler" and not value.partition(":")[2]:
+            raise ValueError(f"{kind} needs a model name, e.g. {kind}:MODEL")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        files = [p for p in (Path("agent.toml"), user_config_path()) if p.is_file()]
+        tomls = [TomlConfigSettingsSource(settings_cls, toml_file=p) for p in files]
+        return (init_settings, env_settings, *tomls)
+
+    def config_files(self) -> list[Path]:
+        return [p for p in (Path("agent.toml"), user_config_path()) if p.is_file()]
+
+    def api_key_for(self, provider: str) -> str | None:
+        """Configured key, else the provider's own environment variable."""
+        secret = {"openai": self.openai_api_key, "anthropic": self.anthropic_api_key}.get(provider)
+        if secret is not None:
+            return secret.get_secret_value()
+        env = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider)
+        return os.environ.get(env) if env else None
+
+    def secrets(self) -> list[str]:
+        """Every secret value known to this configuration (to scrub from traces)."""
+        values = [self.api_key_for(p) for p in ("openai", "anthropic")]
+        return [v for v in values if v]
+
+    def masked(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        for key in ("openai_api_key", "anthropic_api_key"):
+            if data.get(key):
+                raw = getattr(self, key).get_secret_value()
+                data[key] = (raw[:3] + "…" + "*" * 6) if len(raw) > 8 else "******"
+        return data
+
+
+class ConfigError(Exception):
+    """A configuration that does not validate; the message names the field and file."""
+
+
+def load_settings(**overrides: Any) -> Settings:
+    from pydantic import ValidationError
+
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "(root)"
+        where = ", ".join(str(p) for p in Settings.model_construct().config_files()) or "environment"
+        raise ConfigError(f"bad configuration value for '{field}' ({where}): {err['msg']}") from None
+    except Exception as exc:  # a TOML syntax error
+        raise ConfigError(f"cannot read configuration: {exc}") from None

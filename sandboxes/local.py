@@ -1,0 +1,160 @@
+"""LocalSandbox: a private directory, rlimits, process-group kill, and bubblewrap where present.
+
+With `bwrap` the command sees the system read-only, a private /tmp, no network and its
+own PID namespace; only the working directory is writable. Without it, only the limits
+and the working directory apply, and `mode` says so.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .base import Limits, RunResult, SandboxError
+
+_MB = 1024 * 1024
+
+
+def _bwrap_usable() -> bool:
+    exe = shutil.which("bwrap")
+    if not exe:
+        return False
+    probe = subprocess.run(
+        [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "true"],
+        capture_output=True,
+        timeout=20,
+    )
+    return probe.returncode == 0
+
+
+class LocalSandbox:
+    kind = "local"
+
+    def __init__(self, limits: Limits | None = None, *, use_bwrap: bool | None = None, root: Path | None = None):
+        self.limits = limits or Limits()
+        self._tmp = tempfile.mkdtemp(prefix="agent-sbx-", dir=root)
+        self.workdir = Path(self._tmp)
+        self.bwrap = _bwrap_usable() if use_bwrap is None else use_bwrap
+        self.mode = (
+            "local+bwrap (read-only system, private /tmp, no network)"
+            if self.bwrap
+            else "local (rlimits only: no bubblewrap, so network and filesystem are not isolated)"
+        )
+
+    # files -----------------------------------------------------------------
+    def _path(self, rel: str) -> Path:
+        path = (self.workdir / rel).resolve()
+        if path != self.workdir and self.workdir not in path.parents:
+            raise SandboxError(f"path escapes the sandbox: {rel}")
+        return path
+
+    def put(self, files: Mapping[str, str | bytes]) -> None:
+        for rel, content in files.items():
+            path = self._path(rel)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, str):
+                path.write_text(content)
+            else:
+                path.write_bytes(content)
+
+    def put_path(self, src: Path, dest: str = "") -> None:
+        src = Path(src)
+        target = self._path(dest or src.name)
+        if src.is_dir():
+            shutil.copytree(src, target, dirs_exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+
+    def get(self, path: str) -> bytes:
+        return self._path(path).read_bytes()
+
+    def exists(self, path: str) -> bool:
+        return self._path(path).exists()
+
+    # running ---------------------------------------------------------------
+    def _argv(self, command: Sequence[str] | str, cwd: Path) -> list[str]:
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        if not self.bwrap:
+            return argv
+        wd = str(self.workdir)
+        return [
+            "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp", "--bind", wd, wd, "--unshare-net", "--unshare-pid",
+            "--unshare-ipc", "--die-with-parent", "--new-session", "--chdir", str(cwd), *argv,
+        ]
+
+    def run(
+        self,
+        command: Sequence[str] | str,
+        *,
+        timeout_s: float | None = None,
+        limits: Limits | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str = "",
+    ) -> RunResult:
+        lim = limits or self.limits
+        timeout = timeout_s if timeout_s is not None else lim.timeout_s
+        workdir = self._path(cwd)
+
+        def set_limits() -> None:
+            os.setsid()
+            resource.setrlimit(resource.RLIMIT_AS, (lim.memory_mb * _MB, lim.memory_mb * _MB))
+            resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s + 5))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (lim.file_mb * _MB, lim.file_mb * _MB))
+            # RLIMIT_NPROC counts the user's processes machine-wide; root is exempt.
+            resource.setrlimit(resource.RLIMIT_NPROC, (lim.max_procs, lim.max_procs))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+        run_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.workdir), "LANG": "C.UTF-8"}
+        run_env["TMPDIR"] = "/tmp" if self.bwrap else str(self.workdir)
+        run_env.update(env or {})
+        text = command if isinstance(command, str) else shlex.join(command)
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                self._argv(command, workdir), cwd=workdir, env=run_env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=set_limits,
+            )
+        except OSError as exc:
+            return RunResult(text, 127, "", f"cannot start: {exc}", 0.0)
+        timed_out = False
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc.pid)
+            out, err = proc.communicate()
+        duration = time.monotonic() - start
+        rc = proc.returncode
+        sig = -rc if rc < 0 else (rc - 128 if rc > 128 and self.bwrap else None)
+        result = RunResult(text, rc, out.decode(errors="replace"), err.decode(errors="replace"), duration, timed_out, sig)
+        if timed_out:
+            result.notes.append(f"killed after {timeout:g}s time limit (whole process group)")
+        if sig == signal.SIGXCPU:
+            result.notes.append(f"CPU time limit of {lim.cpu_s}s exceeded")
+        return result
+
+    def close(self) -> None:
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> "LocalSandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

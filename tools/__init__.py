@@ -1,0 +1,1 @@
+"""Deterministic tools usable without LangGraph: CUDA front end, lowering, build, verify, profile."""
