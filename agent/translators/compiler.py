@@ -1,0 +1,82 @@
+"""The `compiler` translator: the deterministic lowering behind the Translator protocol.
+
+- translate: `tools.cuda.lower_task(task)` (or the plan's lowering when it already ran).
+- fix: a deterministic compiler cannot repair its own output; it only reports, so the
+  loop ends with the failure on record.
+- optimize: hands the best correct code to the optimizer when one is installed. The seam
+  is one function, `tools.optimize.optimize(task, code, observations)`, returning
+  `(new_code, notes)` or None when it has nothing to try.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from tools.observations import Observation
+
+from .base import TranslateRequest, Translation
+
+Optimizer = Callable[..., "tuple[str, str] | None"]
+
+
+def installed_optimizer() -> Optimizer | None:
+    """`tools.optimize.optimize` when that module exists (a later issue builds it)."""
+    try:
+        module = importlib.import_module("tools.optimize")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("tools.optimize",):
+            raise
+        return None
+    return getattr(module, "optimize", None)
+
+
+class CompilerTranslator:
+    name = "compiler"
+
+    def __init__(self, optimizer: Optimizer | None = None) -> None:
+        self.optimizer = optimizer if optimizer is not None else installed_optimizer()
+
+    def translate(self, request: TranslateRequest) -> Translation:
+        if request.mode == "translate":
+            return self._lower(request)
+        if request.mode == "fix":
+            return _report_only(request)
+        return self._optimize(request)
+
+    def _lower(self, request: TranslateRequest) -> Translation:
+        if request.lowering:
+            return Translation(code=request.lowering, notes="deterministic lowering (from the plan)")
+        from tools.cuda import LoweringError, Unsupported, lower_task
+
+        try:
+            return Translation(code=lower_task(request.task), notes="deterministic lowering")
+        except Unsupported as exc:
+            return Translation(code=None, observations=[Observation(kind="unsupported", message=str(exc))])
+        except LoweringError as exc:
+            return Translation(code=None, observations=[Observation(kind="unsupported", message=f"lowering failed: {exc}")])
+
+    def _optimize(self, request: TranslateRequest) -> Translation:
+        base = request.best_code or request.previous_code
+        if self.optimizer is None or base is None:
+            why = "no optimizer is installed" if self.optimizer is None else "no correct code to optimize"
+            return Translation(code=None, observations=[_info("optimization", f"compiler: {why}; keeping the best version")])
+        proposal = self.optimizer(request.task, base, request.observations)
+        if proposal is None:
+            return Translation(code=None, observations=[_info("optimization", "compiler: the optimizer has nothing more to try")])
+        code, notes = proposal
+        return Translation(code=code, notes=notes)
+
+
+def _report_only(request: TranslateRequest) -> Translation:
+    failures = [o for o in request.observations if o.severity == "error"]
+    shown = "; ".join(str(o) for o in failures[:3]) or "no failure observed"
+    message = (
+        "the deterministic compiler cannot repair its own lowering (a lowering bug or an unsupported "
+        f"construct); try an LLM translator (--llm). Failure: {shown}"
+    )
+    return Translation(code=None, observations=[_info("unsupported", message)])
+
+
+def _info(kind: str, message: str) -> Observation:
+    return Observation(kind=kind, message=message, severity="info")

@@ -1,0 +1,168 @@
+"""The harness that runs a compiled kernel library: a C++ driver generated per task.
+
+Why a generated C++ driver and not ctypes: the candidate must run only inside the sandbox,
+and a Docker sandbox need not have Python or numpy. A small native driver runs anywhere g++
+runs, keeps the timer in code the candidate cannot reach by name (the library is dlopen'ed
+RTLD_LOCAL after the clock is bound, so it cannot interpose clock_gettime), measures the call
+alone (no Python or ctypes overhead in the numbers, which matters for short kernels), and the
+same binary calls the candidate, the C reference and the baseline the same way.
+
+The driver reads each input/inout buffer from `INDIR/<name>.bin` (raw, native byte order),
+poisons outputs before every call (NaN with a recognizable payload for floats, 0xA5 bytes for
+integers), surrounds every buffer with guard zones, checks inputs unchanged after every call,
+compares every later call's outputs with the first call's, and writes the first call's outputs
+(plus the last call's when timing) to `OUTDIR/<name>.bin` / `<name>.last.bin`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from sandboxes import Limits, RunResult, Sandbox
+from tools.spec import Task, is_float, numpy_dtype
+
+TEMPLATE = Path(__file__).with_name("harness_template.cpp")
+_ROLE = {"input": "IN", "output": "OUT", "inout": "INOUT", "scratch": "SCRATCH"}
+_KIND = {"float32": "F32", "float64": "F64", "float16": "F16", "bfloat16": "BF16", "bool": "BOOL"}
+# The C type a scalar is passed as (by value): half types travel as their 16 bits.
+_SCALAR_C = {
+    "float32": "float", "float64": "double", "float16": "uint16_t", "bfloat16": "uint16_t", "bool": "bool",
+    "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+}
+
+# Poison bit patterns written by the driver (see harness_template.cpp: poison()).
+POISON_BITS = {"float32": 0x7FC5A5A5, "float64": 0x7FF8A5A5A5A5A5A5, "float16": 0x7E5A, "bfloat16": 0x7FC5}
+POISON_BYTE = 0xA5
+
+
+def _scalar_literal(dtype: str, value: float | int | bool) -> str:
+    if dtype == "bool":
+        return "true" if value else "false"
+    if dtype == "float16":
+        return f"(uint16_t){int(np.array(value, dtype=np.float16).view(np.uint16))}u"
+    if dtype == "bfloat16":
+        from .inputs import float32_to_bfloat16_bits
+
+        return f"(uint16_t){int(float32_to_bfloat16_bits(np.array([value], dtype=np.float32))[0])}u"
+    if is_float(dtype):
+        v = float(value)
+        if math.isnan(v):
+            return "NAN"
+        if math.isinf(v):
+            return "INFINITY" if v > 0 else "-INFINITY"
+        return f"({_SCALAR_C[dtype]}){v!r}"
+    return f"({_SCALAR_C[dtype]}){int(value)}LL"
+
+
+def harness_source(task: Task, call_args: Sequence[str] | None = None) -> str:
+    """Driver source calling the library's entry with `call_args` (buffer/scalar names in the
+    callee's parameter order; default: the candidate convention, buffers then scalars)."""
+    names = list(call_args) if call_args is not None else [b.name for b in task.buffers] + [s.name for s in task.scalars]
+    index = {b.name: i for i, b in enumerate(task.buffers)}
+    scalars = {s.name: s for s in task.scalars}
+    rows = []
+    for b in task.buffers:
+        kind = _KIND.get(b.dtype, "INT")
+        init_zero = 1 if b.init == "zeros" else 0
+        rows.append(
+            f'  {{"{b.name}", {b.size}u, {numpy_dtype(b.dtype).itemsize}u, {_ROLE[b.role]}, {kind}, {init_zero}, '
+            "nullptr, nullptr, {}, {}, {}},"
+        )
+    params, values = [], []
+    for name in names:
+        if name in index:
+            params.append("void*")
+            values.append(f"B[{index[name]}].p")
+        elif name in scalars:
+            s = scalars[name]
+            params.append(_SCALAR_C[s.dtype])
+            values.append(_scalar_literal(s.dtype, s.value))
+        else:
+            raise ValueError(f"argument {name!r} is neither a buffer nor a scalar of task {task.name}")
+    block = "\n".join(
+        [
+            f"static const double RTOL = {task.tolerance.rtol!r};",
+            f"static const double ATOL = {task.tolerance.atol!r};",
+            "static Buf B[] = {",
+            *rows,
+            "};",
+            f"typedef void (*entry_t)({', '.join(params) or 'void'});",
+            f"static void call(void* fn) {{ ((entry_t)fn)({', '.join(values)}); }}",
+        ]
+    )
+    if not task.buffers:
+        raise ValueError(f"task {task.name} has no buffers")
+    return TEMPLATE.read_text().replace("/*@BUFFERS@*/", block)
+
+
+@dataclass
+class HarnessRun:
+    """What one driver invocation reported."""
+
+    result: RunResult
+    done: bool = False
+    runs: int = 0
+    times: list[float] = field(default_factory=list)
+    input_modified: list[tuple[str, int, int, int]] = field(default_factory=list)  # name, first, count, run
+    out_of_bounds: list[tuple[str, str, int]] = field(default_factory=list)  # name, side, run
+    run_differs: list[tuple[str, int, int, int]] = field(default_factory=list)  # name, run, first, count
+
+    @property
+    def crashed(self) -> bool:
+        return not self.result.ok or not self.done
+
+
+_LINE = re.compile(r"^(INPUT_MODIFIED|OUT_OF_BOUNDS|RUN_DIFFERS|TIMES|DONE)\b(.*)$")
+
+
+def parse_harness_output(result: RunResult) -> HarnessRun:
+    run = HarnessRun(result)
+    for line in result.stdout.splitlines():
+        m = _LINE.match(line.strip())
+        if not m:
+            continue
+        tag, rest = m[1], m[2].split()
+        try:
+            if tag == "DONE":
+                run.done, run.runs = True, int(rest[0])
+            elif tag == "TIMES":
+                run.times = [float(t) for t in rest]
+            elif tag == "INPUT_MODIFIED":
+                run.input_modified.append((rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
+            elif tag == "OUT_OF_BOUNDS":
+                run.out_of_bounds.append((rest[0], rest[1], int(rest[2])))
+            else:
+                run.run_differs.append((rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
+        except (IndexError, ValueError):
+            continue  # a line the candidate printed that merely looks like ours
+    return run
+
+
+def run_harness(
+    sandbox: Sandbox,
+    exe: str,
+    lib: str,
+    symbol: str,
+    indir: str,
+    outdir: str,
+    *,
+    threads: int,
+    mode: str = "check",
+    budget_s: float = 0.1,
+    max_runs: int = 100000,
+    warmups: int = 2,
+    timeout_s: float | None = None,
+    limits: Limits | None = None,
+) -> HarnessRun:
+    sandbox.run(["mkdir", "-p", outdir])
+    argv = [f"./{exe}", mode, f"./{lib}", symbol, indir, outdir, repr(budget_s), str(max_runs), str(warmups)]
+    env = {"OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "false"}
+    result = sandbox.run(argv, timeout_s=timeout_s, limits=limits, env=env)
+    return parse_harness_output(result)

@@ -1,0 +1,212 @@
+// Verification and timing harness, generated per task by tools/verify/harness.py.
+// It loads one shared library (candidate, C reference or baseline) with dlopen, reads the
+// inputs from raw binary files, poisons outputs before every call, calls the entry, owns the
+// timer, checks that inputs and guard zones are unchanged and writes the outputs back.
+// Protocol on stdout (one record per line): INPUT_MODIFIED, OUT_OF_BOUNDS, RUN_DIFFERS, TIMES, DONE.
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+enum Role { IN = 0, OUT = 1, INOUT = 2, SCRATCH = 3 };
+enum Kind { F32 = 0, F64 = 1, F16 = 2, BF16 = 3, INT = 4, BOOL = 5 };
+static const size_t GUARD = 64;
+static const unsigned char GUARD_BYTE = 0xCD;
+
+struct Buf {
+  const char* name;
+  size_t elems;
+  size_t elem_size;
+  int role;
+  int kind;
+  int init_zero;
+  unsigned char* base;  // guard | data | guard
+  unsigned char* p;
+  std::vector<unsigned char> orig, first, snap;
+  size_t bytes() const { return elems * elem_size; }
+};
+
+/*@BUFFERS@*/
+
+static double now_s() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  if (exp == 0x1f) return sign ? -(mant ? NAN : INFINITY) : (mant ? NAN : INFINITY);
+  float mag = exp ? ldexpf((float)(mant | 0x400), (int)exp - 25) : ldexpf((float)mant, -24);
+  return sign ? -mag : mag;
+}
+
+static double value_at(const Buf& b, const unsigned char* data, size_t i) {
+  switch (b.kind) {
+    case F32: { float v; memcpy(&v, data + 4 * i, 4); return v; }
+    case F64: { double v; memcpy(&v, data + 8 * i, 8); return v; }
+    case F16: { uint16_t v; memcpy(&v, data + 2 * i, 2); return half_to_float(v); }
+    case BF16: { uint16_t v; memcpy(&v, data + 2 * i, 2); uint32_t w = (uint32_t)v << 16; float f; memcpy(&f, &w, 4); return f; }
+  }
+  return 0;
+}
+
+// Elements of `got` that differ from `want`: floats within a loose tolerance (the candidate's
+// own earlier run is the expectation: reordered reductions may move the last bits), NaN and
+// Inf positions exact; integers and bools exact.
+static size_t count_diff(const Buf& b, const unsigned char* want, const unsigned char* got, size_t* first) {
+  size_t count = 0;
+  for (size_t i = 0; i < b.elems; i++) {
+    bool differ;
+    if (b.kind == INT || b.kind == BOOL) {
+      differ = memcmp(want + i * b.elem_size, got + i * b.elem_size, b.elem_size) != 0;
+    } else {
+      double w = value_at(b, want, i), g = value_at(b, got, i);
+      if (std::isnan(w) || std::isnan(g)) differ = std::isnan(w) != std::isnan(g);
+      else if (std::isinf(w) || std::isinf(g)) differ = w != g;
+      else differ = std::fabs(g - w) > 2 * (ATOL + RTOL * std::fabs(w));
+    }
+    if (differ && count++ == 0) *first = i;
+  }
+  return count;
+}
+
+static bool read_file(const std::string& path, std::vector<unsigned char>& out, size_t bytes) {
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) return false;
+  out.resize(bytes);
+  size_t got = bytes ? fread(out.data(), 1, bytes, f) : 0;
+  bool extra = fgetc(f) != EOF;
+  fclose(f);
+  return got == bytes && !extra;
+}
+
+static bool write_file(const std::string& path, const unsigned char* data, size_t bytes) {
+  FILE* f = fopen(path.c_str(), "wb");
+  if (!f) return false;
+  bool ok = fwrite(data, 1, bytes, f) == bytes;
+  return fclose(f) == 0 && ok;
+}
+
+static void poison(Buf& b) {
+  if (b.init_zero) { memset(b.p, 0, b.bytes()); return; }
+  if (b.kind == INT || b.kind == BOOL) { memset(b.p, 0xA5, b.bytes()); return; }
+  for (size_t i = 0; i < b.elems; i++) {
+    unsigned char* e = b.p + i * b.elem_size;
+    if (b.kind == F32) { uint32_t v = 0x7FC5A5A5u; memcpy(e, &v, 4); }
+    else if (b.kind == F64) { uint64_t v = 0x7FF8A5A5A5A5A5A5ull; memcpy(e, &v, 8); }
+    else if (b.kind == F16) { uint16_t v = 0x7E5A; memcpy(e, &v, 2); }
+    else { uint16_t v = 0x7FC5; memcpy(e, &v, 2); }
+  }
+}
+
+static void prepare() {
+  for (Buf& b : B) {
+    if (b.role == IN || b.role == INOUT) memcpy(b.p, b.orig.data(), b.bytes());
+    else poison(b);
+  }
+}
+
+static void snapshot() {
+  for (Buf& b : B)
+    if (b.role == OUT || b.role == INOUT) memcpy(b.snap.data(), b.p, b.bytes());
+}
+
+// After each call: inputs unchanged, guard zones intact. Returns false when something was reported.
+static bool check_call(int run) {
+  bool ok = true;
+  for (Buf& b : B) {
+    if (b.role == IN && memcmp(b.p, b.orig.data(), b.bytes()) != 0) {
+      size_t first = 0, count = 0;
+      for (size_t i = 0; i < b.elems; i++)
+        if (memcmp(b.p + i * b.elem_size, b.orig.data() + i * b.elem_size, b.elem_size) != 0 && count++ == 0) first = i;
+      printf("INPUT_MODIFIED %s %zu %zu %d\n", b.name, first, count, run);
+      ok = false;
+    }
+    for (size_t i = 0; i < GUARD; i++) {
+      bool before = b.base[i] != GUARD_BYTE, after = b.p[b.bytes() + i] != GUARD_BYTE;
+      if (before || after) {
+        printf("OUT_OF_BOUNDS %s %s %d\n", b.name, before ? "before" : "after", run);
+        memset(b.base, GUARD_BYTE, GUARD);
+        memset(b.p + b.bytes(), GUARD_BYTE, GUARD);
+        ok = false;
+        break;
+      }
+    }
+  }
+  return ok;
+}
+
+static int fail(int code, const std::string& what) {
+  fprintf(stderr, "harness: %s\n", what.c_str());
+  return code;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 6) return fail(2, "usage: harness check|time LIB SYMBOL INDIR OUTDIR [BUDGET_S MAX_RUNS WARMUPS]");
+  now_s();  // bind the clock before any candidate code is loaded
+  std::string mode = argv[1], lib = argv[2], symbol = argv[3], indir = argv[4], outdir = argv[5];
+  double budget = argc > 6 ? atof(argv[6]) : 0.1;
+  long max_runs = argc > 7 ? atol(argv[7]) : 100000;
+  int warmups = argc > 8 ? atoi(argv[8]) : 2;
+  for (Buf& b : B) {
+    size_t padded = (b.bytes() + 63) / 64 * 64;
+    b.base = (unsigned char*)aligned_alloc(64, GUARD + padded + GUARD);
+    if (!b.base) return fail(6, std::string("out of memory for ") + b.name);
+    memset(b.base, GUARD_BYTE, GUARD + padded + GUARD);
+    b.p = b.base + GUARD;
+    if ((b.role == IN || b.role == INOUT) && !read_file(indir + "/" + b.name + ".bin", b.orig, b.bytes()))
+      return fail(5, std::string("cannot read input ") + indir + "/" + b.name + ".bin of the expected size");
+    if (b.role == OUT || b.role == INOUT) { b.snap.resize(b.bytes()); b.first.resize(b.bytes()); }
+  }
+  void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return fail(3, std::string("dlopen: ") + dlerror());
+  void* fn = dlsym(handle, symbol.c_str());
+  if (!fn) return fail(4, "symbol " + symbol + " not found in " + lib + " (is it declared extern \"C\"?)");
+  fflush(stdout);
+
+  std::vector<double> times;
+  double spent = 0;
+  long runs = 0;
+  for (;;) {
+    prepare();
+    double t0 = now_s();
+    call(fn);
+    double t1 = now_s();
+    snapshot();  // taken the moment the entry returns: work left running after it does not count
+    check_call((int)runs);
+    if (runs == 0) {
+      for (Buf& b : B)
+        if (b.role == OUT || b.role == INOUT) b.first = b.snap;
+    } else {
+      for (Buf& b : B) {
+        if (b.role != OUT && b.role != INOUT) continue;
+        size_t first = 0, count = count_diff(b, b.first.data(), b.snap.data(), &first);
+        if (count) printf("RUN_DIFFERS %s %ld %zu %zu\n", b.name, runs, first, count);
+      }
+    }
+    runs++;
+    if (mode == "check") break;
+    if (runs > warmups) { times.push_back(t1 - t0); spent += t1 - t0; }
+    if ((spent >= budget && times.size() >= 3) || runs >= max_runs) break;
+  }
+  for (Buf& b : B) {
+    if (b.role != OUT && b.role != INOUT) continue;
+    if (!write_file(outdir + "/" + b.name + ".bin", b.first.data(), b.bytes()) ||
+        (mode == "time" && !write_file(outdir + "/" + b.name + ".last.bin", b.snap.data(), b.bytes())))
+      return fail(5, std::string("cannot write output ") + b.name);
+  }
+  if (!times.empty()) {
+    printf("TIMES");
+    for (double t : times) printf(" %.9g", t);
+    printf("\n");
+  }
+  printf("DONE %ld\n", runs);
+  return 0;
+}
