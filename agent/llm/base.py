@@ -35,6 +35,17 @@ class ModelReply:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 
+    def exchange(self) -> dict[str, Any]:
+        """What a trace keeps of one call: the wire request and response, and the reply read from them."""
+        reply = {k: v for k, v in self.to_dict().items() if k not in ("request", "response")}
+        return {"request": self.request, "response": self.response, "reply": reply}
+
+    @classmethod
+    def from_exchange(cls, exchange: dict[str, Any]) -> "ModelReply":
+        """The reply a traced exchange recorded (for replay with ScriptedModel)."""
+        reply = dict(exchange.get("reply") or {})
+        return cls.from_dict({**reply, "request": exchange.get("request") or {}, "response": exchange.get("response") or {}})
+
 
 class LLMError(Exception):
     """A model call that failed for good; the message names provider, status and cause.

@@ -116,7 +116,7 @@ def _from_fences(text: str, entry: str | None, truncated: bool) -> Extraction | 
             return _fail("the answer was cut off at the token limit inside a code block; the code is incomplete",
                          True)
         # The model forgot the closing fence but stopped on its own: the code is likely whole.
-        result = Extraction(code=open_tail.body.strip() + "\n", notes=_prose(text))
+        result = Extraction(code=open_tail.body.strip() + "\n")
         result.observations.append(_llm("the answer's last code block has no closing fence", "warning",
                                         reason="unterminated_fence"))
         return result

@@ -1,0 +1,421 @@
+"""One kernel's loop as a LangGraph state machine.
+
+    plan -> translate -> compile -> test -> profile -> decide --done--> END
+                ^           |         |                   |
+                +-----------+---------+-------------------+  (fix / optimize)
+
+Nodes keep the state plain JSON (agent/state.py) and write every step to the trace.
+The deterministic tools and the translator come from a `GraphContext`, so a replay can
+put recorded ones in their place. Budgets (iterations, wall time, tokens, money; per
+kernel and what is left of the run's) are checked in `decide`; the best correct attempt
+is always the result.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from langgraph.graph import END, START, StateGraph
+
+from agent.configuration import Settings
+from agent.state import FAILED, KernelState, obs_dicts, obs_records
+from agent.trace import TraceWriter
+from agent.translators.base import Translation, TranslateRequest, Translator
+from tools.observations import Observation
+from tools.spec import Task, parse_task
+
+NODES = ("plan", "translate", "compile", "test", "profile", "decide")
+GAIN = 0.97  # an optimization counts as a gain when it is at least 3% faster
+
+
+class Toolbox(Protocol):
+    """The deterministic steps, each returning plain JSON data (see agent/toolbox.py)."""
+
+    def plan(self, task: Task) -> dict[str, Any]: ...
+    def compile(self, task: Task, code: str) -> dict[str, Any]: ...
+    def check(self, task: Task, code: str) -> dict[str, Any]: ...
+    def profile(self, task: Task, code: str) -> dict[str, Any]: ...
+
+
+@dataclass
+class GraphContext:
+    """What the nodes use besides the state; not checkpointed."""
+
+    settings: Settings
+    trace: TraceWriter
+    tools: Toolbox
+    translator_for: Callable[[str], Translator]  # spec -> translator
+    # Progress callback: (kernel, node, short text).
+    on_step: Callable[[str, str, str], None] | None = None
+    # Replay: given the kernel and the decision the graph reached, the decision to follow.
+    steer: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+    _tasks: dict[str, Task] = field(default_factory=dict)
+
+    def task(self, state: KernelState) -> Task:
+        key = state["kernel"]
+        if key not in self._tasks:
+            self._tasks[key] = parse_task(state["task"], base_dir=Path(state["base_dir"]), origin=f"task {key}")
+        return self._tasks[key]
+
+    def emit(self, state: KernelState, node: str, type: str, data: Any = None) -> None:
+        self.trace.event(type, kernel=state["kernel"], node=node, data=data)
+
+    def step(self, state: KernelState, node: str, text: str) -> None:
+        if self.on_step:
+            self.on_step(state["kernel"], node, text)
+
+
+def build_graph(ctx: GraphContext | None, *, checkpointer: Any = None, interrupt_before: list[str] | None = None):
+    """The compiled per-kernel graph. `ctx` may be None for a graph only used to read or edit state."""
+    graph = StateGraph(KernelState)
+    bodies = {"plan": plan, "translate": translate, "compile": compile_, "test": test_, "profile": profile, "decide": decide}
+    for name in NODES:
+        graph.add_node(name, _traced(name, bodies[name], ctx))
+    graph.add_edge(START, "plan")
+    graph.add_edge("plan", "translate")
+    graph.add_conditional_edges("translate", after_translate, ["compile", "decide"])
+    graph.add_conditional_edges("compile", after_compile, ["test", "decide"])
+    graph.add_conditional_edges("test", after_test, ["profile", "decide"])
+    graph.add_edge("profile", "decide")
+    graph.add_conditional_edges("decide", after_decide, ["translate", END])
+    return graph.compile(checkpointer=checkpointer, interrupt_before=interrupt_before or None)
+
+
+def recursion_limit(settings: Settings) -> int:
+    return 6 * settings.budgets.max_iters + 20
+
+
+# --- edges -------------------------------------------------------------------------
+
+
+def after_translate(state: KernelState) -> str:
+    return "compile" if (state.get("current") or {}).get("code") else "decide"
+
+
+def after_compile(state: KernelState) -> str:
+    return "decide" if state["current"]["status"] == "compile_error" else "test"
+
+
+def after_test(state: KernelState) -> str:
+    return "profile" if state["current"]["status"] == "correct" else "decide"
+
+
+def after_decide(state: KernelState) -> str:
+    return END if state["decision"]["next"] == "done" else "translate"
+
+
+# --- node plumbing -----------------------------------------------------------------
+
+
+def _traced(name: str, body: Callable, ctx: GraphContext | None) -> Callable[[KernelState], dict]:
+    """Wrap a node: node_start/node_end events, elapsed time into the counters."""
+
+    def node(state: KernelState) -> dict:
+        if ctx is None:
+            raise RuntimeError("this graph was built without a context; it can edit state but not run")
+        ctx.emit(state, name, "node_start", {"attempt": state["counters"]["iterations"] + (name == "translate")})
+        ctx.step(state, name, name)
+        start = time.monotonic()
+        update = body(state, ctx)
+        counters = dict(update.get("counters") or state["counters"])
+        counters["elapsed_s"] = round(counters["elapsed_s"] + time.monotonic() - start, 3)
+        update["counters"] = counters
+        summary = {"elapsed_s": round(time.monotonic() - start, 3)}
+        if update.get("current"):
+            summary["status"] = update["current"].get("status")
+        ctx.emit(state, name, "node_end", summary)
+        return update
+
+    node.__name__ = name
+    return node
+
+
+def _tool(ctx: GraphContext, state: KernelState, node: str, tool: str, call: Callable[[], dict], args: dict) -> dict | None:
+    """Run one tool with tool_call/tool_result events; a crashing tool is an error event and None."""
+    ctx.emit(state, node, "tool_call", {"tool": tool, **args})
+    try:
+        result = call()
+    except Exception as exc:  # a bug in a tool must not take the whole run down
+        ctx.emit(state, node, "error", {"tool": tool, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=8)})
+        return None
+    ctx.emit(state, node, "tool_result", {"tool": tool, "result": result})
+    return result
+
+
+def _observe(ctx: GraphContext, state: KernelState, node: str, observations: list[dict]) -> None:
+    for obs in observations:
+        ctx.emit(state, node, "observation", obs)
+
+
+def _tool_crash(tool: str) -> dict:
+    return {"kind": "runtime", "message": f"the {tool} tool crashed (see the trace's error event)", "severity": "error"}
+
+
+# --- nodes -------------------------------------------------------------------------
+
+
+def plan(state: KernelState, ctx: GraphContext) -> dict:
+    task = ctx.task(state)
+    for artifact in task_artifacts(task):
+        ctx.emit(state, "plan", "artifact", artifact)
+    result = _tool(ctx, state, "plan", "plan", lambda: ctx.tools.plan(task), {"task": task.name})
+    if result is None:
+        result = {"observations": [_tool_crash("plan")], "lowering": None}
+    observations = [{**o, "attempt": 0} for o in result.get("observations", [])]
+    _observe(ctx, state, "plan", observations)
+    plan_record = {k: v for k, v in result.items() if k not in ("lowering", "observations")}
+    plan_record["strategy"] = _strategy(state["translator"], result.get("lowering") is not None)
+    return {"plan": plan_record, "lowering": result.get("lowering"), "observations": observations}
+
+
+def _strategy(translator: str, lowered: bool) -> str:
+    if translator == "compiler":
+        return "deterministic lowering" if lowered else "deterministic lowering (not possible: see observations)"
+    return "LLM starting from the deterministic lowering" if lowered else "LLM from the CUDA source"
+
+
+def translate(state: KernelState, ctx: GraphContext) -> dict:
+    task = ctx.task(state)
+    counters = dict(state["counters"])
+    n = counters["iterations"] + 1
+    mode = "translate" if state["decision"]["next"] == "translate" else state["decision"]["next"]
+    fresh = state["observations"][state.get("obs_cursor", 0):]
+    best = state.get("best")
+    request = TranslateRequest(
+        task=task,
+        cuda_source=task.source(),
+        mode=mode,
+        attempt=n,
+        previous_code=_previous_code(state, mode),
+        best_code=best["code"] if best else None,
+        lowering=state.get("lowering"),
+        observations=obs_records(fresh),
+        plan=state.get("plan") or {},
+    )
+    spec = state["translator"]
+    fatal = False
+    try:
+        translation = ctx.translator_for(spec).translate(request)
+    except Exception as exc:
+        translation, fatal = _failed_translation(exc)
+        ctx.emit(state, "translate", "error", {"translator": spec, "error": str(exc), "fatal": fatal})
+    for exchange in translation.exchanges:
+        ctx.emit(state, "translate", "llm_request", exchange.get("request", {}))
+        ctx.emit(state, "translate", "llm_response", {k: v for k, v in exchange.items() if k != "request"})
+    observations = obs_dicts(translation.observations, n)
+    _observe(ctx, state, "translate", observations)
+    if translation.code:
+        ctx.emit(state, "translate", "artifact", {"name": f"attempt-{n}.cpp", "role": "candidate", "attempt": n, "mode": mode, "code": translation.code, "notes": translation.notes})
+    counters["iterations"] = n
+    counters["tokens"] += translation.input_tokens + translation.output_tokens
+    counters["cost_usd"] = round(counters["cost_usd"] + translation.cost_usd, 6)
+    malformed = any(o.kind == "llm" for o in translation.observations)
+    current = {
+        "n": n,
+        "mode": mode,
+        "translator": spec,
+        "code": translation.code,
+        "status": "pending" if translation.code else "no_code",
+        "observations": observations,
+        # No code and no complaint about the model's answer: the translator has nothing more to offer.
+        "exhausted": not translation.code and not malformed and not fatal,
+        "fatal": fatal,
+        "best_time_before": (best or {}).get("time_s", {}).get("candidate"),
+    }
+    ctx.step(state, "translate", f"attempt {n} ({mode})")
+    return {"current": current, "counters": counters, "observations": observations, "obs_cursor": len(state["observations"]) + len(observations)}
+
+
+def _failed_translation(exc: Exception) -> tuple[Translation, bool]:
+    """An exception from a translator: an observation; fatal unless the failure may pass."""
+    from agent.llm.base import BudgetExceeded, LLMError
+
+    if isinstance(exc, LLMError):
+        obs = Observation(kind="llm", message=str(exc), data={"status": exc.status, "transient": exc.transient})
+        return Translation(code=None, observations=[obs]), not exc.transient
+    if isinstance(exc, BudgetExceeded):
+        return Translation(code=None, observations=[Observation(kind="llm", message=str(exc))]), True
+    obs = Observation(kind="runtime", message=f"translator failed: {type(exc).__name__}: {exc}")
+    return Translation(code=None, observations=[obs]), True
+
+
+def _previous_code(state: KernelState, mode: str) -> str | None:
+    if mode == "optimize":
+        return (state.get("best") or {}).get("code")
+    for attempt in reversed(state.get("attempts") or []):
+        if attempt.get("code"):
+            return attempt["code"]
+    return None
+
+
+def compile_(state: KernelState, ctx: GraphContext) -> dict:
+    task, current = ctx.task(state), dict(state["current"])
+    result = _tool(ctx, state, "compile", "compile", lambda: ctx.tools.compile(task, current["code"]), {"attempt": current["n"]})
+    if result is None:
+        result = {"ok": False, "observations": [_tool_crash("compile")]}
+    observations = [{**o, "attempt": current["n"]} for o in result.get("observations", [])]
+    _observe(ctx, state, "compile", observations)
+    current["status"] = "pending" if result.get("ok") else "compile_error"
+    current["observations"] = current["observations"] + observations
+    ctx.step(state, "compile", "compiled" if result.get("ok") else "compile error")
+    return {"current": current, "observations": observations}
+
+
+def test_(state: KernelState, ctx: GraphContext) -> dict:
+    task, current = ctx.task(state), dict(state["current"])
+    result = _tool(ctx, state, "test", "check", lambda: ctx.tools.check(task, current["code"]), {"attempt": current["n"]})
+    if result is None:
+        result = {"status": "runtime_error", "observations": [_tool_crash("check")]}
+    observations = [{**o, "attempt": current["n"]} for o in result.get("observations", [])]
+    _observe(ctx, state, "test", observations)
+    status = result.get("status")
+    current["status"] = status if status in (*FAILED, "correct", "unsupported") else "runtime_error"
+    for key in ("max_abs_err", "max_rel_err", "reference_kind"):
+        current[key] = result.get(key)
+    current["observations"] = current["observations"] + observations
+    ctx.step(state, "test", current["status"])
+    return {"current": current, "observations": observations}
+
+
+def profile(state: KernelState, ctx: GraphContext) -> dict:
+    task, current = ctx.task(state), dict(state["current"])
+    result = _tool(ctx, state, "profile", "profile", lambda: ctx.tools.profile(task, current["code"]), {"attempt": current["n"]})
+    if result is None:
+        result = {"observations": [_tool_crash("profile")]}
+    observations = [{**o, "attempt": current["n"]} for o in result.get("observations", [])]
+    _observe(ctx, state, "profile", observations)
+    if result.get("status") and result["status"] != "correct":  # the re-check after timing failed
+        current["status"] = result["status"] if result["status"] in FAILED else "incorrect"
+    current["time_s"] = result.get("time_s") or {}
+    current["speedup_vs_reference"] = result.get("speedup_vs_reference")
+    current["threads"] = result.get("threads")
+    current["observations"] = current["observations"] + observations
+    update: dict[str, Any] = {"current": current, "observations": observations}
+    if current["status"] == "correct" and _better(current, state.get("best")):
+        update["best"] = {k: v for k, v in current.items() if k != "observations"}
+    speedup = current.get("speedup_vs_reference")
+    ctx.step(state, "profile", f"{speedup:.2f}x vs reference" if speedup else "timed")
+    return update
+
+
+def _better(candidate: dict, best: dict | None) -> bool:
+    if best is None:
+        return True
+    new, old = (candidate.get("time_s") or {}).get("candidate"), (best.get("time_s") or {}).get("candidate")
+    return new is not None and (old is None or new < old)
+
+
+def decide(state: KernelState, ctx: GraphContext) -> dict:
+    current = state.get("current")
+    attempts = list(state.get("attempts") or []) + ([current] if current else [])
+    decision = _decide(state, current, ctx.settings)
+    if ctx.steer is not None:
+        decision = ctx.steer(state["kernel"], decision)
+    ctx.emit(state, "decide", "decision", decision)
+    update: dict[str, Any] = {"decision": decision, "current": None, "attempts": [current] if current else []}
+    if decision["next"] == "done":
+        update["result"] = final_result(state, attempts)
+        ctx.step(state, "decide", f"done: {update['result']['status']}")
+    else:
+        ctx.step(state, "decide", decision["next"])
+    return update
+
+
+def _decide(state: KernelState, current: dict | None, settings: Settings) -> dict[str, Any]:
+    if current is None:
+        return {"next": "done", "reason": "nothing to decide on"}
+    if current.get("fatal"):
+        return {"next": "done", "reason": "the translator failed for good (see the error event)"}
+    if current.get("exhausted"):
+        return {"next": "done", "reason": f"the translator has nothing more to offer in {current['mode']} mode"}
+    spent = budget_spent(state, settings)
+    if spent:
+        return {"next": "done", "reason": spent}
+    if current["status"] == "correct":
+        if current["mode"] != "optimize":
+            return {"next": "optimize", "reason": "correct; looking for a faster version"}
+        before, now = current.get("best_time_before"), (current.get("time_s") or {}).get("candidate")
+        if before and now and now < before * GAIN:
+            return {"next": "optimize", "reason": f"optimization gained {before / now:.2f}x; trying for more"}
+        return {"next": "done", "reason": "correct; the last optimization found no further gain"}
+    return {"next": "fix", "reason": f"attempt {current['n']} ended {current['status']}"}
+
+
+def budget_spent(state: KernelState, settings: Settings) -> str | None:
+    """Which budget (kernel or run) is used up, or None."""
+    b, c = settings.budgets, state["counters"]
+    run = state.get("run_limits") or {}
+    if c["iterations"] >= b.max_iters:
+        return f"iteration budget spent ({c['iterations']} of max_iters={b.max_iters})"
+    wall = min(b.max_wall_s, run.get("wall_s", b.run_wall_s))
+    if c["elapsed_s"] >= wall:
+        return f"wall-time budget spent ({c['elapsed_s']:.0f}s of {wall:.0f}s)"
+    tokens = min(b.max_tokens, run.get("tokens", b.run_tokens))
+    if c["tokens"] > 0 and c["tokens"] >= tokens:
+        return f"token budget spent ({c['tokens']} of {tokens})"
+    money = min(b.budget_usd, run.get("cost_usd", b.run_budget_usd))
+    if c["cost_usd"] > 0 and c["cost_usd"] >= money:
+        return f"money budget spent (${c['cost_usd']:.4f} of ${money:.2f})"
+    return None
+
+
+def final_result(state: KernelState, attempts: list[dict]) -> dict[str, Any]:
+    """KernelResult fields: the best correct attempt, else the last attempt that had code."""
+    c = state["counters"]
+    best = state.get("best")
+    chosen = best or next((a for a in reversed(attempts) if a.get("code")), None)
+    base = {"name": state["kernel"], "iterations": c["iterations"], "backend": state["translator"], "tokens": c["tokens"], "cost_usd": c["cost_usd"]}
+    if chosen is None:
+        return {**base, "status": "unsupported", "attempt": None}
+    status = "correct" if best else chosen["status"]
+    if status not in (*FAILED, "correct", "unsupported"):
+        status = "runtime_error"
+    return {
+        **base,
+        "status": status,
+        "attempt": chosen["n"],
+        "reference_kind": chosen.get("reference_kind"),
+        "max_abs_err": chosen.get("max_abs_err"),
+        "max_rel_err": chosen.get("max_rel_err"),
+        "time_s": chosen.get("time_s") or {},
+        "speedup_vs_reference": chosen.get("speedup_vs_reference"),
+        "threads": chosen.get("threads"),
+    }
+
+
+def code_of(state: KernelState) -> str | None:
+    """The code that goes to OUT/<name>/<name>.cpp: the result's attempt."""
+    number = (state.get("result") or {}).get("attempt")
+    for attempt in state.get("attempts") or []:
+        if attempt["n"] == number:
+            return attempt.get("code")
+    return None
+
+
+def task_artifacts(task: Task) -> list[dict[str, Any]]:
+    """The task and every file it names, so that a trace is enough to replay the run."""
+    import base64
+
+    files: dict[str, Path] = {}
+    if task.cuda:
+        files[task.cuda] = task.path_of(task.cuda)
+    ref = task.reference
+    if ref.path:
+        files[ref.path] = task.path_of(ref.path)
+    if ref.kind == "python" and ref.function and ":" in ref.function:
+        module = ref.function.split(":", 1)[0].replace(".", "/") + ".py"
+        files.setdefault(module, task.path_of(module))
+    out = [{"name": "task.json", "role": "task", "content": task.model_dump(mode="json", exclude_none=True)}]
+    for rel, path in files.items():
+        if not path.is_file():
+            continue
+        raw = path.read_bytes()
+        try:
+            out.append({"name": rel, "role": "task_file", "encoding": "utf-8", "content": raw.decode("utf-8")})
+        except UnicodeDecodeError:
+            out.append({"name": rel, "role": "task_file", "encoding": "base64", "content": base64.b64encode(raw).decode()})
+    return out

@@ -1,0 +1,327 @@
+"""Run kernel tasks through the graph: checkpoints, trace, progress display, result files.
+
+Each kernel is one LangGraph thread in `OUT/checkpoints.sqlite`; its id comes from the
+task's content (the task and every file it names) and the translator, so running the same
+command again resumes an interrupted kernel where its last finished step left it, and a
+finished kernel is not redone. Results go to `OUT/<name>/<name>.cpp` and
+`OUT/<name>/result.json` (tools.result.KernelResult).
+
+Hooks for an interactive front end: `add_hint` puts a human observation into a kernel's
+state before its next translation; `set_translator` changes one kernel's translator;
+`run_tasks(..., interrupt_before=[...])` pauses kernels before the named nodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import sqlite3
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agent.configuration import Settings
+from agent.graph import GraphContext, build_graph, code_of, recursion_limit, task_artifacts
+from agent.state import KernelState, human_hint, initial_state
+from agent.toolbox import LiveToolbox, limits_of
+from agent.trace import TraceWriter
+from agent.translators.base import Translator
+from agent.translators.factory import make_translator
+from sandboxes import Sandbox, open_sandbox
+from tools.result import KernelResult
+from tools.spec import Task, load_task
+
+CHECKPOINT_DB = "checkpoints.sqlite"
+STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "red", "runtime_error": "red", "timeout": "yellow", "unsupported": "yellow"}
+
+
+@dataclass
+class KernelOutcome:
+    name: str
+    thread_id: str
+    result: KernelResult
+    out_dir: Path
+    resumed: bool = False  # continued from a checkpoint
+    skipped: bool = False  # already finished in an earlier run: not redone
+    paused: bool = False  # stopped at an interrupt_before node; run again to continue
+
+
+# --- identities and checkpoints ------------------------------------------------------
+
+
+def thread_id_for(task: Task, translator: str) -> str:
+    """Stable id of (task content, translator): the same inputs resume the same thread."""
+    digest = hashlib.sha256()
+    for artifact in task_artifacts(task):
+        digest.update(json.dumps(artifact, sort_keys=True).encode())
+    digest.update(translator.encode())
+    return f"{task.name}-{digest.hexdigest()[:16]}"
+
+
+def open_checkpointer(db_path: Path | str):
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    return SqliteSaver(sqlite3.connect(str(db_path), check_same_thread=False))
+
+
+def _config(thread_id: str, settings: Settings | None = None) -> dict[str, Any]:
+    config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
+    if settings is not None:
+        config["recursion_limit"] = recursion_limit(settings)
+    return config
+
+
+def kernel_state(checkpoint_db: Path | str, thread_id: str) -> KernelState | None:
+    """The checkpointed state of one kernel, or None when there is none."""
+    saver = open_checkpointer(checkpoint_db)
+    try:
+        values = build_graph(None, checkpointer=saver).get_state(_config(thread_id)).values
+        return values or None
+    finally:
+        saver.conn.close()
+
+
+def add_hint(checkpoint_db: Path | str, thread_id: str, text: str) -> None:
+    """Put a human hint into a kernel's observations; its next translation sees it."""
+    _update(checkpoint_db, thread_id, {"observations": [human_hint(text)]})
+
+
+def set_translator(checkpoint_db: Path | str, thread_id: str, spec: str) -> None:
+    """Translate this kernel's next attempts with another translator."""
+    _update(checkpoint_db, thread_id, {"translator": spec})
+
+
+def _update(checkpoint_db: Path | str, thread_id: str, values: dict[str, Any]) -> None:
+    saver = open_checkpointer(checkpoint_db)
+    try:
+        graph = build_graph(None, checkpointer=saver)
+        config = _config(thread_id)
+        if not graph.get_state(config).values:
+            raise KeyError(f"no checkpointed kernel with thread id {thread_id!r} in {checkpoint_db}")
+        graph.update_state(config, values)
+    finally:
+        saver.conn.close()
+
+
+# --- running ---------------------------------------------------------------------------
+
+
+class RunUsage:
+    """What the run has spent so far, for the per-run budgets."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.budgets = settings.budgets
+        self.tokens = 0
+        self.cost_usd = 0.0
+        self.elapsed_s = 0.0
+
+    def add(self, state: KernelState) -> None:
+        counters = state.get("counters") or {}
+        self.tokens += counters.get("tokens", 0)
+        self.cost_usd += counters.get("cost_usd", 0.0)
+        self.elapsed_s += counters.get("elapsed_s", 0.0)
+
+    def left(self) -> dict[str, float]:
+        b = self.budgets
+        return {
+            "tokens": max(0, b.run_tokens - self.tokens),
+            "cost_usd": max(0.0, b.run_budget_usd - self.cost_usd),
+            "wall_s": max(0.0, b.run_wall_s - self.elapsed_s),
+        }
+
+
+def trace_config(settings: Settings) -> dict[str, Any]:
+    """The configuration for a trace header: no secret, not even masked."""
+    data = settings.model_dump(mode="json")
+    for key in ("openai_api_key", "anthropic_api_key"):
+        data[key] = "[redacted]" if data.get(key) else None
+    return data
+
+
+def run_tasks(
+    task_paths: list[Path],
+    settings: Settings,
+    *,
+    out: Path,
+    trace_path: Path | None = None,
+    console: Console | None = None,
+    interrupt_before: list[str] | None = None,
+    translator_for: Callable[[str], Translator] | None = None,
+) -> list[KernelOutcome]:
+    """Run every task (in order, or `settings.jobs` at a time); returns one outcome per task."""
+    console = console or Console(stderr=True)
+    out.mkdir(parents=True, exist_ok=True)
+    trace_path = trace_path or out / "trace.jsonl"
+    tasks = [load_task(p) for p in task_paths]
+    trace = TraceWriter(trace_path, argv=sys.argv, config=trace_config(settings), secrets=settings.secrets())
+    saver = open_checkpointer(out / CHECKPOINT_DB)
+    sandboxes = _SandboxPool(settings)
+    first = sandboxes.get()
+    sandboxes.put(first)
+    console.print(f"sandbox: [bold]{first.kind}[/] ({first.mode})", highlight=False)
+    console.print(f"trace: {trace_path}   checkpoints: {out / CHECKPOINT_DB}", highlight=False)
+    trace.event("node_start", node="run", data={
+        "resumed": trace.resumed, "argv": sys.argv, "translator": settings.llm, "out": str(out),
+        "sandbox": {"kind": first.kind, "mode": first.mode}, "tasks": [t.name for t in tasks],
+    })
+    usage = RunUsage(settings)
+    translators = translator_for or _cached_translators(settings)
+    outcomes: list[KernelOutcome] = []
+    try:
+        with _progress(console) as progress:
+            def one(task: Task) -> KernelOutcome:
+                bar = progress.add_task(task.name, total=None, name=task.name, step="waiting")
+                on_step = lambda kernel, node, text: progress.update(bar, step=text)  # noqa: E731
+                box = sandboxes.get()
+                try:
+                    return run_kernel(task, settings, out=out, trace=trace, saver=saver, sandbox=box, usage=usage,
+                                      translator_for=translators, on_step=on_step, interrupt_before=interrupt_before)
+                finally:
+                    sandboxes.put(box)
+                    progress.update(bar, step="finished")
+
+            if settings.jobs > 1 and len(tasks) > 1:
+                with ThreadPoolExecutor(max_workers=settings.jobs) as pool:
+                    outcomes = list(pool.map(one, tasks))
+            else:
+                outcomes = [one(task) for task in tasks]
+    except KeyboardInterrupt:
+        trace.event("error", node="run", data={"error": "interrupted (KeyboardInterrupt); run the same command to resume"})
+        raise
+    finally:
+        trace.event("node_end", node="run", data={"kernels": {o.name: o.result.status for o in outcomes}})
+        trace.close()
+        saver.conn.close()
+        sandboxes.close()
+    console.print(summary_table(outcomes))
+    return outcomes
+
+
+def run_kernel(
+    task: Task,
+    settings: Settings,
+    *,
+    out: Path,
+    trace: TraceWriter,
+    saver: Any,
+    sandbox: Sandbox,
+    usage: RunUsage,
+    translator_for: Callable[[str], Translator],
+    on_step: Callable[[str, str, str], None] | None = None,
+    interrupt_before: list[str] | None = None,
+) -> KernelOutcome:
+    """Run (or resume, or skip when finished) one kernel's graph and write its result files."""
+    spec = settings.llm
+    thread_id = thread_id_for(task, spec)
+    ctx = GraphContext(settings=settings, trace=trace, tools=LiveToolbox(settings, sandbox), translator_for=translator_for, on_step=on_step)
+    graph = build_graph(ctx, checkpointer=saver, interrupt_before=interrupt_before)
+    config = _config(thread_id, settings)
+    snapshot = graph.get_state(config)
+    resumed = skipped = False
+    if snapshot.values.get("result") and not snapshot.next:
+        skipped = True
+        trace.event("decision", kernel=task.name, node="run", data={"next": "done", "reason": "finished in an earlier run; not redone", "thread_id": thread_id})
+    else:
+        resumed = bool(snapshot.values)
+        trace.event("node_start", kernel=task.name, node="kernel", data={"thread_id": thread_id, "resumed": resumed, "translator": spec, "sandbox": sandbox.mode})
+        start = None if resumed else initial_state(
+            kernel=task.name, task=task.model_dump(mode="json", exclude_none=True), base_dir=str(task.base_dir or Path.cwd()),
+            translator=spec, run_limits=usage.left(),
+        )
+        graph.invoke(start, config, durability="sync")
+    snapshot = graph.get_state(config)
+    state = snapshot.values
+    usage.add(state)
+    paused = bool(snapshot.next)
+    result = _write_result(task, state, out, trace.path) if not paused else _pending_result(task, state, trace.path)
+    if not skipped:
+        trace.event("node_end", kernel=task.name, node="kernel", data={"status": result.status, "paused": paused})
+    return KernelOutcome(task.name, thread_id, result, out / task.name, resumed=resumed, skipped=skipped, paused=paused)
+
+
+def _write_result(task: Task, state: KernelState, out: Path, trace_path: Path) -> KernelResult:
+    fields = dict(state["result"])
+    fields.pop("attempt", None)
+    result = KernelResult.model_validate({**fields, "trace": str(trace_path)})
+    kernel_dir = out / task.name
+    result.write(kernel_dir)
+    code = code_of(state)
+    if code:
+        (kernel_dir / f"{task.name}.cpp").write_text(code)
+    return result
+
+
+def _pending_result(task: Task, state: KernelState, trace_path: Path) -> KernelResult:
+    """A paused kernel's record (not written): the best so far, else not yet known."""
+    status = "correct" if state.get("best") else "unsupported"
+    counters = state.get("counters") or {}
+    return KernelResult(name=task.name, status=status, iterations=counters.get("iterations", 0), backend=state.get("translator", ""), trace=str(trace_path))
+
+
+def _cached_translators(settings: Settings) -> Callable[[str], Translator]:
+    cache: dict[str, Translator] = {}
+
+    def get(spec: str) -> Translator:
+        if spec not in cache:
+            cache[spec] = make_translator(spec, settings)
+        return cache[spec]
+
+    return get
+
+
+class _SandboxPool:
+    """One sandbox per concurrent kernel, opened on demand and reused."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._free: queue.SimpleQueue[Sandbox] = queue.SimpleQueue()
+        self._all: list[Sandbox] = []
+
+    def get(self) -> Sandbox:
+        try:
+            return self._free.get_nowait()
+        except queue.Empty:
+            box = open_sandbox(self.settings.sandbox, limits=limits_of(self.settings), image=self.settings.docker_image)
+            self._all.append(box)
+            return box
+
+    def put(self, box: Sandbox) -> None:
+        self._free.put(box)
+
+    def close(self) -> None:
+        for box in self._all:
+            box.close()
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        SpinnerColumn(), TextColumn("[bold]{task.fields[name]}"), TextColumn("{task.fields[step]}"), TimeElapsedColumn(),
+        console=console, transient=False,
+    )
+
+
+def summary_table(outcomes: list[KernelOutcome]) -> Table:
+    table = Table(title="port results")
+    for column in ("kernel", "status", "reference", "max abs err", "speedup", "iters", "backend", ""):
+        table.add_column(column)
+    for o in outcomes:
+        r = o.result
+        style = STATUS_STYLE.get(r.status, "white")
+        err = f"{r.max_abs_err:.2e}" if r.max_abs_err is not None else "-"
+        speed = f"{r.speedup_vs_reference:.2f}x" if r.speedup_vs_reference else "-"
+        note = "paused" if o.paused else "not redone" if o.skipped else "resumed" if o.resumed else ""
+        table.add_row(r.name, f"[{style}]{r.status}[/]", r.reference_kind or "-", err, speed, str(r.iterations), r.backend, note)
+    return table
+
+
+def elapsed_since(start: float) -> float:
+    return round(time.monotonic() - start, 3)

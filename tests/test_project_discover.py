@@ -1,0 +1,67 @@
+"""Discovery of whole CUDA projects: sources, kernels, build systems, checks, library calls."""
+
+from pathlib import Path
+
+import pytest
+
+from tools.project.buildsys import read_build_system
+from tools.project.check import compare_numbers
+from tools.project.discover import DiscoveryError, discover
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "projects"
+
+
+def test_every_example_is_discovered_with_kernels_and_an_executable():
+    names = sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir())
+    assert len(names) >= 8
+    for name in names:
+        project = discover(EXAMPLES / name)
+        assert project.kernels, name
+        assert project.executables, name
+        assert project.self_checks, name
+
+
+def test_kernels_found_with_file_and_line():
+    project = discover(EXAMPLES / "reduction")
+    sites = {(k.name, k.file) for k in project.kernels}
+    assert sites == {("block_partials", "reduce.cu"), ("final_sum", "reduce.cu"), ("max_kernel", "reduce.cu")}
+    line = next(k.line for k in project.kernels if k.name == "final_sum")
+    text = (EXAMPLES / "reduction" / "reduce.cu").read_text().splitlines()
+    assert "final_sum" in text[line - 1]
+
+
+def test_cmake_and_make_targets():
+    cmake = read_build_system(EXAMPLES / "heat2d")
+    assert cmake.kind == "cmake" and cmake.targets[0].name == "heat2d"
+    assert sorted(cmake.targets[0].sources) == ["heat.cu", "main.cu"]
+    make = read_build_system(EXAMPLES / "cublas_axpy_gemm")
+    assert make.kind == "make" and make.targets[0].libraries == ["cublas"]
+    assert make.check_commands == ["./cublas_demo"]
+
+
+def test_library_calls_are_listed():
+    calls = {c.name for c in discover(EXAMPLES / "cublas_axpy_gemm").library_calls}
+    assert {"cublasSgemm", "cublasSaxpy", "cublasSdot", "cublasCreate"} <= calls
+
+
+def test_no_build_file_gives_one_executable_per_main(tmp_path):
+    (tmp_path / "app.cu").write_text("__global__ void k(int* a) { a[0] = 1; }\nint main() { return 0; }\n")
+    (tmp_path / "lib.cu").write_text("__global__ void j(int* a) { a[0] = 2; }\n")
+    project = discover(tmp_path)
+    assert project.build.kind == "none"
+    assert [(t.name, sorted(t.sources)) for t in project.executables] == [("app", ["app.cu", "lib.cu"])]
+
+
+def test_empty_and_cuda_free_directories_are_refused(tmp_path):
+    with pytest.raises(DiscoveryError, match="no C, C\\+\\+ or CUDA sources"):
+        discover(tmp_path)
+    (tmp_path / "main.cpp").write_text("int main() { return 0; }\n")
+    with pytest.raises(DiscoveryError, match="no CUDA found"):
+        discover(tmp_path)
+
+
+def test_numbers_compared_with_tolerance_not_text():
+    assert compare_numbers("sum 1.0000 max 7\n", "sum   1.00001 max 7\n") is None
+    assert "original 7, port 8" in compare_numbers("max 7\n", "max 8\n")
+    assert compare_numbers("time 3.2 ms\nv 1\n", "time 0.1 ms\nv 1\n") is None
+    assert "printed 2 numbers" in compare_numbers("a 1 b 2", "a 1")

@@ -1,0 +1,27 @@
+// CPU CUDA runtime: the CUDA declaration qualifiers, defined away for a host compiler.
+//
+// Code that includes these headers is compiled by g++ (C++17, -fopenmp), never by nvcc:
+// __CUDACC__ and __CUDA_ARCH__ stay undefined, so host code takes its host paths.
+// CUDART_VERSION is defined (cuda_runtime_api.h) because host code tests it.
+#pragma once
+
+// libstdc++ spells __attribute__((__noinline__)) in <memory>; include it before the macro
+// below turns that spelling into a nested attribute.
+#include <memory>
+
+#define __host__
+#define __device__
+#define __global__
+#define __shared__
+#define __constant__
+#define __managed__
+#define __grid_constant__
+#define __device_builtin__
+#define __cudart_builtin__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __maxnreg__(n)
+#define __align__(n) __attribute__((aligned(n)))
+#define __builtin_align__(n) __attribute__((aligned(n)))
+// __restrict__ is a g++ keyword already.

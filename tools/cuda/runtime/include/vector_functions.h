@@ -1,0 +1,3 @@
+// CPU CUDA runtime: make_* functions live with the types.
+#pragma once
+#include "vector_types.h"

@@ -1,0 +1,270 @@
+// Declarations that let libclang parse CUDA sources with no CUDA installation.
+// Force-included by tools/cuda/frontend.py; never compiled by g++ (the lowered code
+// uses the CPU runtime in tools/cuda/runtime/include instead).
+#pragma once
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <cstring>
+#include <climits>
+#include <cfloat>
+
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __managed__ __attribute__((managed))
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#define __grid_constant__
+#define __CUDACC__ 1
+#define __CUDA_ARCH__ 800
+#define CUDART_VERSION 12000
+#define CUDART_PI_F 3.141592654f
+#define CUDART_PI 3.1415926535897931
+#define CUDART_INF_F __builtin_huge_valf()
+#define CUDART_INF __builtin_huge_val()
+#define CUDART_NAN_F __builtin_nanf("")
+#define CUDART_NAN __builtin_nan("")
+
+// ---- vector types -------------------------------------------------------------
+#define CUDASHIM_VEC(T, N)                                                           \
+  struct N##1 { T x; };                                                              \
+  struct N##2 { T x, y; };                                                           \
+  struct N##3 { T x, y, z; };                                                        \
+  struct __attribute__((aligned(sizeof(T) * 4))) N##4 { T x, y, z, w; };             \
+  __host__ __device__ inline N##1 make_##N##1(T x) { return {x}; }                   \
+  __host__ __device__ inline N##2 make_##N##2(T x, T y) { return {x, y}; }           \
+  __host__ __device__ inline N##3 make_##N##3(T x, T y, T z) { return {x, y, z}; }   \
+  __host__ __device__ inline N##4 make_##N##4(T x, T y, T z, T w) { return {x, y, z, w}; }
+CUDASHIM_VEC(signed char, char)
+CUDASHIM_VEC(unsigned char, uchar)
+CUDASHIM_VEC(short, short)
+CUDASHIM_VEC(unsigned short, ushort)
+CUDASHIM_VEC(int, int)
+CUDASHIM_VEC(unsigned int, uint)
+CUDASHIM_VEC(long, long)
+CUDASHIM_VEC(unsigned long, ulong)
+CUDASHIM_VEC(long long, longlong)
+CUDASHIM_VEC(unsigned long long, ulonglong)
+CUDASHIM_VEC(float, float)
+CUDASHIM_VEC(double, double)
+#undef CUDASHIM_VEC
+
+struct dim3 {
+  unsigned int x, y, z;
+  __host__ __device__ dim3(unsigned int x = 1, unsigned int y = 1, unsigned int z = 1) : x(x), y(y), z(z) {}
+  __host__ __device__ dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+  __host__ __device__ operator uint3() const { return {x, y, z}; }
+};
+
+// ---- the thread's coordinates (the lowering turns these into loop variables) ---
+extern const __device__ uint3 threadIdx;
+extern const __device__ uint3 blockIdx;
+extern const __device__ dim3 blockDim;
+extern const __device__ dim3 gridDim;
+static const __device__ int warpSize = 32;
+
+// ---- barriers, fences, warp intrinsics -----------------------------------------
+__device__ void __syncthreads();
+__device__ int __syncthreads_count(int);
+__device__ int __syncthreads_and(int);
+__device__ int __syncthreads_or(int);
+__device__ void __syncwarp(unsigned int mask = 0xffffffffu);
+__device__ void __threadfence();
+__device__ void __threadfence_block();
+__device__ void __threadfence_system();
+__device__ unsigned int __activemask();
+__device__ unsigned int __ballot_sync(unsigned int, int);
+__device__ int __any_sync(unsigned int, int);
+__device__ int __all_sync(unsigned int, int);
+__device__ unsigned int __ballot(int);
+__device__ int __any(int);
+__device__ int __all(int);
+template <class T> __device__ T __shfl_sync(unsigned int, T, int, int = 32);
+template <class T> __device__ T __shfl_up_sync(unsigned int, T, unsigned int, int = 32);
+template <class T> __device__ T __shfl_down_sync(unsigned int, T, unsigned int, int = 32);
+template <class T> __device__ T __shfl_xor_sync(unsigned int, T, int, int = 32);
+template <class T> __device__ T __shfl(T, int, int = 32);
+template <class T> __device__ T __shfl_up(T, unsigned int, int = 32);
+template <class T> __device__ T __shfl_down(T, unsigned int, int = 32);
+template <class T> __device__ T __shfl_xor(T, int, int = 32);
+template <class T> __device__ T __reduce_add_sync(unsigned int, T);
+template <class T> __device__ T __reduce_min_sync(unsigned int, T);
+template <class T> __device__ T __reduce_max_sync(unsigned int, T);
+template <class T> __device__ unsigned int __match_any_sync(unsigned int, T);
+__device__ unsigned int __lanemask_lt();
+__device__ long long clock64();
+__device__ void __nanosleep(unsigned int);
+
+// ---- atomics --------------------------------------------------------------------
+template <class T> __device__ T atomicAdd(T*, T);
+template <class T> __device__ T atomicSub(T*, T);
+template <class T> __device__ T atomicMax(T*, T);
+template <class T> __device__ T atomicMin(T*, T);
+template <class T> __device__ T atomicExch(T*, T);
+template <class T> __device__ T atomicCAS(T*, T, T);
+template <class T> __device__ T atomicAnd(T*, T);
+template <class T> __device__ T atomicOr(T*, T);
+template <class T> __device__ T atomicXor(T*, T);
+__device__ unsigned int atomicInc(unsigned int*, unsigned int);
+__device__ unsigned int atomicDec(unsigned int*, unsigned int);
+#define CUDASHIM_SCOPED(name) \
+  template <class... A> __device__ auto name##_block(A... a) -> decltype(name(a...)); \
+  template <class... A> __device__ auto name##_system(A... a) -> decltype(name(a...));
+CUDASHIM_SCOPED(atomicAdd) CUDASHIM_SCOPED(atomicSub) CUDASHIM_SCOPED(atomicMax) CUDASHIM_SCOPED(atomicMin)
+CUDASHIM_SCOPED(atomicExch) CUDASHIM_SCOPED(atomicCAS)
+#undef CUDASHIM_SCOPED
+
+// ---- half precision ---------------------------------------------------------------
+struct __half {
+  unsigned short x;
+  __host__ __device__ __half() = default;
+  __host__ __device__ __half(float);
+  __host__ __device__ __half(double);
+  __host__ __device__ __half(int);
+  __host__ __device__ operator float() const;
+};
+struct __half2 { __half x, y; };
+struct __nv_bfloat16 {
+  unsigned short x;
+  __host__ __device__ __nv_bfloat16() = default;
+  __host__ __device__ __nv_bfloat16(float);
+  __host__ __device__ __nv_bfloat16(double);
+  __host__ __device__ __nv_bfloat16(int);
+  __host__ __device__ operator float() const;
+};
+struct __nv_bfloat162 { __nv_bfloat16 x, y; };
+typedef __half half;
+typedef __half2 half2;
+typedef __nv_bfloat16 nv_bfloat16;
+#define CUDASHIM_HOPS(H)                                                    \
+  __device__ H operator+(H, H); __device__ H operator-(H, H);               \
+  __device__ H operator*(H, H); __device__ H operator/(H, H);               \
+  __device__ H operator-(H); __device__ H& operator+=(H&, H);               \
+  __device__ H& operator-=(H&, H); __device__ H& operator*=(H&, H);         \
+  __device__ H& operator/=(H&, H); __device__ bool operator<(H, H);         \
+  __device__ bool operator>(H, H); __device__ bool operator<=(H, H);        \
+  __device__ bool operator>=(H, H); __device__ bool operator==(H, H);       \
+  __device__ bool operator!=(H, H);
+CUDASHIM_HOPS(__half)
+CUDASHIM_HOPS(__nv_bfloat16)
+#undef CUDASHIM_HOPS
+__device__ __half __float2half(float); __device__ __half __float2half_rn(float);
+__device__ float __half2float(__half); __device__ __half __double2half(double);
+__device__ __half __int2half_rn(int); __device__ int __half2int_rn(__half);
+__device__ __half __hadd(__half, __half); __device__ __half __hsub(__half, __half);
+__device__ __half __hmul(__half, __half); __device__ __half __hdiv(__half, __half);
+__device__ __half __hfma(__half, __half, __half); __device__ __half __hneg(__half);
+__device__ bool __hgt(__half, __half); __device__ bool __hlt(__half, __half);
+__device__ bool __hge(__half, __half); __device__ bool __hle(__half, __half);
+__device__ bool __heq(__half, __half); __device__ __half __hmax(__half, __half);
+__device__ __half __hmin(__half, __half); __device__ bool __hisnan(__half);
+__device__ __half hexp(__half); __device__ __half hlog(__half); __device__ __half hsqrt(__half);
+__device__ __half hrsqrt(__half); __device__ __half habs(__half);
+__device__ __half2 __floats2half2_rn(float, float); __device__ __half2 __float2half2_rn(float);
+__device__ __half2 __halves2half2(__half, __half); __device__ float __low2float(__half2);
+__device__ float __high2float(__half2); __device__ __half __low2half(__half2); __device__ __half __high2half(__half2);
+__device__ __half2 __hadd2(__half2, __half2); __device__ __half2 __hmul2(__half2, __half2);
+__device__ __half2 __hfma2(__half2, __half2, __half2); __device__ float2 __half22float2(__half2);
+__device__ __nv_bfloat16 __float2bfloat16(float); __device__ __nv_bfloat16 __float2bfloat16_rn(float);
+__device__ float __bfloat162float(__nv_bfloat16); __device__ __nv_bfloat16 __hadd(__nv_bfloat16, __nv_bfloat16);
+__device__ __nv_bfloat16 __hmul(__nv_bfloat16, __nv_bfloat16); __device__ __nv_bfloat16 __hfma(__nv_bfloat16, __nv_bfloat16, __nv_bfloat16);
+
+// ---- math intrinsics -------------------------------------------------------------------
+#define CUDASHIM_F1(name) __device__ float name(float);
+#define CUDASHIM_F2(name) __device__ float name(float, float);
+CUDASHIM_F1(__expf) CUDASHIM_F1(__exp10f) CUDASHIM_F1(__logf) CUDASHIM_F1(__log2f) CUDASHIM_F1(__log10f)
+CUDASHIM_F1(__sinf) CUDASHIM_F1(__cosf) CUDASHIM_F1(__tanf) CUDASHIM_F1(__saturatef) CUDASHIM_F1(__frcp_rn)
+CUDASHIM_F1(__fsqrt_rn) CUDASHIM_F1(__frsqrt_rn) CUDASHIM_F1(rsqrtf) CUDASHIM_F1(exp10f) CUDASHIM_F1(rcbrtf)
+CUDASHIM_F1(normcdff) CUDASHIM_F1(normcdfinvf) CUDASHIM_F1(erfcinvf) CUDASHIM_F1(erfinvf) CUDASHIM_F1(sinpif) CUDASHIM_F1(cospif)
+CUDASHIM_F2(__fdividef) CUDASHIM_F2(__powf) CUDASHIM_F2(fdividef) CUDASHIM_F2(__fadd_rn) CUDASHIM_F2(__fsub_rn)
+CUDASHIM_F2(__fmul_rn) CUDASHIM_F2(__fdiv_rn) CUDASHIM_F2(__fadd_rz) CUDASHIM_F2(__fmul_rz)
+#undef CUDASHIM_F1
+#undef CUDASHIM_F2
+__device__ float __fmaf_rn(float, float, float); __device__ float __fmaf_rz(float, float, float);
+__device__ double __fma_rn(double, double, double); __device__ double __dadd_rn(double, double);
+__device__ double __dmul_rn(double, double); __device__ double rsqrt(double); __device__ double rcbrt(double);
+__device__ double exp10(double); __device__ double normcdf(double); __device__ double sinpi(double); __device__ double cospi(double);
+__device__ void sincosf(float, float*, float*); __device__ void sincos(double, double*, double*);
+__device__ void __sincosf(float, float*, float*);
+__device__ int __float2int_rn(float); __device__ int __float2int_rz(float); __device__ int __float2int_rd(float);
+__device__ int __float2int_ru(float); __device__ unsigned int __float2uint_rn(float); __device__ unsigned int __float2uint_rz(float);
+__device__ float __int2float_rn(int); __device__ float __uint2float_rn(unsigned int); __device__ int __double2int_rn(double);
+__device__ float __double2float_rn(double); __device__ long long __float2ll_rn(float); __device__ long long __double2ll_rn(double);
+__device__ int __float_as_int(float); __device__ float __int_as_float(int); __device__ unsigned int __float_as_uint(float);
+__device__ float __uint_as_float(unsigned int); __device__ long long __double_as_longlong(double);
+__device__ double __longlong_as_double(long long);
+__device__ int __popc(unsigned int); __device__ int __popcll(unsigned long long); __device__ int __clz(int);
+__device__ int __clzll(long long); __device__ int __ffs(int); __device__ int __ffsll(long long);
+__device__ unsigned int __brev(unsigned int); __device__ unsigned long long __brevll(unsigned long long);
+__device__ int __mul24(int, int); __device__ unsigned int __umul24(unsigned int, unsigned int);
+__device__ int __mulhi(int, int); __device__ unsigned int __umulhi(unsigned int, unsigned int);
+__device__ long long __mul64hi(long long, long long); __device__ unsigned long long __umul64hi(unsigned long long, unsigned long long);
+__device__ unsigned int __byte_perm(unsigned int, unsigned int, unsigned int);
+__device__ unsigned int __funnelshift_l(unsigned int, unsigned int, unsigned int);
+__device__ unsigned int __funnelshift_r(unsigned int, unsigned int, unsigned int);
+__device__ int __hadd(int, int); __device__ int __rhadd(int, int); __device__ unsigned int __sad(int, int, unsigned int);
+template <class T> __device__ T __ldg(const T*);
+template <class T> __device__ T __ldcg(const T*);
+template <class T> __device__ T __ldca(const T*);
+template <class T> __device__ T __ldcs(const T*);
+template <class T> __device__ void __stcg(T*, T);
+template <class T> __device__ void __stcs(T*, T);
+__host__ __device__ int min(int, int); __host__ __device__ unsigned int min(unsigned int, unsigned int);
+__host__ __device__ long long min(long long, long long); __host__ __device__ unsigned long long min(unsigned long long, unsigned long long);
+__host__ __device__ float min(float, float); __host__ __device__ double min(double, double);
+__host__ __device__ int max(int, int); __host__ __device__ unsigned int max(unsigned int, unsigned int);
+__host__ __device__ long long max(long long, long long); __host__ __device__ unsigned long long max(unsigned long long, unsigned long long);
+__host__ __device__ float max(float, float); __host__ __device__ double max(double, double);
+__host__ __device__ int min(int, unsigned int); __host__ __device__ int min(unsigned int, int);
+__host__ __device__ int max(int, unsigned int); __host__ __device__ int max(unsigned int, int);
+__host__ __device__ long long min(long long, int); __host__ __device__ long long max(long long, int);
+__host__ __device__ unsigned long long umin(unsigned long long, unsigned long long);
+
+// ---- textures and surfaces (parsed so that the lowering can report them) ---------------
+typedef unsigned long long cudaTextureObject_t;
+typedef unsigned long long cudaSurfaceObject_t;
+template <class T> __device__ T tex1Dfetch(cudaTextureObject_t, int);
+template <class T> __device__ T tex1D(cudaTextureObject_t, float);
+template <class T> __device__ T tex2D(cudaTextureObject_t, float, float);
+template <class T> __device__ T tex3D(cudaTextureObject_t, float, float, float);
+template <class T> __device__ void surf2Dwrite(T, cudaSurfaceObject_t, int, int);
+template <class T> __device__ T surf2Dread(cudaSurfaceObject_t, int, int);
+
+// ---- host runtime API (enough to parse host code) -------------------------------------
+typedef int cudaError_t;
+enum : int { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1 };
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
+                      cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
+struct cudaDeviceProp {
+  char name[256]; size_t totalGlobalMem, sharedMemPerBlock, totalConstMem; int regsPerBlock, warpSize,
+  maxThreadsPerBlock, maxThreadsDim[3], maxGridSize[3], clockRate, major, minor, multiProcessorCount,
+  maxThreadsPerMultiProcessor, memoryClockRate, memoryBusWidth, l2CacheSize, sharedMemPerMultiprocessor;
+};
+int cudaConfigureCall(dim3, dim3, size_t = 0, cudaStream_t = 0);
+int __cudaPushCallConfiguration(dim3, dim3, size_t = 0, cudaStream_t = 0);
+#define CUDASHIM_API(name) template <class... A> cudaError_t name(A&&...);
+CUDASHIM_API(cudaMalloc) CUDASHIM_API(cudaMallocHost) CUDASHIM_API(cudaMallocManaged) CUDASHIM_API(cudaHostAlloc)
+CUDASHIM_API(cudaMallocPitch) CUDASHIM_API(cudaFree) CUDASHIM_API(cudaFreeHost) CUDASHIM_API(cudaMemcpy)
+CUDASHIM_API(cudaMemcpyAsync) CUDASHIM_API(cudaMemcpy2D) CUDASHIM_API(cudaMemset) CUDASHIM_API(cudaMemsetAsync)
+CUDASHIM_API(cudaMemcpyToSymbol) CUDASHIM_API(cudaMemcpyFromSymbol) CUDASHIM_API(cudaMemcpyToSymbolAsync)
+CUDASHIM_API(cudaDeviceSynchronize) CUDASHIM_API(cudaDeviceReset) CUDASHIM_API(cudaSetDevice) CUDASHIM_API(cudaGetDevice)
+CUDASHIM_API(cudaGetDeviceCount) CUDASHIM_API(cudaGetDeviceProperties) CUDASHIM_API(cudaDeviceGetAttribute)
+CUDASHIM_API(cudaStreamCreate) CUDASHIM_API(cudaStreamCreateWithFlags) CUDASHIM_API(cudaStreamDestroy)
+CUDASHIM_API(cudaStreamSynchronize) CUDASHIM_API(cudaStreamWaitEvent) CUDASHIM_API(cudaEventCreate)
+CUDASHIM_API(cudaEventCreateWithFlags) CUDASHIM_API(cudaEventDestroy) CUDASHIM_API(cudaEventRecord)
+CUDASHIM_API(cudaEventSynchronize) CUDASHIM_API(cudaEventElapsedTime) CUDASHIM_API(cudaGetLastError)
+CUDASHIM_API(cudaPeekAtLastError) CUDASHIM_API(cudaFuncSetAttribute) CUDASHIM_API(cudaFuncSetCacheConfig)
+CUDASHIM_API(cudaMemGetInfo) CUDASHIM_API(cudaHostRegister) CUDASHIM_API(cudaHostUnregister)
+CUDASHIM_API(cudaMemPrefetchAsync) CUDASHIM_API(cudaOccupancyMaxPotentialBlockSize)
+CUDASHIM_API(cudaOccupancyMaxActiveBlocksPerMultiprocessor) CUDASHIM_API(cudaLaunchKernel)
+CUDASHIM_API(cudaLaunchCooperativeKernel) CUDASHIM_API(cudaGetSymbolAddress) CUDASHIM_API(cudaPointerGetAttributes)
+#undef CUDASHIM_API
+const char* cudaGetErrorString(cudaError_t);
+const char* cudaGetErrorName(cudaError_t);

@@ -1,0 +1,139 @@
+"""Discovery: which files use CUDA, their kernels, launches, runtime and library calls,
+the build system, the executables and how the project checks itself."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .buildsys import BuildSystem, Target, read_build_system
+
+CUDA_EXTS = (".cu", ".cuh")
+CXX_EXTS = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
+SKIP_DIRS = {".git", "build", "cmake-build-debug", "cmake-build-release", "__pycache__", ".venv", "node_modules"}
+
+_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?(?:inline\s+)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
+_LAUNCH = re.compile(r"\b(\w+)\s*(?:<[^<>;]*>)?\s*<<<")
+_RUNTIME = re.compile(r"\b(cuda[A-Z]\w*)\s*\(")
+_LIBRARY = re.compile(r"\b(cublas\w+|cusparse\w+|cufft\w+|cudnn\w+|curand\w+|nccl\w+|thrust::\w+|cub::\w+)\s*[(<{]?")
+_USES_CUDA = re.compile(r"__global__|__device__|<<<|\bcuda[A-Z]\w*\s*\(|#\s*include\s*[<\"](cuda|cublas|curand|thrust|cub/)")
+_SELF_CHECK = re.compile(r"\b(PASS(ED)?|FAIL(ED)?|Test passed|Test failed|Result\s*=\s*PASS)\b", re.I)
+
+
+@dataclass
+class KernelSite:
+    name: str
+    file: str
+    line: int
+
+
+@dataclass
+class CallSite:
+    name: str
+    file: str
+    line: int
+
+
+@dataclass
+class SourceFile:
+    path: str  # relative to the project root
+    uses_cuda: bool
+    has_main: bool
+    kernels: list[KernelSite] = field(default_factory=list)
+    launches: list[CallSite] = field(default_factory=list)
+    runtime_calls: list[CallSite] = field(default_factory=list)
+    library_calls: list[CallSite] = field(default_factory=list)
+
+
+@dataclass
+class Project:
+    root: Path
+    sources: list[SourceFile]
+    build: BuildSystem
+    executables: list[Target]
+    self_checks: list[str]  # how the project checks itself, in words
+
+    @property
+    def cuda_sources(self) -> list[SourceFile]:
+        return [s for s in self.sources if s.uses_cuda]
+
+    @property
+    def kernels(self) -> list[KernelSite]:
+        return [k for s in self.sources for k in s.kernels]
+
+    @property
+    def library_calls(self) -> list[CallSite]:
+        return [c for s in self.sources for c in s.library_calls]
+
+
+class DiscoveryError(Exception):
+    """Nothing to port: the message says what was looked for and where."""
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _strip_comments(text: str) -> str:
+    """Blank out comments and string literals, keeping offsets and line numbers."""
+    def blank(m: re.Match) -> str:
+        return re.sub(r"[^\n]", " ", m[0])
+
+    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', blank, text, flags=re.S)
+
+
+def scan_source(root: Path, path: Path) -> SourceFile:
+    raw = path.read_text(errors="replace")
+    text = _strip_comments(raw)
+    rel = str(path.relative_to(root))
+    uses = path.suffix in CUDA_EXTS or bool(_USES_CUDA.search(raw))
+    src = SourceFile(rel, uses, bool(re.search(r"\bint\s+main\s*\(", text)))
+    if not uses:
+        return src
+    src.kernels = [KernelSite(m[1], rel, _line_of(text, m.start())) for m in _KERNEL.finditer(text)]
+    src.launches = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _LAUNCH.finditer(text)]
+    src.runtime_calls = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _RUNTIME.finditer(text)]
+    src.library_calls = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _LIBRARY.finditer(text)]
+    return src
+
+
+def _files(root: Path) -> list[Path]:
+    out = []
+    for path in sorted(root.rglob("*")):
+        if any(part in SKIP_DIRS for part in path.relative_to(root).parts):
+            continue
+        if path.is_file() and path.suffix in CUDA_EXTS + CXX_EXTS:
+            out.append(path)
+    return out
+
+
+def _executables(build: BuildSystem, sources: list[SourceFile]) -> list[Target]:
+    if build.targets:
+        return build.targets
+    # No build file: one executable per file with main(), linked with every source without one.
+    compiled = [s for s in sources if Path(s.path).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
+    shared = [s.path for s in compiled if not s.has_main]
+    return [Target(Path(s.path).stem, [s.path, *shared]) for s in compiled if s.has_main]
+
+
+def discover(root: Path) -> Project:
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise DiscoveryError(f"{root}: not a directory")
+    files = _files(root)
+    if not files:
+        raise DiscoveryError(f"{root}: no C, C++ or CUDA sources found")
+    sources = [scan_source(root, p) for p in files]
+    if not any(s.uses_cuda for s in sources):
+        raise DiscoveryError(f"{root}: no CUDA found (no .cu/.cuh files, kernels, launches or CUDA runtime calls)")
+    build = read_build_system(root)
+    executables = _executables(build, sources)
+    checks = [f"`{c}` from {build.file}" for c in build.check_commands]
+    for s in sources:
+        text = (root / s.path).read_text(errors="replace")
+        if s.has_main and _SELF_CHECK.search(text):
+            checks.append(f"{s.path} prints PASS/FAIL")
+        if s.has_main and re.search(r"return\s+(?:[^;]*\?\s*)?[^;]*\b(1|EXIT_FAILURE)\b", text):
+            checks.append(f"{s.path} returns a non-zero exit code on failure")
+    return Project(root, sources, build, executables, checks)

@@ -1,0 +1,15 @@
+"""Verify and profile CPU candidates against a kernel task's reference (DESIGN.md: test, profile).
+
+    check(task, candidate_cpp, sandbox)   -> VerifyReport   (correct or not, and precisely why)
+    profile(task, candidate_cpp, sandbox) -> ProfileReport  (honest timing + vectorization report)
+"""
+
+from .check import VerifyReport, check
+from .compare import Mismatch, compare_buffer
+from .inputs import generate_inputs
+from .references import VerifyError, gpu_available, open_reference
+
+__all__ = [
+    "check", "VerifyReport", "Mismatch", "compare_buffer", "generate_inputs", "VerifyError",
+    "gpu_available", "open_reference",
+]

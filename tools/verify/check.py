@@ -1,0 +1,288 @@
+"""check(): is a CPU candidate correct? Seeds x thread counts, every element, every output.
+
+Guards (HONEST_TIMING.md): outputs poisoned before every call; several seeds with fresh buffers;
+inputs and guard zones checked after every call; 1 thread and several threads; the reference
+runs in a separate sandbox, so the candidate never sees its files or outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Literal, Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from sandboxes import Sandbox
+from tools.build import DEFAULT_CXXFLAGS, BuildResult, compile_cpp
+from tools.observations import Observation
+from tools.spec import Task, numpy_dtype
+
+from .compare import Mismatch, compare_buffer, error_stats
+from .harness import HarnessRun, harness_source, run_harness
+from .inputs import generate_inputs
+from .references import Reference, VerifyError, open_reference, output_buffers, put_runtime_headers
+
+WORK = "verify"  # the subdirectory of the candidate's sandbox this module uses
+CheckStatus = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout"]
+
+
+class VerifyReport(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    status: CheckStatus
+    reference_kind: str | None = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    mismatches: list[Mismatch] = Field(default_factory=list)
+    build: BuildResult | None = None
+    observations: list[Observation] = Field(default_factory=list)
+    seeds: list[int] = Field(default_factory=list)
+    threads: list[int] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "correct"
+
+    def summary(self) -> str:
+        head = f"{self.status} (reference: {self.reference_kind}, seeds {self.seeds}, threads {self.threads})"
+        return "\n".join([head, *(str(o) for o in self.observations[:6])])
+
+
+def default_seeds(task: Task, count: int = 3) -> list[int]:
+    return [task.inputs.seed + i for i in range(count)]
+
+
+def default_threads(all_threads: int | None = None) -> list[int]:
+    """One thread, and all cores (at least 2, so that races between threads can show)."""
+    many = all_threads or os.cpu_count() or 2
+    return [1, max(2, many)]
+
+
+def candidate_filename(task: Task) -> str:
+    return f"{task.name}.cpp"
+
+
+def build_candidate(
+    sandbox: Sandbox, task: Task, source: str, *, lib: str, cxx: str = "g++", cxxflags: Sequence[str] | None = None,
+    extra: Sequence[str] = (), name: str | None = None,
+) -> BuildResult:
+    """Compile C++ source to a shared library in the sandbox's WORK dir; diagnostics name the bare file."""
+    fname = name or candidate_filename(task)
+    includes = put_runtime_headers(sandbox, f"{WORK}/include") if not sandbox.exists(f"{WORK}/include") else [f"{WORK}/include"]
+    sandbox.put({f"{WORK}/{fname}": source})
+    build = compile_cpp(sandbox, [f"{WORK}/{fname}"], f"{WORK}/{lib}", cxx=cxx, flags=list(cxxflags or DEFAULT_CXXFLAGS),
+                        shared=True, include_dirs=includes, extra=extra)
+    for d in build.diagnostics:
+        if d.file.startswith(f"{WORK}/"):
+            d.file = d.file[len(WORK) + 1:]
+    return build
+
+
+def build_harness(sandbox: Sandbox, task: Task) -> str:
+    """Compile the driver for the candidate convention (cached by source hash); returns its path."""
+    source = harness_source(task)
+    exe = f"{WORK}/harness_{hashlib.sha256(source.encode()).hexdigest()[:12]}"
+    if not sandbox.exists(exe):
+        sandbox.put({f"{exe}.cpp": source})
+        hb = compile_cpp(sandbox, [f"{exe}.cpp"], exe, flags=["-O2", "-std=c++17"], extra=["-ldl", "-Wl,-z,now"])
+        if not hb.ok:
+            raise VerifyError(f"the verification harness does not compile (a bug in tools/verify):\n{hb.summary(8)}")
+    return exe
+
+
+def compile_observations(build: BuildResult) -> list[Observation]:
+    shown = build.errors[:10] or [d for d in build.diagnostics if d.severity == "error"][:10]
+    obs = [Observation(kind="compile", message=d.message, file=d.file, line=d.line, data={"column": d.column}) for d in shown]
+    if not obs:
+        obs.append(Observation(kind="compile", message=f"compilation failed: {build.output[-1500:]}"))
+    return obs
+
+
+def put_inputs(sandbox: Sandbox, indir: str, inputs: dict[str, np.ndarray]) -> None:
+    sandbox.put({f"{indir}/{k}.bin": np.ascontiguousarray(v).tobytes() for k, v in inputs.items()})
+
+
+def read_outputs(sandbox: Sandbox, task: Task, outdir: str, suffix: str = "") -> dict[str, np.ndarray]:
+    out = {}
+    for b in output_buffers(task):
+        path = f"{outdir}/{b.name}{suffix}.bin"
+        if not sandbox.exists(path):
+            raise FileNotFoundError(path)
+        out[b.name] = np.frombuffer(sandbox.get(path), dtype=numpy_dtype(b.dtype)).reshape(b.shape)
+    return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def harness_observations(task: Task, run: HarnessRun, *, seed: int, threads: int, who: str = "candidate") -> tuple[str | None, list[Observation]]:
+    """Status ('timeout', 'runtime_error', 'incorrect' or None) and observations from one driver run."""
+    obs: list[Observation] = []
+    ctx = {"seed": seed, "threads": threads}
+    res = run.result
+    if res.timed_out:
+        obs.append(Observation(kind="runtime", message=f"the {who} did not finish within the time limit "
+                               f"(seed {seed}, {_plural(threads, 'thread')}); {'; '.join(res.notes)}", data=ctx))
+        return "timeout", obs
+    if run.crashed:
+        if res.signal:
+            import signal as _signal
+
+            try:
+                name = _signal.Signals(res.signal).name
+            except ValueError:
+                name = f"signal {res.signal}"
+            why = f"crashed with {name}"
+        elif res.returncode != 0:
+            why = f"exited with status {res.returncode}"
+        else:
+            why = "ended the process before the harness finished (exit() or similar in the entry)"
+        tail = res.tail(600)
+        obs.append(Observation(kind="runtime", message=f"the {who} {why} (seed {seed}, {_plural(threads, 'thread')})"
+                               + (f":\n{tail}" if tail else ""), data=ctx))
+        return "runtime_error", obs
+    status = None
+    for name, first, count, call in run.input_modified:
+        idx = list(np.unravel_index(first, task.buffer(name).shape))
+        obs.append(Observation(kind="runtime", message=f"the {who} wrote into input buffer '{name}' "
+                               f"({_plural(count, 'element')} changed, first at {[int(i) for i in idx]}; call {call + 1}, seed {seed}, "
+                               f"{_plural(threads, 'thread')}): inputs must stay unchanged", data={**ctx, "buffer": name}))
+        status = "incorrect"
+    for name, side, call in run.out_of_bounds:
+        where = "past the end of" if side == "after" else "before the start of"
+        obs.append(Observation(kind="runtime", message=f"the {who} wrote {where} buffer '{name}' "
+                               f"({task.buffer(name).size} elements; call {call + 1}, seed {seed}, {_plural(threads, 'thread')})",
+                               data={**ctx, "buffer": name}))
+        status = "incorrect"
+    for name, call, first, count in run.run_differs:
+        idx = list(np.unravel_index(first, task.buffer(name).shape))
+        obs.append(Observation(kind="mismatch", message=f"output '{name}' changed between calls on the same inputs: call {call + 1} "
+                               f"differs from call 1 in {_plural(count, 'element')}, first at {[int(i) for i in idx]} "
+                               f"(seed {seed}, {_plural(threads, 'thread')}): results must not depend on earlier calls or timing",
+                               data={**ctx, "buffer": name}))
+        status = "incorrect"
+    return status, obs
+
+
+def mismatch_observation(task: Task, m: Mismatch) -> Observation:
+    return Observation(kind="mismatch", message=m.describe(task.tolerance), data=m.model_dump(exclude={"excerpt"}))
+
+
+def race_hint(mismatches: Sequence[Mismatch], threads: Sequence[int]) -> Observation | None:
+    """When every mismatch is with several threads and one thread passes: say it looks like a race."""
+    if not mismatches or 1 not in threads or any(m.threads == 1 for m in mismatches):
+        return None
+    many = sorted({m.threads for m in mismatches})
+    return Observation(kind="mismatch", severity="warning",
+                       message=f"correct with 1 thread, wrong with {', '.join(map(str, many))} threads: a data race "
+                               "(shared writes without atomics/reduction, or a loop-carried dependence in a parallel loop)")
+
+
+class _Errors:
+    """Running max of abs/rel error over all compared outputs."""
+
+    def __init__(self) -> None:
+        self.abs = 0.0
+        self.rel = 0.0
+        self.seen = False
+
+    def add(self, task: Task, expected: dict[str, np.ndarray], got: dict[str, np.ndarray]) -> None:
+        for b in output_buffers(task):
+            a, r = error_stats(b, expected[b.name], got[b.name])
+            self.abs, self.rel, self.seen = max(self.abs, a), max(self.rel, r), True
+
+    def add_mismatch(self, m: Mismatch) -> None:
+        self.abs, self.rel = max(self.abs, m.max_abs_err), max(self.rel, m.max_rel_err)
+
+
+def compare_outputs(task: Task, expected: dict, got: dict, *, seed: int, threads: int, run: str = "check") -> list[Mismatch]:
+    out = []
+    for b in output_buffers(task):
+        m = compare_buffer(b, expected[b.name], got[b.name], task.tolerance, seed=seed, threads=threads, run=run)
+        if m:
+            out.append(m)
+    return out
+
+
+def check(
+    task: Task,
+    candidate_cpp: str,
+    sandbox: Sandbox,
+    *,
+    seeds: Sequence[int] | None = None,
+    threads: Sequence[int] | None = None,
+    cxx: str = "g++",
+    cxxflags: Sequence[str] | None = None,
+    reference: Reference | None = None,
+    timeout_s: float | None = None,
+) -> VerifyReport:
+    """Compile the candidate in `sandbox`, run it on every seed with every thread count, compare
+    every output element with the task's reference. Raises VerifyError when the task or its
+    reference cannot be used (the candidate is not at fault then)."""
+    thread_counts = list(dict.fromkeys(threads or default_threads()))
+    build = build_candidate(sandbox, task, candidate_cpp, lib="libcand.so", cxx=cxx, cxxflags=cxxflags)
+    if not build.ok:
+        return VerifyReport(status="compile_error", build=build, observations=compile_observations(build),
+                            reference_kind=task.reference.kind, threads=thread_counts)
+    exe = build_harness(sandbox, task)
+    ref = reference or open_reference(task, sandbox)
+    try:
+        return _check_runs(task, sandbox, exe, ref, seeds, thread_counts, build, timeout_s)
+    finally:
+        if reference is None:
+            ref.close()
+
+
+def _check_runs(task, sandbox, exe, ref, seeds, thread_counts, build, timeout_s) -> VerifyReport:
+    use_seeds = ref.seeds(list(seeds) if seeds else default_seeds(task))
+    report = VerifyReport(status="correct", reference_kind=ref.kind, build=build, seeds=use_seeds, threads=thread_counts)
+    if ref.note:
+        report.notes.append(ref.note)
+    errors = _Errors()
+    worst: str | None = None
+    for seed in use_seeds:
+        inputs = generate_inputs(task, seed)
+        expected = ref.outputs(seed, inputs)
+        indir = f"{WORK}/s{seed}/in"
+        put_inputs(sandbox, indir, inputs)
+        for t in thread_counts:
+            outdir = f"{WORK}/s{seed}/t{t}"
+            run = run_harness(sandbox, exe, f"{WORK}/libcand.so", task.entry_name, indir, outdir, threads=t, timeout_s=timeout_s)
+            status, obs = harness_observations(task, run, seed=seed, threads=t)
+            report.observations += obs
+            if status in ("timeout", "runtime_error"):
+                report.status = status  # type: ignore[assignment]
+                _finish(report, errors)
+                return report
+            worst = worst or status
+            got = read_outputs(sandbox, task, outdir)
+            errors.add(task, expected, got)
+            found = compare_outputs(task, expected, got, seed=seed, threads=t)
+            for m in found:
+                errors.add_mismatch(m)
+                if not any(prev.buffer == m.buffer for prev in report.mismatches):
+                    report.observations.append(mismatch_observation(task, m))
+            report.mismatches += found
+        sandbox.run(["rm", "-rf", f"{WORK}/s{seed}"])
+    if report.mismatches or worst:
+        report.status = "incorrect"
+        hint = race_hint(report.mismatches, thread_counts)
+        if hint:
+            report.observations.append(hint)
+        extra = len(report.mismatches) - len({m.buffer for m in report.mismatches})
+        if extra > 0:
+            runs = sorted({(m.seed, m.threads) for m in report.mismatches})
+            report.observations.append(Observation(kind="mismatch", severity="info",
+                                                   message=f"mismatches in {len(runs)} of {len(use_seeds) * len(thread_counts)} "
+                                                           f"runs (seed, threads): {runs}"))
+    _finish(report, errors)
+    return report
+
+
+def _finish(report: VerifyReport, errors: _Errors) -> None:
+    if errors.seen or report.mismatches:
+        report.max_abs_err, report.max_rel_err = errors.abs, errors.rel
