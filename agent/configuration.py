@@ -80,8 +80,12 @@ class Settings(BaseSettings):
     llm_base_url: str | None = Field(None, description="base URL for openai-compatible servers")
     llm_timeout_s: float = Field(120.0, gt=0)
     llm_max_retries: int = Field(4, ge=0)
+    llm_retry_backoff_s: float = Field(1.0, gt=0, description="first retry wait; doubles per retry, with jitter; Retry-After wins when longer")
+    llm_max_output_tokens: int | None = Field(None, ge=1, description="cap on answer tokens per LLM call (Anthropic: 16000 when unset)")
+    llm_api: Literal["auto", "chat", "responses"] = Field("auto", description="OpenAI wire API: auto = Responses for openai:, Chat Completions for openai-compatible:")
     openai_api_key: SecretStr | None = None
     anthropic_api_key: SecretStr | None = None
+    llm_api_key: SecretStr | None = Field(None, description="key for an openai-compatible server (the OpenAI key is never sent there)")
     sandbox: Literal["auto", "local", "docker"] = "auto"
     docker_image: str = "agent-sandbox:latest"
     threads: int | None = Field(None, ge=1, description="OMP_NUM_THREADS for tests and timing; default all cores")
@@ -129,11 +133,13 @@ class Settings(BaseSettings):
     def secrets(self) -> list[str]:
         """Every secret value known to this configuration (to scrub from traces)."""
         values = [self.api_key_for(p) for p in ("openai", "anthropic")]
+        if self.llm_api_key is not None:
+            values.append(self.llm_api_key.get_secret_value())
         return [v for v in values if v]
 
     def masked(self) -> dict[str, Any]:
         data = self.model_dump(mode="json")
-        for key in ("openai_api_key", "anthropic_api_key"):
+        for key in ("openai_api_key", "anthropic_api_key", "llm_api_key"):
             if data.get(key):
                 raw = getattr(self, key).get_secret_value()
                 data[key] = (raw[:3] + "…" + "*" * 6) if len(raw) > 8 else "******"
@@ -145,8 +151,15 @@ class ConfigError(Exception):
 
 
 def load_settings(**overrides: Any) -> Settings:
+    import tomllib
+
     from pydantic import ValidationError
 
+    for path in Settings.model_construct().config_files():
+        try:
+            tomllib.loads(path.read_text())
+        except (tomllib.TOMLDecodeError, OSError) as exc:
+            raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:

@@ -134,15 +134,15 @@ def _traced(name: str, body: Callable, ctx: GraphContext | None) -> Callable[[Ke
     return node
 
 
-def _tool(ctx: GraphContext, state: KernelState, node: str, tool: str, call: Callable[[], dict], args: dict) -> dict | None:
+def _tool(ctx: GraphContext, state: KernelState, node: str, tool: str, call: Callable[[], dict], attempt: int) -> dict | None:
     """Run one tool with tool_call/tool_result events; a crashing tool is an error event and None."""
-    ctx.emit(state, node, "tool_call", {"tool": tool, **args})
+    ctx.emit(state, node, "tool_call", {"tool": tool, "attempt": attempt})
     try:
         result = call()
     except Exception as exc:  # a bug in a tool must not take the whole run down
-        ctx.emit(state, node, "error", {"tool": tool, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=8)})
+        ctx.emit(state, node, "error", {"tool": tool, "attempt": attempt, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=8)})
         return None
-    ctx.emit(state, node, "tool_result", {"tool": tool, "result": result})
+    ctx.emit(state, node, "tool_result", {"tool": tool, "attempt": attempt, "result": result})
     return result
 
 
@@ -162,7 +162,7 @@ def plan(state: KernelState, ctx: GraphContext) -> dict:
     task = ctx.task(state)
     for artifact in task_artifacts(task):
         ctx.emit(state, "plan", "artifact", artifact)
-    result = _tool(ctx, state, "plan", "plan", lambda: ctx.tools.plan(task), {"task": task.name})
+    result = _tool(ctx, state, "plan", "plan", lambda: ctx.tools.plan(task), 0)
     if result is None:
         result = {"observations": [_tool_crash("plan")], "lowering": None}
     observations = [{**o, "attempt": 0} for o in result.get("observations", [])]
@@ -204,8 +204,8 @@ def translate(state: KernelState, ctx: GraphContext) -> dict:
         translation, fatal = _failed_translation(exc)
         ctx.emit(state, "translate", "error", {"translator": spec, "error": str(exc), "fatal": fatal})
     for exchange in translation.exchanges:
-        ctx.emit(state, "translate", "llm_request", exchange.get("request", {}))
-        ctx.emit(state, "translate", "llm_response", {k: v for k, v in exchange.items() if k != "request"})
+        ctx.emit(state, "translate", "llm_request", {"attempt": n, **(exchange.get("request") or {})})
+        ctx.emit(state, "translate", "llm_response", {"attempt": n, **{k: v for k, v in exchange.items() if k != "request"}})
     observations = obs_dicts(translation.observations, n)
     _observe(ctx, state, "translate", observations)
     if translation.code:
@@ -254,7 +254,7 @@ def _previous_code(state: KernelState, mode: str) -> str | None:
 
 def compile_(state: KernelState, ctx: GraphContext) -> dict:
     task, current = ctx.task(state), dict(state["current"])
-    result = _tool(ctx, state, "compile", "compile", lambda: ctx.tools.compile(task, current["code"]), {"attempt": current["n"]})
+    result = _tool(ctx, state, "compile", "compile", lambda: ctx.tools.compile(task, current["code"]), current["n"])
     if result is None:
         result = {"ok": False, "observations": [_tool_crash("compile")]}
     observations = [{**o, "attempt": current["n"]} for o in result.get("observations", [])]
@@ -267,7 +267,7 @@ def compile_(state: KernelState, ctx: GraphContext) -> dict:
 
 def test_(state: KernelState, ctx: GraphContext) -> dict:
     task, current = ctx.task(state), dict(state["current"])
-    result = _tool(ctx, state, "test", "check", lambda: ctx.tools.check(task, current["code"]), {"attempt": current["n"]})
+    result = _tool(ctx, state, "test", "check", lambda: ctx.tools.check(task, current["code"]), current["n"])
     if result is None:
         result = {"status": "runtime_error", "observations": [_tool_crash("check")]}
     observations = [{**o, "attempt": current["n"]} for o in result.get("observations", [])]
@@ -277,13 +277,14 @@ def test_(state: KernelState, ctx: GraphContext) -> dict:
     for key in ("max_abs_err", "max_rel_err", "reference_kind"):
         current[key] = result.get(key)
     current["observations"] = current["observations"] + observations
+    current["fatal"] = bool(result.get("fatal"))
     ctx.step(state, "test", current["status"])
     return {"current": current, "observations": observations}
 
 
 def profile(state: KernelState, ctx: GraphContext) -> dict:
     task, current = ctx.task(state), dict(state["current"])
-    result = _tool(ctx, state, "profile", "profile", lambda: ctx.tools.profile(task, current["code"]), {"attempt": current["n"]})
+    result = _tool(ctx, state, "profile", "profile", lambda: ctx.tools.profile(task, current["code"]), current["n"])
     if result is None:
         result = {"observations": [_tool_crash("profile")]}
     observations = [{**o, "attempt": current["n"]} for o in result.get("observations", [])]

@@ -18,7 +18,6 @@ import json
 import queue
 import sqlite3
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,9 +158,9 @@ def run_tasks(
 ) -> list[KernelOutcome]:
     """Run every task (in order, or `settings.jobs` at a time); returns one outcome per task."""
     console = console or Console(stderr=True)
+    tasks = [load_task(p) for p in task_paths]
     out.mkdir(parents=True, exist_ok=True)
     trace_path = trace_path or out / "trace.jsonl"
-    tasks = [load_task(p) for p in task_paths]
     trace = TraceWriter(trace_path, argv=sys.argv, config=trace_config(settings), secrets=settings.secrets())
     saver = open_checkpointer(out / CHECKPOINT_DB)
     sandboxes = _SandboxPool(settings)
@@ -321,7 +320,3 @@ def summary_table(outcomes: list[KernelOutcome]) -> Table:
         note = "paused" if o.paused else "not redone" if o.skipped else "resumed" if o.resumed else ""
         table.add_row(r.name, f"[{style}]{r.status}[/]", r.reference_kind or "-", err, speed, str(r.iterations), r.backend, note)
     return table
-
-
-def elapsed_since(start: float) -> float:
-    return round(time.monotonic() - start, 3)

@@ -17,6 +17,11 @@ from tools.observations import Observation
 from tools.spec import Task
 
 CANDIDATE = "candidate.cpp"
+COMPILE_DIR = "compile"
+
+
+def _bare(file: str | None) -> str | None:
+    return file[len(COMPILE_DIR) + 1:] if file and file.startswith(f"{COMPILE_DIR}/") else file
 
 
 def limits_of(settings: Settings) -> Limits:
@@ -33,32 +38,29 @@ class LiveToolbox:
         self.settings = settings
         self.sandbox = sandbox
         self.limits = limits_of(settings)
+        self._headers: list[str] = []
 
     # plan ------------------------------------------------------------------
     def plan(self, task: Task) -> dict[str, Any]:
-        from tools.cuda import LoweringError, Unsupported, lower_task, parse_cuda
+        from tools.cuda import CudaParseError, parse_cuda
 
         source = task.source()
         observations: list[Observation] = []
         kernels: list[str] = []
-        features: list[str] = []
+        features: set[str] = set()
         try:
             module = parse_cuda(source, task.cuda or f"{task.name}.cu")
-            kernels = [k.name for k in getattr(module, "kernels", [])]
-            features = sorted(_feature_names(module))
-        except (LoweringError, Unsupported) as exc:
+            kernels = [k.name for k in module.kernels]
+            features = {f for k in module.kernels for f in k.features}
+        except CudaParseError as exc:
             observations.append(Observation(kind="unsupported", message=f"CUDA front end: {exc}", severity="warning"))
-        lowering = None
-        try:
-            lowering = lower_task(task)
-        except Unsupported as exc:
-            observations.append(Observation(kind="unsupported", message=str(exc)))
-        except LoweringError as exc:
-            observations.append(Observation(kind="unsupported", message=f"lowering failed: {exc}"))
+        lowering, why = lower(task)
+        if why:
+            observations.append(why)
         launches = "given by the task" if task.launches else "not given: to be inferred from the source"
         return {
             "kernels": kernels,
-            "features": features,
+            "features": sorted(features),
             "pattern": classify(source, task),
             "launches": launches,
             "lowering": lowering,
@@ -67,17 +69,19 @@ class LiveToolbox:
 
     # compile ---------------------------------------------------------------
     def compile(self, task: Task, code: str) -> dict[str, Any]:
-        from tools.cuda import runtime_include_dir
+        """A syntax-and-semantics pass (-fsyntax-only): fast, and the diagnostics a fix needs."""
+        from tools.verify.references import put_runtime_headers
 
-        self.sandbox.put({CANDIDATE: code})
-        self.sandbox.put_path(runtime_include_dir(), "cuda_runtime_include")
+        self.sandbox.put({f"{COMPILE_DIR}/{CANDIDATE}": code})
+        if not self._headers:
+            self._headers = put_runtime_headers(self.sandbox, f"{COMPILE_DIR}/include") or ["."]
         cfg = self.settings.compiler
         build = compile_cpp(
-            self.sandbox, [CANDIDATE], "candidate.o", cxx=cfg.cxx, flags=cfg.cxxflags, extra=["-c"],
-            include_dirs=["cuda_runtime_include"], limits=self.limits, timeout_s=self.limits.timeout_s,
+            self.sandbox, [f"{COMPILE_DIR}/{CANDIDATE}"], f"{COMPILE_DIR}/candidate.o", cxx=cfg.cxx, flags=cfg.cxxflags,
+            extra=["-fsyntax-only"], include_dirs=self._headers, limits=self.limits, timeout_s=self.limits.timeout_s,
         )
         observations = [
-            Observation(kind="compile", message=d.message, file=d.file, line=d.line, severity="error" if d.severity == "error" else "warning")
+            Observation(kind="compile", message=d.message, file=_bare(d.file), line=d.line, severity="error" if d.severity == "error" else "warning")
             for d in build.diagnostics
             if d.severity in ("error", "warning")
         ]
@@ -87,9 +91,15 @@ class LiveToolbox:
 
     # test ------------------------------------------------------------------
     def check(self, task: Task, code: str) -> dict[str, Any]:
-        from tools.verify import check
+        from tools.verify import VerifyError, check
 
-        report = check(task, code, self.sandbox, settings=self.settings)
+        cfg = self.settings.compiler
+        try:
+            report = check(task, code, self.sandbox, threads=self._threads(), cxx=cfg.cxx, cxxflags=cfg.cxxflags,
+                           timeout_s=self.limits.timeout_s)
+        except VerifyError as exc:  # the task or its reference is at fault, not the candidate: no fix helps
+            obs = Observation(kind="runtime", message=f"cannot verify: {exc}")
+            return {"status": "runtime_error", "fatal": True, "observations": _obs([obs])}
         return {
             "status": report.status,
             "reference_kind": report.reference_kind,
@@ -98,37 +108,41 @@ class LiveToolbox:
             "observations": _obs(report.observations),
         }
 
+    def _threads(self) -> list[int] | None:
+        return [1, max(2, self.settings.threads)] if self.settings.threads else None
+
     # profile ---------------------------------------------------------------
     def profile(self, task: Task, code: str) -> dict[str, Any]:
-        from tools.verify import profile
+        from tools.verify import VerifyError
+        from tools.verify.profile import profile
 
-        report = profile(task, code, self.sandbox, settings=self.settings)
-        times = {name: _median(getattr(report, name, None)) for name in ("candidate", "reference", "baseline")}
-        result = {
-            "time_s": times,
+        try:
+            report = profile(task, code, self.sandbox, threads=self.settings.threads, cxxflags=self.settings.compiler.cxxflags)
+        except VerifyError as exc:
+            return {"observations": _obs([Observation(kind="profile", message=f"cannot time: {exc}", severity="warning")])}
+        return {
+            "status": report.status,
+            "time_s": {name: _median(getattr(report, name)) for name in ("candidate", "reference", "baseline")},
             "speedup_vs_reference": report.speedup_vs_reference,
             "threads": report.threads,
             "observations": _obs(report.observations),
         }
-        status = getattr(report, "status", None)
-        if status:
-            result["status"] = status
-        return result
+
+
+def lower(task: Task) -> tuple[str | None, Observation | None]:
+    """The deterministic lowering, or why there is none."""
+    from tools.cuda import LoweringError, Unsupported, lower_task
+
+    try:
+        return lower_task(task), None
+    except Unsupported as exc:
+        return None, Observation(kind="unsupported", message=str(exc))
+    except LoweringError as exc:
+        return None, Observation(kind="unsupported", message=f"lowering failed: {exc}")
 
 
 def _median(stats: Any) -> float | None:
     return getattr(stats, "median_s", None) if stats is not None else None
-
-
-def _feature_names(module: Any) -> set[str]:
-    names: set[str] = set()
-    for holder in [module, *getattr(module, "kernels", [])]:
-        feats = getattr(holder, "features", None) or ()
-        if isinstance(feats, dict):
-            names.update(k for k, v in feats.items() if v)
-        else:
-            names.update(str(getattr(f, "value", f)) for f in feats)
-    return names
 
 
 _PATTERNS = [

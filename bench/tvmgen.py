@@ -39,6 +39,30 @@ class Workload:
     outputs: list  # te.Tensor results, in parameter order after the inputs
     input_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.outputs = _unique_outputs(self.inputs, self.outputs)
+
+
+def _copy(tensor, name: str):
+    from tvm import te
+
+    return te.compute(tensor.shape, lambda *i: tensor(*i), name=name)
+
+
+def _unique_outputs(inputs: list, outputs: list) -> list:
+    """Outputs of one multi-output op share a name; copy them out under distinct names."""
+    seen = {t.name for t in inputs}
+    out = []
+    for t in outputs:
+        if t.name in seen:
+            k = 1
+            while f"{t.name}_{k}" in seen:
+                k += 1
+            t = _copy(t, f"{t.name}_{k}")
+        seen.add(t.name)
+        out.append(t)
+    return out
+
 
 @dataclass
 class KernelLaunch:
@@ -65,17 +89,28 @@ def prim_func(work: Workload):
     return func.with_attr("global_symbol", work.name)
 
 
+def param_names(work: Workload) -> list[str]:
+    """Buffer names of the TVM function's parameters (TVM makes repeated tensor names unique)."""
+    func = prim_func(work)
+    return [p.name for p in func.params]
+
+
 def ir_module(work: Workload):
+    """The workload as an IRModule whose buffers all have distinct names.
+
+    TOPI reuses names (two softmaxes both allocate T_softmax_maxelem); a TVMScript round
+    trip renames the repeats, so that kernel parameters and scratch buffers are unambiguous.
+    """
     import tvm
 
-    return tvm.IRModule({work.name: prim_func(work)})
+    return tvm.script.from_source(tvm.IRModule({work.name: prim_func(work)}).script())
 
 
 def lower(work: Workload) -> Lowered:
     try:
         # Each path gets its own module: TVM's schedules may rewrite the one they are given.
         ir_code = ir_module(work).script()
-        cuda_code, launches, scratch = _cuda(ir_module(work), work)
+        cuda_code, launches, scratch = _cuda(work)
         c_code = _c(ir_module(work), work)
     except LoweringError:
         raise
@@ -90,27 +125,34 @@ def lower(work: Workload) -> Lowered:
 # ---------------------------------------------------------------- CUDA
 
 
-def gpu_schedule(mod):
-    """Apply TVM's default GPU schedules (dlight): the first rule that fits each function."""
+def gpu_schedule(mod_factory):
+    """Apply TVM's default GPU schedules (dlight): the first rule that fits each function.
+
+    Where a specialised rule fails on a workload, dlight's Fallback rule alone is used.
+    """
     import tvm
     from tvm.s_tir import dlight as dl
 
     with tvm.target.Target(CUDA_TARGET):
-        return dl.ApplyDefaultSchedule(
-            dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(), dl.gpu.GeneralReduction(), dl.gpu.Fallback()
-        )(mod)
+        try:
+            return dl.ApplyDefaultSchedule(
+                dl.gpu.Matmul(), dl.gpu.GEMV(), dl.gpu.Reduction(), dl.gpu.GeneralReduction(), dl.gpu.Fallback()
+            )(mod_factory())
+        except Exception:  # TVM's schedule errors come from C++ with various types
+            return dl.ApplyDefaultSchedule(dl.gpu.Fallback())(mod_factory())
 
 
-def _cuda(mod, work: Workload) -> tuple[str, list[KernelLaunch], list[dict]]:
+def _cuda(work: Workload) -> tuple[str, list[KernelLaunch], list[dict]]:
     import tvm
     from tvm.target import Target
 
-    scheduled = gpu_schedule(mod)
+    scheduled = _pragma_unroll(gpu_schedule(lambda: ir_module(work)))
     scratch = _global_intermediates(scheduled[work.name])
     target = Target(CUDA_TARGET).with_host(Target({"kind": "c"}))
     bound = tvm.tirx.transform.BindTarget(target)(scheduled)
     pipeline, _, finalize_device = tvm.tirx.get_default_tir_pipeline(Target(CUDA_TARGET))
-    lowered = pipeline(bound)
+    with tvm.transform.PassContext(config={"tirx.UnrollLoop": {"explicit_unroll": False}}):
+        lowered = pipeline(bound)
     build_module = sys.modules["tvm.tirx.build"]  # the module, shadowed by the function tvm.tirx.build
     host, devices = build_module.split_host_device_mods(lowered)
     if len(devices) != 1:
@@ -121,6 +163,16 @@ def _cuda(mod, work: Workload) -> tuple[str, list[KernelLaunch], list[dict]]:
     device_mod = finalize_device()(device_mod)
     source = build_module.codegen_build(device_mod, device_target).inspect_source()
     return source, launches, scratch
+
+
+def _pragma_unroll(mod):
+    """Keep the schedule's unrolled loops as `#pragma unroll` loops instead of unrolling them
+    in the source: the same kernel, twenty times shorter (dlight's Matmul rule asks for
+    explicit unrolling, which turns a tiled matmul into 100 KB of straight-line code)."""
+    import tvm
+
+    text = mod.script().replace('"pragma_unroll_explicit": 1', '"pragma_unroll_explicit": 0')
+    return tvm.script.from_source(text)
 
 
 _CALL = re.compile(r'T\.call_ffi_kernel\("(?P<kernel>\w+)", (?P<args>.*?), launch_params=\[(?P<params>[^\]]*)\]')
@@ -135,8 +187,10 @@ def _launches(host_script: str, params: dict[str, list[str]], name: str) -> list
         values = [v.strip() for v in m["args"].split(",")][-len(tags):] if tags else []
         grid, block, shared = [1, 1, 1], [1, 1, 1], 0
         for tag, value in zip(tags, values):
-            if not re.fullmatch(r"\d+", value):
+            const = re.fullmatch(r"(?:T\.int(?:32|64)\()?(\d+)\)?", value)
+            if not const:
                 raise LoweringError(f"{name}: launch extent {tag}={value} is not a constant")
+            value = const.group(1)
             if tag.startswith("blockIdx."):
                 grid["xyz".index(tag[-1])] = int(value)
             elif tag.startswith("threadIdx."):
@@ -182,9 +236,30 @@ def _c(mod, work: Workload) -> str:
     import tvm
     from tvm.target import Target
 
+    _register_c_intrinsics()
     lib = tvm.compile(mod, target=Target({"kind": "c"}))
-    params = [(t.name, str(t.dtype)) for t in [*work.inputs, *work.outputs]]
+    params = list(zip(param_names(work), [str(t.dtype) for t in [*work.inputs, *work.outputs]]))
     return make_self_contained(lib.mod.inspect_source(), work.name, params)
+
+
+_C_INTRINSICS = {"tirx.fabs": {"float32": "fabsf", "float64": "fabs"}}
+_registered = False
+
+
+def _register_c_intrinsics() -> None:
+    """TVM 0.27's C target leaves some math intrinsics unresolved; map them to libm."""
+    global _registered
+    if _registered:
+        return
+    from tvm import tirx
+
+    for op, names in _C_INTRINSICS.items():
+        def lower_call(call, names=names):
+            dtype = str(call.ty.dtype)
+            return tirx.call_pure_extern(dtype, names.get(dtype, names["float32"]), *call.args)
+
+        tirx.op.register_intrin_lowering(op, "c", f=lower_call, level=99)
+    _registered = True
 
 
 # ---------------------------------------------------------------- TVM's own CPU build

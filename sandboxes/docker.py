@@ -2,14 +2,16 @@
 
 The container (image built by sandboxes/image/build_image.sh) runs `sleep infinity` under
 docker-init with: a read-only root filesystem, writable exec tmpfs at /work (the working
-directory) and /tmp, no network, every capability dropped, no-new-privileges, an
-unprivileged user, memory/CPU/pids limits, and the host's CUDA toolkit mounted read-only
+directory, a tmpfs volume) and /tmp, no network, every capability dropped,
+no-new-privileges, memory/CPU/pids limits, and the host's CUDA toolkit mounted read-only
 when it has one (GPUs are requested too where the host has them). Every command runs as
-`prlimit ... timeout -s KILL T sh -c CMD`: `timeout` leads its own process group and kills
-the whole group when the time is up. Files go in and out as tar archives
-(put_archive/get_archive). Containers are labelled `agent.sandbox=1` with their session
-and owner, removed on close() and at exit, and `reap_stale()` removes those whose owner
-process is gone.
+the unprivileged user 1000 under `prlimit ... timeout -s KILL T sh -c CMD`: `timeout`
+leads its own process group and kills the whole group when the time is up; after a
+timeout, processes that left the group (setsid) are swept too. A kill by the memory
+cgroup comes back as returncode 137 with a note. Files go in and out as tar archives
+(put_archive/get_archive). Containers and volumes are labelled `agent.sandbox=1` with
+their session and owner, removed on close() and at exit, and `reap_stale()` removes those
+whose owner process is gone.
 """
 
 from __future__ import annotations
@@ -181,6 +183,8 @@ class DockerSandbox:
             raise
         self._memory_mb = self.limits.memory_mb
         self._oom_kills = 0
+        self._lock = threading.Lock()
+        self._active = 0  # commands running now
         self._closed = False
         _live.add(self)
         self.mode = (
@@ -199,7 +203,9 @@ class DockerSandbox:
             command=["sleep", "infinity"],
             detach=True,
             init=True,  # docker-init reaps orphans the commands leave behind
-            user=USER,
+            # `sleep` runs as (capability-less) root so that a sweep by the sandbox user,
+            # `kill -9 -1`, cannot stop the container; every command runs as USER.
+            user="0:0",
             working_dir=WORKDIR,
             network_disabled=True,
             network_mode="none",
@@ -219,7 +225,6 @@ class DockerSandbox:
 
     def _start(self, config: dict, want_gpu: bool):
         """Start the container; returns it and a note on GPUs."""
-        import docker.errors
         from docker.types import DeviceRequest
 
         if not want_gpu:
@@ -341,18 +346,23 @@ class DockerSandbox:
         worker.join(deadline_s)
         hung = worker.is_alive()
         if hung:
-            # Something escaped timeout's process group and keeps the output open:
-            # kill every process of the sandbox user except the container's init.
+            # Something escaped timeout's process group and keeps the output open.
             self._sweep()
             worker.join(10)
         code = api.exec_inspect(exec_id).get("ExitCode")
         return (code if code is not None else _KILLED), bytes(out), bytes(err), hung
 
     def _sweep(self) -> None:
-        try:
-            self.client.api.exec_start(self.client.api.exec_create(self.container.id, ["kill", "-9", "-1"], user=USER)["Id"])
-        except Exception:
-            pass
+        """Kill every process of the sandbox user except the container's init."""
+        api = self.client.api
+        _quietly(lambda: api.exec_start(api.exec_create(self.container.id, ["/bin/sh", "-c", "kill -9 -1"], user=USER)["Id"]))
+
+    def _sweep_if_alone(self) -> None:
+        # A timed-out command's descendants may have left its process group (setsid);
+        # sweep them too, unless another command of this sandbox is running right now.
+        with self._lock:
+            if self._active == 0:
+                self._sweep()
 
     def _set_memory(self, memory_mb: int) -> None:
         if memory_mb != self._memory_mb:
@@ -395,16 +405,24 @@ class DockerSandbox:
         self._set_memory(lim.memory_mb)
         argv = [
             "prlimit", f"--cpu={lim.cpu_s}", f"--fsize={lim.file_mb * _MB}", "--core=0", "--",
-            "timeout", "-s", "KILL", f"{timeout:g}s", "/bin/sh", "-c", text,
+            "timeout", "-s", "KILL", f"{timeout:.3f}s", "/bin/sh", "-c", text,
         ]
         start = time.monotonic()
-        rc, out, err, hung = self._exec(argv, env, self._inside(cwd), timeout + _HANG_GRACE_S)
+        with self._lock:
+            self._active += 1
+        try:
+            rc, out, err, hung = self._exec(argv, env, self._inside(cwd), timeout + _HANG_GRACE_S)
+        finally:
+            with self._lock:
+                self._active -= 1
         duration = time.monotonic() - start
         result = RunResult(text, rc, out.decode(errors="replace"), err.decode(errors="replace"), duration)
         if rc > 128:
             result.signal = rc - 128
         if rc == _KILLED:
             self._explain_kill(result, timeout, hung)
+        if result.timed_out:
+            self._sweep_if_alone()
         elif result.signal == 24:  # SIGXCPU
             result.notes.append(f"CPU time limit of {lim.cpu_s}s exceeded")
         if len(out) >= _OUTPUT_CAP or len(err) >= _OUTPUT_CAP:

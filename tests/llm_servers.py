@@ -90,6 +90,7 @@ class ScriptedServer:
         self._counter = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._base_url = ""
 
     # -- public API -------------------------------------------------------------
     def add(self, *items: Item) -> None:
@@ -102,15 +103,19 @@ class ScriptedServer:
 
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None, "the server is not running (use it in a with block)"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}{self.url_suffix}"
+        """The URL to give the client (still known after the server stopped, for messages)."""
+        assert self._base_url, "the server was never started (use it in a with block)"
+        return self._base_url
 
     def start(self) -> "ScriptedServer":
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name=type(self).__name__, daemon=True)
+        host, port = self._httpd.server_address[:2]
+        self._base_url = f"http://{host}:{port}{self.url_suffix}"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name=type(self).__name__, daemon=True
+        )
         self._thread.start()
         return self
 

@@ -15,6 +15,8 @@ DEFAULT_NVCCFLAGS = ("-O3", "-std=c++17")
 _GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?P<sev>fatal error|error|warning|note):\s*(?P<msg>.*)$")
 # nvcc front end (EDG): file(line): severity: message   or  file(line): warning #177-D: message
 _EDG = re.compile(r"^(?P<file>[^()\s][^()]*)\((?P<line>\d+)\):\s*(?P<sev>catastrophic error|error|warning|remark|note)(?:\s*#[\w-]+)?:\s*(?P<msg>.*)$")
+# the linker's own message line: "main.o:(.text+0x5): undefined reference to `g()'"
+_LINK = re.compile(r"^(?P<file>[^:\s]+):\(\.\w+[^)]*\):\s*(?P<msg>(undefined reference|multiple definition).*)$")
 # ptxas / nvlink / linker: "ptxas error   : message", "/usr/bin/ld: message"
 _TOOL = re.compile(r"^(?P<tool>ptxas|nvlink|ld|/usr/bin/ld|collect2)[^:]*?(?:\s+(?P<sev>error|warning|fatal))?\s*:\s*(?P<msg>.*)$")
 
@@ -53,6 +55,8 @@ def parse_diagnostics(text: str, tool: str = "g++") -> list[Diagnostic]:
         elif m := _GCC.match(line):
             col = int(m["col"]) if m["col"] else None
             diags.append(Diagnostic(m["file"], int(m["line"]), col, _severity(m["sev"]), m["msg"].strip(), tool))
+        elif m := _LINK.match(line):
+            diags.append(Diagnostic(m["file"], None, None, "error", m["msg"].strip(), "ld"))
         elif m := _TOOL.match(line):
             sev = _severity(m["sev"] or ("error" if "undefined reference" in line or "returned" in line else "warning"))
             diags.append(Diagnostic(m["tool"], None, None, sev, m["msg"].strip(), m["tool"].rsplit("/", 1)[-1]))

@@ -7,6 +7,7 @@ message naming the file and the field at fault.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -123,8 +124,9 @@ class Task(_Strict):
     tolerance: Tolerance = Tolerance()
     category: str | None = None
     description: str | None = None
-    # Set by load_task: the directory relative paths resolve against.
+    # Set by load_task: the directory relative paths resolve against, and the file for messages.
     base_dir: Path | None = Field(None, exclude=True)
+    origin: str | None = Field(None, exclude=True)
 
     @model_validator(mode="after")
     def _check(self) -> "Task":
@@ -199,13 +201,155 @@ def load_task(path: Path | str) -> Task:
 
 
 def parse_task(raw: dict, *, base_dir: Path | None = None, origin: str = "<task>") -> Task:
+    if not isinstance(raw, dict):
+        raise TaskError(f"{origin}: a task is a JSON object, got {type(raw).__name__}")
     try:
         task = Task.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise TaskError(f"{origin}: field '{_field_path(err['loc']) or '(root)'}': {err['msg']}") from None
+        raise TaskError(f"{origin}: field '{_field_path(err['loc']) or '(root)'}': {_message(err)}") from None
     task.base_dir = base_dir.resolve() if base_dir else None
+    task.origin = origin
     for field, rel in (("cuda", task.cuda), ("reference.path", task.reference.path if task.reference.kind in ("c", "golden") else None)):
         if rel and not task.path_of(rel).is_file():
             raise TaskError(f"{origin}: field '{field}': file not found: {rel}")
+    _check_reference(task, origin)
     return task
+
+
+def _message(err: dict) -> str:
+    """pydantic's message, made specific for the mistakes people make in task files."""
+    loc = err["loc"]
+    if err["type"] == "literal_error" and loc and loc[-1] == "dtype":
+        return f"unknown dtype {err['input']!r} (known: {', '.join(DTYPES)})"
+    if err["type"] == "extra_forbidden":
+        return f"unknown field {loc[-1]!r}"
+    if err["type"] == "missing":
+        return "required field is missing"
+    if "input" in err and err["type"].startswith(("literal", "int", "float", "string", "bool", "list")):
+        return f"{err['msg']} (got {err['input']!r})"
+    return err["msg"]
+
+
+def _check_reference(task: Task, origin: str) -> None:
+    """The reference names a function that exists: a symbol in the C file, a def in the python module."""
+    ref = task.reference
+    known = {b.name for b in task.buffers} | {s.name for s in task.scalars}
+    for i, arg in enumerate(ref.args or []):
+        if arg not in known:
+            raise TaskError(f"{origin}: field 'reference.args[{i}]': unknown buffer or scalar {arg!r}")
+    if ref.kind == "c":
+        if not ref.path or not ref.function:
+            missing = "reference.path" if not ref.path else "reference.function"
+            raise TaskError(f"{origin}: field '{missing}': a 'c' reference needs the file and the function name")
+        text = task.path_of(ref.path).read_text(errors="replace")
+        if not re.search(rf"\b{re.escape(ref.function)}\s*\(", text):
+            raise TaskError(f"{origin}: field 'reference.function': function {ref.function!r} not found in {ref.path}")
+    elif ref.kind == "python":
+        _check_python_reference(task, origin)
+
+
+def _check_python_reference(task: Task, origin: str) -> None:
+    import ast
+
+    ref = task.reference
+    if ref.function and ":" in ref.function:
+        module, _, function = ref.function.partition(":")
+    elif ref.path and ref.function:
+        module, function = Path(ref.path).with_suffix("").as_posix().replace("/", "."), ref.function
+    else:
+        raise TaskError(f"{origin}: field 'reference.function': a 'python' reference needs 'module:function' "
+                        f"(got {ref.function!r})")
+    if task.base_dir is None:
+        return  # no directory to import from: checked when the reference runs
+    rel = module.replace(".", "/")
+    candidates = [task.path_of(rel + ".py"), task.path_of(rel + "/__init__.py")]
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        raise TaskError(f"{origin}: field 'reference.function': module {module!r} not found in {task.base_dir} "
+                        f"(looked for {rel}.py)")
+    try:
+        tree = ast.parse(path.read_text(), filename=str(path))
+    except SyntaxError as exc:
+        raise TaskError(f"{path}:{exc.lineno}: syntax error in the python reference: {exc.msg}") from None
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    names |= {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    if function not in names:
+        raise TaskError(f"{origin}: field 'reference.function': function {function!r} not found in {path.name}")
+
+
+_POINTER_TYPES = {
+    "float32": {"float"}, "float64": {"double"}, "float16": {"__half", "half"}, "bfloat16": {"__nv_bfloat16", "nv_bfloat16"},
+    "int8": {"int8_t", "char", "signed char"}, "int16": {"int16_t", "short"}, "int32": {"int32_t", "int"},
+    "int64": {"int64_t", "long long", "long"}, "uint8": {"uint8_t", "unsigned char", "char"},
+    "uint16": {"uint16_t", "unsigned short"}, "uint32": {"uint32_t", "unsigned int", "unsigned"},
+    "uint64": {"uint64_t", "unsigned long long", "unsigned long", "size_t"}, "bool": {"bool"},
+}
+_BASIC = set().union(*_POINTER_TYPES.values())
+
+
+def _pointee(ctype: str) -> str | None:
+    """'const float *' -> 'float'; None when the type is not a pointer."""
+    text = " ".join(ctype.replace("__restrict__", "").replace("__restrict", "").replace("restrict", "").split())
+    if not text.endswith("*") and not text.endswith("]"):
+        return None
+    base = re.sub(r"\[.*\]$", "", text).rstrip("* ").strip()
+    return " ".join(w for w in base.split() if w not in ("const", "volatile"))
+
+
+def _kernel_params(task: Task) -> dict[str, list[tuple[str, str]]]:
+    """kernel name -> [(type, name)], from the libclang front end, else a regex over __global__ signatures."""
+    source = task.source()
+    try:
+        from tools.cuda import parse_cuda
+
+        module = parse_cuda(source, task.cuda or f"{task.name}.cu")
+        if module.kernels:
+            return {k.name: [(p.type, p.name) for p in k.params] for k in module.kernels}
+    except Exception:  # noqa: BLE001 - fall back to the regex below
+        pass
+    out: dict[str, list[tuple[str, str]]] = {}
+    for m in re.finditer(r"__global__\s+(?:[\w:<>]+\s+)*?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)", source):
+        params = []
+        for raw in filter(None, (p.strip() for p in m[2].split(","))):
+            pm = re.match(r"(.*?)(\w+)\s*(\[[^\]]*\])?$", raw)
+            if pm:
+                params.append(((pm[1] + (pm[3] and "*" or "")).strip(), pm[2]))
+        out[m[1]] = params
+    return out
+
+
+def validate_task_deep(task: Task) -> None:
+    """Checks that need the CUDA source parsed: every launch names a kernel of the file, passes as
+    many arguments as it has parameters, buffers to pointer parameters of a matching element type
+    and scalars to value parameters. Raises TaskError naming the file and the field."""
+    origin = task.origin or task.name
+    if not task.launches:
+        return
+    try:
+        kernels = _kernel_params(task)
+    except OSError as exc:
+        raise TaskError(f"{origin}: field 'cuda': cannot read {task.cuda} ({exc.strerror})") from None
+    buffers = {b.name: b for b in task.buffers}
+    for i, launch in enumerate(task.launches):
+        where = f"{origin}: field 'launches[{i}]"
+        if launch.kernel not in kernels:
+            raise TaskError(f"{where}.kernel': no __global__ function {launch.kernel!r} in {task.cuda or 'cuda_code'} "
+                            f"(kernels: {', '.join(sorted(kernels)) or 'none'})")
+        params = kernels[launch.kernel]
+        if len(params) != len(launch.args):
+            raise TaskError(f"{where}.args': {len(launch.args)} arguments for {launch.kernel}, which has "
+                            f"{len(params)} parameters ({', '.join(f'{t} {n}' for t, n in params)})")
+        for j, (arg, (ptype, pname)) in enumerate(zip(launch.args, params)):
+            pointee = _pointee(ptype)
+            buf = buffers.get(arg) if isinstance(arg, str) else None
+            if buf is not None:
+                if pointee is None:
+                    raise TaskError(f"{where}.args[{j}]': buffer {arg!r} passed to parameter '{ptype} {pname}', "
+                                    "which is not a pointer")
+                if pointee in _BASIC and pointee not in _POINTER_TYPES[buf.dtype] and pointee != "void":
+                    raise TaskError(f"{where}.args[{j}]': buffer {arg!r} is {buf.dtype}, but parameter "
+                                    f"'{ptype} {pname}' points to {pointee}")
+            elif pointee is not None and not launch.template_args:
+                raise TaskError(f"{where}.args[{j}]': {arg!r} is not a buffer, but parameter '{ptype} {pname}' is a pointer")

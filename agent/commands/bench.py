@@ -1,7 +1,51 @@
-"""`agent bench`: not built yet."""
+"""`agent bench generate`: build HPCTransEval records with TVM (see bench/generator.py)."""
 
-from ..errors import NotBuiltYet
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from ..errors import UserError
 
 
-def run(*args, **kwargs) -> int:
-    raise NotBuiltYet("`agent bench` is not built yet")
+def generate(out: Path, *, ops: list[str], graphs: int, seed: int, pairs: bool, console: Console,
+             per_op: int = 2, blocks: int | None = None) -> int:
+    """Write one JSON per category (plus manifest.json, and pairs.jsonl with --pairs) into `out`.
+
+    With no --ops, every catalog operator and every model building block is generated;
+    with --ops, only those operators (names or categories; 'block' selects the blocks).
+    """
+    try:
+        import tvm  # noqa: F401
+    except ImportError:
+        raise UserError('TVM is not installed: pip install "apache-tvm>=0.27,<0.28"') from None
+    from bench import blocks as block_kinds
+    from bench import catalog
+    from bench.generator import GenConfig, generate as run_generator, write
+    from bench.pairs import write_pairs
+
+    if graphs < 0:
+        raise UserError(f"--graphs must be >= 0, got {graphs}")
+    names = [n for n in ops if n != "block"]
+    if blocks is None:
+        blocks = len(block_kinds.KINDS) if not ops or "block" in ops else 0
+    try:
+        catalog.select(names)
+    except KeyError as exc:
+        raise UserError(str(exc.args[0])) from None
+    only_blocks = bool(ops) and not names  # `--ops block`: no catalog operator at all
+    cfg = GenConfig(seed=seed, ops=names, per_op=0 if only_blocks else per_op, graphs=graphs, blocks=blocks)
+    console.print(f"generating into {out} (seed {seed}) ...")
+    result = run_generator(cfg, log=lambda line: console.print(line, highlight=False))
+    files = write(result, cfg, out)
+    if pairs:
+        records = [r for recs in result.records.values() for r in recs]
+        n = write_pairs(records, out / "pairs.jsonl")
+        files.append(out / "pairs.jsonl")
+        console.print(f"{n} distinct CUDA/CPU pairs")
+    counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.counts().items()))
+    console.print(f"[green]verified[/] {counts} in {result.seconds:.0f}s; dropped {len(result.dropped)}")
+    for f in files:
+        console.print(f"  wrote {f}")
+    return 0 if result.records else 1

@@ -14,7 +14,7 @@ import anthropic
 
 from agent.configuration import Settings
 from agent.llm.base import LLMError, ModelReply
-from agent.llm.calls import MalformedBody, RetryPolicy, cost_of, parse_json_body, scrub, with_retries
+from agent.llm.calls import MalformedBody, cost_of, parse_json_body, retry_policy, scrub, with_retries
 
 TOOL_NAME = "submit_answer"
 # The Messages API requires max_tokens; this fits a kernel translation with room for notes
@@ -33,7 +33,7 @@ class AnthropicModel:
         *,
         base_url: str | None = None,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
-        backoff_base_s: float = 1.0,
+        backoff_base_s: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.model = model
@@ -41,7 +41,7 @@ class AnthropicModel:
         self.default_max_tokens = default_max_tokens
         self._prices = settings.prices
         self._secrets = settings.secrets()
-        self._policy = RetryPolicy(max_retries=settings.llm_max_retries, backoff_base_s=backoff_base_s, sleep=sleep)
+        self._policy = retry_policy(settings, backoff_base_s, sleep)
         key = settings.api_key_for("anthropic")
         if not key:
             raise LLMError(self.provider, "no API key (set anthropic_api_key / AGENT_ANTHROPIC_API_KEY or ANTHROPIC_API_KEY)")
@@ -84,7 +84,7 @@ class AnthropicModel:
     def _read(self, payload: dict[str, Any]) -> ModelReply:
         content = payload.get("content")
         if not isinstance(content, list):
-            raise MalformedBody("no content list in a Messages API answer", str(payload))
+            raise MalformedBody("unreadable response body: no content list in a Messages API answer", str(payload))
         texts, tool_input = [], None
         for block in content:
             if not isinstance(block, dict):

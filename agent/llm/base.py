@@ -77,6 +77,18 @@ class LLMError(Exception):
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         super().__init__(f"{provider}: {status_text}{tries}: {cause}")
 
+    def exchange(self) -> dict[str, Any]:
+        """What a trace keeps of a failed call (the counterpart of ModelReply.exchange)."""
+        error = {"provider": self.provider, "status": self.status, "cause": self.cause,
+                 "transient": self.transient, "attempts": self.attempts, "message": str(self)}
+        return {"request": self.request, "response": self.response, "error": error}
+
+    @classmethod
+    def from_exchange(cls, exchange: dict[str, Any]) -> "LLMError":
+        error = exchange["error"]
+        return cls(error["provider"], error["cause"], status=error.get("status"), transient=error.get("transient", False),
+                   attempts=error.get("attempts", 1), request=exchange.get("request"), response=exchange.get("response"))
+
 
 class BudgetExceeded(Exception):
     """A token, money or time budget ran out (raised by the caller that owns the budget)."""

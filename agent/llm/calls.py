@@ -23,7 +23,7 @@ RETRYABLE_STATUS = {408, 409, 429}  # plus every 5xx
 
 
 class MalformedBody(Exception):
-    """The server answered 2xx with a body we cannot read (not JSON, or the wrong shape)."""
+    """The server answered 2xx with a body that holds no answer (not JSON, wrong shape, failed)."""
 
     def __init__(self, cause: str, body: str) -> None:
         self.body = body
@@ -55,6 +55,14 @@ class RetryPolicy:
         return max(jittered, retry_after_s or 0.0)
 
 
+def retry_policy(settings: Any, backoff_base_s: float | None, sleep: Callable[[float], None]) -> RetryPolicy:
+    """The policy from the configuration; an explicit backoff base (tests) wins over it."""
+    if backoff_base_s is None:
+        # `llm_retry_backoff_s` is a requested Settings field; until it exists the default applies.
+        backoff_base_s = float(getattr(settings, "llm_retry_backoff_s", 1.0))
+    return RetryPolicy(max_retries=settings.llm_max_retries, backoff_base_s=backoff_base_s, sleep=sleep)
+
+
 def retry_after_seconds(headers: Any) -> float | None:
     """Seconds to wait from retry-after-ms or Retry-After (seconds or an HTTP date)."""
     if headers is None:
@@ -82,7 +90,7 @@ def retry_after_seconds(headers: Any) -> float | None:
 def classify(exc: Exception, sdk: ModuleType) -> Failure | None:
     """Map an SDK exception (openai or anthropic: same shapes) to a Failure; None = not ours."""
     if isinstance(exc, MalformedBody):
-        return Failure(200, f"unreadable response body: {exc}", transient=True, body=exc.body[:2000])
+        return Failure(200, str(exc), transient=True, body=exc.body[:2000])
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
         transient = status in RETRYABLE_STATUS or status >= 500
@@ -190,7 +198,7 @@ def parse_json_body(text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise MalformedBody(f"not JSON ({exc.msg} at position {exc.pos})", text) from None
+        raise MalformedBody(f"unreadable response body: not JSON ({exc.msg} at position {exc.pos})", text) from None
     if not isinstance(data, dict):
-        raise MalformedBody(f"expected a JSON object, got {type(data).__name__}", text)
+        raise MalformedBody(f"unreadable response body: a JSON {type(data).__name__}, not an object", text)
     return data

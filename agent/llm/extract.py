@@ -44,6 +44,9 @@ def extract_code(text: str, *, entry: str | None = None, truncated: bool = False
         found = _from_fences(text, entry, truncated)
     if found is None:
         found = _bare_code(text, entry, truncated)
+    if truncated and found.code is None and found.observations[0].data["reason"] != "truncated":
+        # Whatever is wrong with a cut-off answer, the cut is the cause to report.
+        return _fail(f"the answer was cut off at the token limit ({found.observations[0].message})", True)
     if truncated and found.code is not None:
         found.observations.append(_llm(
             "the answer was cut off at the token limit after the code; check the code is complete", "warning",

@@ -15,10 +15,11 @@ import openai
 
 from agent.configuration import Settings
 from agent.llm.base import LLMError, ModelReply
-from agent.llm.calls import MalformedBody, RetryPolicy, cost_of, parse_json_body, scrub, with_retries
+from agent.llm.calls import MalformedBody, cost_of, parse_json_body, retry_policy, scrub, with_retries
 
 Api = Literal["auto", "chat", "responses"]
 SCHEMA_NAME = "answer"
+NO_KEY = "unused"  # the client insists on some key; self-hosted servers without auth ignore it
 
 
 class OpenAIModel:
@@ -31,7 +32,7 @@ class OpenAIModel:
         api: Api | None = None,
         base_url: str | None = None,
         structured: bool | None = None,
-        backoff_base_s: float = 1.0,
+        backoff_base_s: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.model = model
@@ -42,12 +43,12 @@ class OpenAIModel:
         self.api: Literal["chat", "responses"] = ("chat" if compatible else "responses") if chosen == "auto" else chosen
         self.structured = (not compatible) if structured is None else structured
         self._prices = settings.prices
-        self._secrets = settings.secrets()
-        self._policy = RetryPolicy(max_retries=settings.llm_max_retries, backoff_base_s=backoff_base_s, sleep=sleep)
+        self._policy = retry_policy(settings, backoff_base_s, sleep)
         url = base_url or (settings.llm_base_url if compatible else None)
         if compatible and not url:
             raise LLMError(self.provider, "no base URL configured (set llm_base_url / AGENT_LLM_BASE_URL)")
-        key = settings.api_key_for("openai") or ("unused" if compatible else None)
+        key = _compatible_key(settings) if compatible else settings.api_key_for("openai")
+        self._secrets = settings.secrets() + ([key] if key and key != NO_KEY else [])
         try:
             self._client = openai.OpenAI(api_key=key, base_url=url, timeout=settings.llm_timeout_s, max_retries=0)
         except openai.OpenAIError as exc:
@@ -114,7 +115,7 @@ class OpenAIModel:
             choice = payload["choices"][0]
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
-            raise MalformedBody("no choices[0].message in a chat completion", str(payload)) from None
+            raise MalformedBody("unreadable response body: no choices[0].message in a chat completion", str(payload)) from None
         text = message.get("content") or ""
         notes = []
         if not text and message.get("refusal"):
@@ -132,9 +133,12 @@ class OpenAIModel:
         )
 
     def _read_responses(self, payload: dict[str, Any]) -> ModelReply:
+        if payload.get("status") == "failed":  # the provider's own failure: may pass, like a 5xx
+            error = payload.get("error") or {}
+            raise MalformedBody(f"the response failed: {error.get('message') or error or 'no reason given'}", str(payload))
         output = payload.get("output")
         if not isinstance(output, list):
-            raise MalformedBody("no output list in a Responses API answer", str(payload))
+            raise MalformedBody("unreadable response body: no output list in a Responses API answer", str(payload))
         texts, notes = [], []
         for item in output:
             if not isinstance(item, dict) or item.get("type") != "message":
@@ -157,3 +161,10 @@ class OpenAIModel:
             truncated=truncated,
             notes=notes,
         )
+
+
+def _compatible_key(settings: Settings) -> str:
+    """The key for a self-hosted server: never the OpenAI key, which must not leave for another host."""
+    secret = getattr(settings, "llm_api_key", None)  # a requested Settings field (SecretStr)
+    value = secret.get_secret_value() if secret is not None and hasattr(secret, "get_secret_value") else secret
+    return value or NO_KEY

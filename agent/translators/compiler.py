@@ -47,14 +47,10 @@ class CompilerTranslator:
     def _lower(self, request: TranslateRequest) -> Translation:
         if request.lowering:
             return Translation(code=request.lowering, notes="deterministic lowering (from the plan)")
-        from tools.cuda import LoweringError, Unsupported, lower_task
+        from agent.toolbox import lower
 
-        try:
-            return Translation(code=lower_task(request.task), notes="deterministic lowering")
-        except Unsupported as exc:
-            return Translation(code=None, observations=[Observation(kind="unsupported", message=str(exc))])
-        except LoweringError as exc:
-            return Translation(code=None, observations=[Observation(kind="unsupported", message=f"lowering failed: {exc}")])
+        code, why = lower(request.task)
+        return Translation(code=code, notes="deterministic lowering", observations=[why] if why else [])
 
     def _optimize(self, request: TranslateRequest) -> Translation:
         base = request.best_code or request.previous_code

@@ -38,12 +38,14 @@ class LLMTranslator:
     def __init__(self, model: Model, settings: Settings, *, max_tokens: int | None = None) -> None:
         self.model = model
         self.settings = settings
-        self.max_tokens = max_tokens
+        # `llm_max_output_tokens` is a requested Settings field; None lets the backend choose.
+        self.max_tokens = max_tokens if max_tokens is not None else getattr(settings, "llm_max_output_tokens", None)
         self.name = model.name
 
     def translate(self, request: TranslateRequest) -> Translation:
-        system, user = build_prompt(request, structured=bool(getattr(self.model, "structured", False)))
-        schema = ANSWER_SCHEMA if getattr(self.model, "structured", False) else None
+        structured = bool(getattr(self.model, "structured", False))
+        system, user = build_prompt(request, structured=structured)
+        schema = ANSWER_SCHEMA if structured else None
         messages = [{"role": "user", "content": user}]
         try:
             reply = self.model.complete(messages, system=system, schema=schema, max_tokens=self.max_tokens)
@@ -79,7 +81,7 @@ def _failed_call(exc: LLMError) -> Translation:
     return Translation(
         code=None,
         notes=str(exc),
-        exchanges=[{"request": exc.request, "response": exc.response, "error": str(exc)}],
+        exchanges=[exc.exchange()],
         observations=[obs],
     )
 
@@ -115,13 +117,14 @@ def task_section(task: Task) -> str:
     lines += ["The CPU entry point you must define, exactly:", "", "```cpp", task.entry_signature() + ";", "```", ""]
     lines += ["Buffers (pointers, in this order; multi-dimensional buffers are flattened row-major):"]
     for b in task.buffers:
-        init = " (zero-filled before the launches)" if b.init == "zeros" else ""
         role = {"input": "input, read only", "output": "output, every element must be written",
                 "inout": "read and written", "scratch": "scratch, contents undefined on entry"}[b.role]
-        lines.append(f"- `{b.name}`: {c_type(b.dtype)} ({b.dtype}), shape {b.shape} = {b.size} elements; {role}{init}")
+        if b.init == "zeros":
+            role = f"{b.role}, zero-filled before the call (as a cudaMemset before the launches would do)"
+        lines.append(f"- `{b.name}`: {c_type(b.dtype)} ({b.dtype}), shape {b.shape} = {b.size} elements; {role}")
     if task.scalars:
         lines += ["", "Scalars (by value, after the buffers):"]
-        lines += [f"- `{s.name}`: {c_type(s.dtype)} ({s.dtype}) = {s.value}" for s in task.scalars]
+        lines += [f"- `{s.name}`: {c_type(s.dtype)} ({s.dtype}), {s.value} in the tests" for s in task.scalars]
     lines += ["", _launches_text(task), "",
               f"Tolerance: outputs are compared with rtol={task.tolerance.rtol:g}, atol={task.tolerance.atol:g}."]
     return "\n".join(lines)

@@ -7,9 +7,10 @@
 from .check import VerifyReport, check
 from .compare import Mismatch, compare_buffer
 from .inputs import generate_inputs
+from .profile import ProfileReport, TimingStats, profile
 from .references import VerifyError, gpu_available, open_reference
 
 __all__ = [
-    "check", "VerifyReport", "Mismatch", "compare_buffer", "generate_inputs", "VerifyError",
+    "check", "VerifyReport", "profile", "ProfileReport", "TimingStats", "Mismatch", "compare_buffer", "generate_inputs", "VerifyError",
     "gpu_available", "open_reference",
 ]

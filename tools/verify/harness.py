@@ -11,7 +11,8 @@ The driver reads each input/inout buffer from `INDIR/<name>.bin` (raw, native by
 poisons outputs before every call (NaN with a recognizable payload for floats, 0xA5 bytes for
 integers), surrounds every buffer with guard zones, checks inputs unchanged after every call,
 compares every later call's outputs with the first call's, and writes the first call's outputs
-(plus the last call's when timing) to `OUTDIR/<name>.bin` / `<name>.last.bin`.
+(plus the last call's when timing) to `OUTDIR/<name>.bin` / `<name>.last.bin`. `check` mode calls
+the entry twice (fresh poison in between), `time` mode warms up and repeats until its budget.
 """
 
 from __future__ import annotations

@@ -21,14 +21,13 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from sandboxes import Limits, LocalSandbox, Sandbox
-from tools.build import DEFAULT_CXXFLAGS, compile_cpp, compile_cuda
+from tools.build import compile_cpp, compile_cuda
 from tools.spec import Task, numpy_dtype
 
 from .harness import harness_source, run_harness
@@ -400,10 +399,10 @@ def gpu_available() -> tuple[bool, str]:
 
 
 class CudaReference(Reference):
-    """The original on a GPU; records golden outputs for later runs without one."""
+    """The original on a GPU; records golden outputs for later runs without one. Not timed:
+    GPU time is no yardstick for CPU code (the speedup is then against the baseline)."""
 
     kind = "cuda"
-    timeable = True
 
     def __init__(self, task: Task, sandbox: Sandbox, *, record: bool = True):
         super().__init__(task)
@@ -414,7 +413,11 @@ class CudaReference(Reference):
         self.recorded: dict[int, tuple[dict, dict]] = {}
         self.box = sibling_sandbox(sandbox)
         try:
-            self.box.put({"kernel.cu": task.source(), "driver.cu": cuda_driver_source(task, "kernel.cu")})
+            try:
+                driver = cuda_driver_source(task, "kernel.cu")
+            except ValueError as exc:
+                raise VerifyError(str(exc)) from None
+            self.box.put({"kernel.cu": task.source(), "driver.cu": driver})
             limits = Limits(timeout_s=600, memory_mb=65536)
             build = compile_cuda(self.box, ["driver.cu"], "driver", flags=["-O2", "-std=c++17"], limits=limits)
             if not build.ok:
@@ -423,29 +426,18 @@ class CudaReference(Reference):
             self.box.close()
             raise
 
-    def _run(self, seed, inputs, budget_s):
+    def outputs(self, seed, inputs):
         indir, outdir = f"s{seed}/in", f"s{seed}/out"
         self.box.put({f"{indir}/{k}.bin": np.ascontiguousarray(v).tobytes() for k, v in inputs.items()})
         self.box.run(["mkdir", "-p", outdir])
-        result = self.box.run(["./driver", indir, outdir, repr(budget_s)], limits=Limits(timeout_s=300, memory_mb=65536))
+        result = self.box.run(["./driver", indir, outdir], limits=Limits(timeout_s=300, memory_mb=65536))
         if not result.ok:
             raise VerifyError(f"the CUDA original failed on the GPU (exit status {result.returncode}): {result.tail(800)}")
-        return result, outdir
-
-    def outputs(self, seed, inputs):
-        _, outdir = self._run(seed, inputs, 0.0)
         raw = {b.name: np.frombuffer(self.box.get(f"{outdir}/{b.name}.bin"), dtype=numpy_dtype(b.dtype))
                for b in output_buffers(self.task)}
         out = _shape_outputs(self.task, raw, "the CUDA original")
         self.recorded[seed] = (inputs, out)
         return out
-
-    def time(self, seed, inputs, *, threads, budget_s):
-        result, _ = self._run(seed, inputs, budget_s)
-        for line in result.stdout.splitlines():
-            if line.startswith("TIMES "):
-                return [float(t) for t in line.split()[1:]]
-        return []
 
     def close(self):
         if self.record and self.recorded:
@@ -478,16 +470,8 @@ def open_reference(task: Task, sandbox: Sandbox) -> Reference:
     )
 
 
-def time_reference(ref: Reference, seed: int, inputs: dict[str, np.ndarray], *, threads: int, budget_s: float) -> list[float]:
-    start = time.monotonic()
-    times = ref.time(seed, inputs, threads=threads, budget_s=budget_s)
-    if not times:
-        raise VerifyError(f"the {ref.kind} reference reported no timings ({time.monotonic() - start:.1f}s)")
-    return times
-
-
 __all__ = [
     "VerifyError", "Reference", "CReference", "PythonReference", "GoldenReference", "CudaReference",
     "LoweredReference", "open_reference", "golden_path", "read_golden", "write_golden", "gpu_available",
-    "runtime_include_dir", "sibling_sandbox", "KIND_STRENGTH", "DEFAULT_CXXFLAGS",
+    "runtime_include_dir", "sibling_sandbox", "KIND_STRENGTH",
 ]

@@ -1,0 +1,126 @@
+"""The loop's decisions, budgets and result choice; the compiler translator's fix/optimize; hints."""
+
+from pathlib import Path
+
+from rich.console import Console
+
+from agent.configuration import load_settings
+from agent.graph import _decide, budget_spent, final_result
+from agent.llm.scripted import ScriptedModel
+from agent.runner import add_hint, kernel_state, run_tasks, set_translator, CHECKPOINT_DB
+from agent.state import initial_state
+from agent.translators.base import TranslateRequest
+from agent.translators.compiler import CompilerTranslator
+from agent.translators.llm import LLMTranslator
+from tools.observations import Observation
+from tools.spec import load_task
+
+FIXTURES = Path(__file__).parent / "agent_fixtures" / "tasks"
+
+
+def _state(**counters):
+    state = initial_state(kernel="k", task={}, base_dir=".", translator="openai:m", run_limits={})
+    state["counters"].update(counters)
+    return state
+
+
+def _attempt(n, status, mode="translate", **extra):
+    return {"n": n, "mode": mode, "code": "int x;", "status": status, "observations": [], "exhausted": False, "fatal": False, **extra}
+
+
+def test_failures_go_back_to_fix_and_correct_goes_to_optimize():
+    cfg = load_settings()
+    state = _state(iterations=1)
+    assert _decide(state, _attempt(1, "compile_error"), cfg)["next"] == "fix"
+    assert _decide(state, _attempt(1, "incorrect"), cfg)["next"] == "fix"
+    assert _decide(state, _attempt(1, "correct"), cfg)["next"] == "optimize"
+
+
+def test_optimizing_continues_only_while_it_gains():
+    cfg = load_settings()
+    state = _state(iterations=2)
+    faster = _attempt(2, "correct", mode="optimize", best_time_before=1.0, time_s={"candidate": 0.5})
+    slower = _attempt(2, "correct", mode="optimize", best_time_before=1.0, time_s={"candidate": 0.99})
+    assert _decide(state, faster, cfg)["next"] == "optimize"
+    assert _decide(state, slower, cfg) == {"next": "done", "reason": "correct; the last optimization found no further gain"}
+
+
+def test_exhausted_or_fatal_translator_ends_the_loop():
+    cfg = load_settings()
+    state = _state(iterations=1)
+    assert _decide(state, _attempt(1, "no_code", mode="fix", exhausted=True), cfg)["next"] == "done"
+    assert _decide(state, _attempt(1, "no_code", fatal=True), cfg)["next"] == "done"
+    assert _decide(state, _attempt(1, "no_code"), cfg)["next"] == "fix"  # a malformed answer: ask again
+
+
+def test_every_budget_stops_the_loop():
+    cfg = load_settings()
+    b = cfg.budgets
+    assert budget_spent(_state(iterations=1), cfg) is None
+    assert "iteration" in budget_spent(_state(iterations=b.max_iters), cfg)
+    assert "wall-time" in budget_spent(_state(iterations=1, elapsed_s=b.max_wall_s + 1), cfg)
+    assert "token" in budget_spent(_state(iterations=1, tokens=b.max_tokens), cfg)
+    assert "money" in budget_spent(_state(iterations=1, cost_usd=b.budget_usd), cfg)
+    run_nearly_spent = _state(iterations=1, tokens=50)
+    run_nearly_spent["run_limits"] = {"tokens": 40}
+    assert "token" in budget_spent(run_nearly_spent, cfg)  # what is left of the run's budget counts too
+    assert _decide(_state(iterations=b.max_iters), _attempt(1, "incorrect"), cfg)["next"] == "done"
+
+
+def test_result_is_the_best_correct_attempt_even_after_later_failures():
+    state = _state(iterations=3)
+    best = _attempt(1, "correct", reference_kind="c", max_abs_err=0.0, time_s={"candidate": 1e-3}, speedup_vs_reference=2.0, threads=2)
+    state["best"] = best
+    result = final_result(state, [best, _attempt(2, "incorrect"), _attempt(3, "compile_error")])
+    assert result["status"] == "correct" and result["attempt"] == 1 and result["speedup_vs_reference"] == 2.0
+    state["best"] = None
+    assert final_result(state, [_attempt(1, "incorrect"), _attempt(2, "compile_error")])["status"] == "compile_error"
+    assert final_result(state, [])["status"] == "unsupported"
+
+
+def test_compiler_fix_only_reports_and_optimize_uses_the_seam():
+    task = load_task(FIXTURES / "scale" / "task.json")
+    failure = Observation(kind="mismatch", message="y differs at [3]")
+    fix = CompilerTranslator(optimizer=None).translate(TranslateRequest(task, task.source(), mode="fix", observations=[failure]))
+    assert fix.code is None and fix.observations and "cannot repair" in fix.observations[0].message
+    assert "y differs at [3]" in fix.observations[0].message
+
+    none = CompilerTranslator(optimizer=None)
+    none.optimizer = None  # whatever is installed: show the no-optimizer report
+    assert none.translate(TranslateRequest(task, "", mode="optimize", best_code="int a;")).code is None
+
+    seen = {}
+
+    def optimizer(task, code, observations):
+        seen["code"] = code
+        return code + "\n// unrolled", "unrolled the loop"
+
+    out = CompilerTranslator(optimizer=optimizer).translate(TranslateRequest(task, "", mode="optimize", best_code="int a;"))
+    assert seen["code"] == "int a;" and out.code.endswith("// unrolled") and out.notes == "unrolled the loop"
+
+
+BAD = '```cpp\nextern "C" void scale(const float* x, float* y, float alpha, int n) { y[0] = alpah; }\n```'
+
+
+def test_hint_and_translator_override_reach_the_next_translation(tmp_path):
+    cfg = load_settings(llm="openai:scripted-model", sandbox="local", budgets={"max_iters": 2})
+    model = ScriptedModel([BAD, BAD], name="openai:scripted-model")
+    translator = LLMTranslator(model, cfg)
+    console = Console(file=open(tmp_path / "console.txt", "w"))
+    task = FIXTURES / "scale" / "task.json"
+    out = tmp_path / "out"
+
+    first = run_tasks([task], cfg, out=out, console=console, interrupt_before=["translate"], translator_for=lambda spec: translator)
+    assert first[0].paused and not model.calls  # stopped after plan, before any model call
+    db = out / CHECKPOINT_DB
+    add_hint(db, first[0].thread_id, "remember alpha is a float scalar")
+    set_translator(db, first[0].thread_id, "openai:other-model")
+    assert kernel_state(db, first[0].thread_id)["translator"] == "openai:other-model"
+
+    asked = []
+    second = run_tasks([task], cfg, out=out, console=console, interrupt_before=["translate"],
+                       translator_for=lambda spec: asked.append(spec) or translator)
+    assert second[0].paused and second[0].resumed
+    assert asked == ["openai:other-model"]
+    prompt = model.calls[0]["messages"][0]["content"]
+    assert "remember alpha is a float scalar" in prompt

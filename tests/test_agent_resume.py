@@ -1,0 +1,90 @@
+"""`agent port` killed (SIGKILL) or interrupted (SIGINT) mid-run: trace and checkpoint survive, the next run resumes."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from agent.runner import CHECKPOINT_DB, kernel_state
+from agent.trace import read_trace
+
+AGENT = str(Path(sys.executable).parent / "agent")
+TASK = Path(__file__).parent / "agent_fixtures" / "tasks" / "scale" / "task.json"
+WAIT_S = 300  # generous: the machine may be busy; the test normally takes seconds
+
+
+def port(out: Path) -> list[str]:
+    return [AGENT, "port", str(TASK), "-o", str(out), "--sandbox", "local"]
+
+
+def start(out: Path) -> subprocess.Popen:
+    env = {**os.environ, "COLUMNS": "120"}
+    return subprocess.Popen(port(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def wait_for_event(proc: subprocess.Popen, trace: Path, node: str, type: str = "node_start") -> None:
+    """Block until the trace shows `type` for `node` (the run is then at a known step)."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if trace.is_file() and trace.stat().st_size:
+            if any(e["node"] == node and e["type"] == type for e in read_trace(trace).events):
+                return
+        if proc.poll() is not None:
+            raise AssertionError(f"agent port ended before {node} {type}: {proc.stderr.read()}")
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"no {node} {type} within {WAIT_S}s")
+
+
+def starts(trace: Path) -> Counter:
+    return Counter(e["node"] for e in read_trace(trace).events if e["type"] == "node_start" and e["kernel"] == "scale")
+
+
+def test_killed_run_resumes_without_redoing_finished_steps(tmp_path):
+    out = tmp_path / "out"
+    trace = out / "trace.jsonl"
+    proc = start(out)
+    # `test` starting means plan, translate and compile are finished and checkpointed (durability "sync").
+    wait_for_event(proc, trace, "test")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (out / "scale" / "result.json").exists()
+
+    done = subprocess.run(port(out), capture_output=True, text=True, timeout=WAIT_S)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resumed" in done.stdout
+    counts = starts(trace)
+    assert counts["plan"] == counts["translate"] - 1 == counts["compile"] == 1  # one more translate: the optimize ask
+    assert counts["test"] == 2  # the step the kill cut short ran again; nothing before it did
+    assert counts["kernel"] == 2
+    runs = [e["data"] for e in read_trace(trace).events if e["node"] == "run" and e["type"] == "node_start"]
+    assert [r["resumed"] for r in runs] == [False, True]
+    assert (out / "scale" / "result.json").is_file() and (out / "scale" / "scale.cpp").is_file()
+
+    again = subprocess.run(port(out), capture_output=True, text=True, timeout=WAIT_S)  # finished: not redone
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert starts(trace) == counts
+    skipped = [e for e in read_trace(trace).events if e["type"] == "decision" and e["node"] == "run"]
+    assert len(skipped) == 1 and "not redone" in skipped[0]["data"]["reason"]
+
+
+def test_ctrl_c_leaves_a_readable_trace_and_checkpoint(tmp_path):
+    out = tmp_path / "out"
+    trace = out / "trace.jsonl"
+    proc = start(out)
+    wait_for_event(proc, trace, "translate", "node_end")
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+
+    recorded = read_trace(trace)
+    assert not recorded.bad_lines
+    assert any(e["type"] == "error" and "interrupted" in e["data"]["error"] for e in recorded.events)
+    thread_id = next(e["data"]["thread_id"] for e in recorded.events if e["node"] == "kernel" and e["type"] == "node_start")
+    state = kernel_state(out / CHECKPOINT_DB, thread_id)
+    assert state is not None and state["kernel"] == "scale"
+    assert state["counters"]["iterations"] == 1 and state["plan"]  # plan and translate are in the checkpoint

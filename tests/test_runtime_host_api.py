@@ -1,0 +1,272 @@
+"""The CPU CUDA runtime's host API: memory, copies, symbols, errors, streams, events, device
+queries; and the header set compiling cleanly into a multi-file program."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_runtime_support import build, build_and_run, parse_lines, run
+
+HOST_API_PROGRAM = r"""
+#include <cuda_runtime.h>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#ifdef __CUDACC__
+#error "__CUDACC__ must stay undefined: host code takes its host paths"
+#endif
+static_assert(CUDART_VERSION >= 11000, "CUDART_VERSION");
+static_assert(sizeof(float4) == 16 && alignof(float4) == 16, "float4");
+static_assert(sizeof(float3) == 12 && alignof(float3) == 4, "float3");
+static_assert(sizeof(float2) == 8 && alignof(float2) == 8, "float2");
+static_assert(sizeof(double2) == 16 && alignof(double2) == 16, "double2");
+static_assert(sizeof(int4) == 16 && alignof(int4) == 16, "int4");
+static_assert(sizeof(char4) == 4 && alignof(char4) == 4, "char4");
+static_assert(sizeof(uchar3) == 3 && alignof(uchar3) == 1, "uchar3");
+static_assert(sizeof(short2) == 4 && alignof(short2) == 4, "short2");
+static_assert(sizeof(longlong2) == 16 && alignof(longlong2) == 16, "longlong2");
+static_assert(sizeof(dim3) == 12, "dim3");
+
+__constant__ float coefficients[16];
+__device__ int device_counter;
+
+static void CUDART_CB_like(cudaStream_t, cudaError_t status, void* data) { *static_cast<int*>(data) = 100 + status; }
+
+int main() {
+    const int n = 1000;
+    std::vector<float> host(n), back(n, -1.0f);
+    for (int i = 0; i < n; ++i) host[i] = 0.5f * i;
+
+    float* device = nullptr;
+    printf("malloc %d\n", cudaMalloc(&device, n * sizeof(float)));
+    printf("aligned %d\n", int(reinterpret_cast<uintptr_t>(device) % 256 == 0));
+    cudaMemcpy(device, host.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemcpy(back.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost);
+    bool same = true;
+    for (int i = 0; i < n; ++i) same = same && back[i] == host[i];
+    printf("roundtrip %d\n", int(same));
+    cudaMemset(device, 0, n * sizeof(float));
+    cudaMemcpyAsync(back.data(), device, n * sizeof(float), cudaMemcpyDefault, 0);
+    printf("memset_first_last %g %g\n", back[0], back[n - 1]);
+
+    // 2-D copy into a pitched allocation and back.
+    size_t pitch = 0;
+    float* pitched = nullptr;
+    cudaMallocPitch(&pitched, &pitch, 10 * sizeof(float), 5);
+    cudaMemcpy2D(pitched, pitch, host.data(), 10 * sizeof(float), 10 * sizeof(float), 5, cudaMemcpyHostToDevice);
+    std::vector<float> rows(50, 0.0f);
+    cudaMemcpy2D(rows.data(), 10 * sizeof(float), pitched, pitch, 10 * sizeof(float), 5, cudaMemcpyDeviceToHost);
+    printf("pitch %zu copy2d %g %g\n", pitch, rows[13], rows[49]);
+    printf("bad_pitch %d\n", cudaMemcpy2D(rows.data(), 4, pitched, pitch, 8, 1, cudaMemcpyDeviceToHost));
+    cudaGetLastError();
+
+    // Errors: codes, strings, sticky last error.
+    printf("bad_kind %d\n", cudaMemcpy(back.data(), device, 4, static_cast<cudaMemcpyKind>(7)));
+    cudaError_t peeked = cudaPeekAtLastError();
+    cudaError_t last = cudaGetLastError();
+    cudaError_t after = cudaGetLastError();
+    printf("peek %d last %d after %d\n", peeked, last, after);
+    int not_allocated = 0;
+    printf("free_unknown %d\n", cudaFree(&not_allocated));
+    cudaGetLastError();
+    printf("free_null %d\n", cudaFree(nullptr));
+    printf("string %s\n", cudaGetErrorString(cudaErrorInvalidValue));
+    printf("name %s\n", cudaGetErrorName(cudaErrorMemoryAllocation));
+
+    // Symbols.
+    float values[16];
+    for (int i = 0; i < 16; ++i) values[i] = float(i * i);
+    cudaMemcpyToSymbol(coefficients, values, sizeof(values));
+    cudaMemcpyToSymbol(coefficients, values + 2, 2 * sizeof(float), 8 * sizeof(float));
+    float readback[4];
+    cudaMemcpyFromSymbol(readback, coefficients, 4 * sizeof(float), 7 * sizeof(float));
+    printf("symbol %g %g %g %g\n", coefficients[3], readback[0], readback[1], readback[2]);
+    printf("symbol_overflow %d\n", cudaMemcpyToSymbol(coefficients, values, sizeof(values), 4));
+    cudaGetLastError();
+    int seven = 7;
+    cudaMemcpyToSymbol(device_counter, &seven, sizeof(int));
+    void* address = nullptr;
+    size_t symbol_size = 0;
+    cudaGetSymbolAddress(&address, coefficients);
+    cudaGetSymbolSize(&symbol_size, coefficients);
+    printf("counter %d address %d size %zu\n", device_counter, int(address == coefficients), symbol_size);
+
+    // Events measure real time.
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    cudaEventRecord(start);
+    volatile double sink = 0;
+    for (int i = 0; i < 3000000; ++i) sink = sink + i * 0.5;
+    cudaEventRecord(stop, 0);
+    cudaEventSynchronize(stop);
+    float ms = -1;
+    printf("elapsed_status %d\n", cudaEventElapsedTime(&ms, start, stop));
+    printf("elapsed_ms %g\n", ms);
+    cudaEvent_t unrecorded;
+    cudaEventCreateWithFlags(&unrecorded, cudaEventDisableTiming);
+    printf("elapsed_unrecorded %d\n", cudaEventElapsedTime(&ms, start, unrecorded));
+    cudaGetLastError();
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cudaEventDestroy(unrecorded);
+
+    // Streams: work is done when issued; callbacks run.
+    cudaStream_t stream;
+    cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    int called = 0;
+    cudaStreamAddCallback(stream, CUDART_CB_like, &called, 0);
+    cudaError_t synchronized = cudaStreamSynchronize(stream);
+    printf("stream %d %d %d\n", synchronized, cudaStreamQuery(stream), called);
+    cudaStreamDestroy(stream);
+
+    // Device queries.
+    int count = 0, current = -1, warp = 0, sms = 0;
+    cudaGetDeviceCount(&count);
+    cudaGetDevice(&current);
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    cudaDeviceGetAttribute(&warp, cudaDevAttrWarpSize, 0);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    printf("devices %d current %d set1 %d\n", count, current, cudaSetDevice(1));
+    cudaGetLastError();
+    printf("prop_name %s\n", prop.name);
+    printf("prop %d %d %d %zu %d %d\n", prop.warpSize, prop.maxThreadsPerBlock, prop.multiProcessorCount,
+           prop.sharedMemPerBlock, int(prop.totalGlobalMem > (size_t(1) << 28)), prop.major);
+    printf("omp_procs %d attr %d %d\n", omp_get_num_procs(), warp, sms);
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaMemGetInfo(&free_bytes, &total_bytes);
+    printf("meminfo %d\n", int(free_bytes > 0 && free_bytes <= total_bytes));
+    int min_grid = 0, block = 0;
+    cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, CUDART_CB_like, 0, 0);
+    printf("occupancy %d %d\n", block, int(min_grid > 0));
+    printf("func_attr %d\n", cudaFuncSetAttribute(CUDART_CB_like, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536));
+
+    // Pointer attributes and other allocators.
+    float* pinned = nullptr;
+    float* managed = nullptr;
+    cudaMallocHost(&pinned, 64);
+    cudaMallocManaged(&managed, 64);
+    cudaPointerAttributes attributes;
+    cudaPointerGetAttributes(&attributes, device + 10);
+    int device_type = attributes.type;
+    cudaPointerGetAttributes(&attributes, pinned);
+    int host_type = attributes.type;
+    cudaPointerGetAttributes(&attributes, managed);
+    int managed_type = attributes.type;
+    cudaPointerGetAttributes(&attributes, &count);
+    printf("pointer_types %d %d %d %d\n", device_type, host_type, managed_type, int(attributes.type));
+    int frees[4] = {cudaFreeHost(pinned), cudaFree(managed), cudaFree(pitched), cudaFree(device)};
+    printf("frees %d %d %d %d\n", frees[0], frees[1], frees[2], frees[3]);
+    printf("sync %d\n", cudaDeviceSynchronize() + cudaDeviceReset());
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def host_api(tmp_path_factory) -> dict[str, list[str]]:
+    return parse_lines(build_and_run(HOST_API_PROGRAM, tmp_path_factory.mktemp("host_api")))
+
+
+def test_memory_round_trip(host_api):
+    assert host_api["malloc"] == ["0"]
+    assert host_api["aligned"] == ["1"]
+    assert host_api["roundtrip"] == ["1"]
+    assert host_api["memset_first_last"] == ["0", "0"]
+    pitch = int(host_api["pitch"][0])
+    assert pitch >= 40 and pitch % 256 == 0
+    assert host_api["pitch"][2:] == ["6.5", "24.5"]  # rows[13] = host[13], rows[49] = host[49]
+
+
+def test_errors_are_reported_and_sticky(host_api):
+    assert host_api["bad_pitch"] == ["12"]  # cudaErrorInvalidPitchValue
+    assert host_api["bad_kind"] == ["21"]  # cudaErrorInvalidMemcpyDirection
+    assert host_api["peek"] == ["21", "last", "21", "after", "0"]
+    assert host_api["free_unknown"] == ["1"]
+    assert host_api["free_null"] == ["0"]
+    assert host_api["string"] == ["invalid", "argument"]
+    assert host_api["name"] == ["cudaErrorMemoryAllocation"]
+
+
+def test_symbols(host_api):
+    # coefficients = i*i, then elements 8, 9 overwritten by values[2], values[3] = 4, 9.
+    assert host_api["symbol"] == ["9", "49", "4", "9"]
+    assert host_api["symbol_overflow"] == ["1"]
+    assert host_api["counter"] == ["7", "address", "1", "size", "64"]
+
+
+def test_events_measure_real_time(host_api):
+    assert host_api["elapsed_status"] == ["0"]
+    assert float(host_api["elapsed_ms"][0]) > 0.0
+    assert host_api["elapsed_unrecorded"] == ["400"]  # cudaErrorInvalidResourceHandle
+
+
+def test_streams_and_device_queries(host_api):
+    assert host_api["stream"] == ["0", "0", "100"]
+    assert host_api["devices"] == ["1", "current", "0", "set1", "101"]
+    assert host_api["prop_name"] == ["CPU", "(OpenMP)"]
+    warp, max_threads, sms, shared, big_memory, major = host_api["prop"]
+    assert (warp, max_threads, shared, big_memory, major) == ("32", "1024", "49152", "1", "8")
+    procs = host_api["omp_procs"][0]
+    assert sms == procs and host_api["omp_procs"][1:] == ["attr", "32", procs]
+    assert host_api["meminfo"] == ["1"]
+    assert host_api["occupancy"] == ["256", "1"]
+    assert host_api["func_attr"] == ["0"]
+
+
+def test_pointer_attributes_and_frees(host_api):
+    assert host_api["pointer_types"] == ["2", "1", "3", "0"]
+    assert host_api["frees"] == ["0", "0", "0", "0"]
+    assert host_api["sync"] == ["0"]
+
+
+# Every header in one program of two translation units: inline definitions must link.
+ALL_HEADERS = """
+#include <cuda_runtime.h>
+#include <cuda_runtime_api.h>
+#include <cuda.h>
+#include <device_launch_parameters.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <math_constants.h>
+#include <cublas_v2.h>
+#include <curand.h>
+#include <curand_kernel.h>
+#include <thrust/device_vector.h>
+#include <thrust/host_vector.h>
+#include <thrust/transform.h>
+#include <thrust/reduce.h>
+#include <thrust/sort.h>
+#include <thrust/fill.h>
+#include <thrust/copy.h>
+#include <thrust/sequence.h>
+#include <thrust/scan.h>
+#include <thrust/count.h>
+#include <thrust/transform_reduce.h>
+#include <thrust/functional.h>
+#include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <algorithm>
+#include <vector>
+using namespace std;
+"""
+
+
+def test_all_headers_link_in_two_translation_units(tmp_path):
+    first = ALL_HEADERS + """
+float scale_in_other_unit(float x);
+int main() {
+    float* d = nullptr;
+    cudaMalloc(&d, 16);
+    __half h = __float2half(scale_in_other_unit(1.5f));
+    printf("%g %d %d\\n", __half2float(h), min(3, 4), std::max(1, 2));
+    return cudaFree(d);
+}
+"""
+    second = ALL_HEADERS + """
+float scale_in_other_unit(float x) { return __fmul_rn(rsqrtf(4.0f), x) + __expf(0.0f) + max(1.0f, 0.0f) - 1.0f; }
+"""
+    exe = build({"first.cpp": first, "second.cpp": second}, tmp_path)
+    assert run(exe).split() == ["1.75", "3", "2"]

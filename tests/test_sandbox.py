@@ -1,0 +1,238 @@
+"""Both sandbox implementations, for real: local always, Docker where a daemon answers and the image exists."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from sandboxes import Limits, LocalSandbox, Sandbox, SandboxError, docker_available, open_sandbox
+from tools.build import compile_cpp, compile_cuda, parse_diagnostics
+
+IMAGE = "agent-sandbox:latest"
+
+
+def _docker_skip_reason() -> str | None:
+    ok, reason = docker_available()
+    if not ok:
+        return reason
+    from sandboxes.docker import image_present
+
+    if not image_present(IMAGE):
+        return f"image {IMAGE} not built (sandboxes/image/build_image.sh)"
+    return None
+
+
+@pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=pytest.mark.docker)])
+def box(request) -> Sandbox:
+    if request.param == "docker":
+        reason = _docker_skip_reason()
+        if reason and os.environ.get("AGENT_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"AGENT_REQUIRE_DOCKER=1 (CI) but {reason}")
+        if reason:
+            print(f"docker sandbox skipped: {reason}")
+            pytest.skip(f"docker sandbox: {reason}")
+        from sandboxes.docker import DockerSandbox
+
+        sandbox: Sandbox = DockerSandbox(Limits(timeout_s=60, memory_mb=2048), image=IMAGE)
+    else:
+        sandbox = LocalSandbox(Limits(timeout_s=60, memory_mb=2048))
+    print(f"sandbox mode: {sandbox.mode}")
+    yield sandbox
+    sandbox.close()
+
+
+def isolated(box: Sandbox) -> bool:
+    """Whether the sandbox claims network and filesystem isolation (local needs bubblewrap)."""
+    return box.kind == "docker" or getattr(box, "bwrap", False)
+
+
+def require_isolation(box: Sandbox) -> None:
+    if not isolated(box):
+        pytest.skip(f"{box.kind} sandbox without bubblewrap isolates neither network nor filesystem: {box.mode}")
+
+
+OPENMP_SUM = r"""
+#include <cstdio>
+#include <omp.h>
+int main() {
+    long long sum = 0;
+    #pragma omp parallel for reduction(+:sum)
+    for (int i = 1; i <= 1000000; ++i) sum += i;
+    int threads = 0;
+    #pragma omp parallel
+    {
+        #pragma omp single
+        threads = omp_get_num_threads();
+    }
+    std::printf("sum=%lld threads=%d\n", sum, threads);
+    return 0;
+}
+"""
+
+
+def test_openmp_round_trip(box: Sandbox) -> None:
+    box.put({"omp/sum.cpp": OPENMP_SUM})
+    build = compile_cpp(box, ["omp/sum.cpp"], "omp/sum", flags=["-O2", "-fopenmp"])
+    assert build.ok, build.summary()
+    assert box.exists("omp/sum")
+    run = box.run(["./omp/sum"], env={"OMP_NUM_THREADS": "2"})
+    assert run.ok, run.tail()
+    assert run.stdout.strip() == "sum=500000500000 threads=2"
+    assert box.get("omp/sum")[:4] == b"\x7fELF"  # the binary comes back out
+
+
+def test_put_path_and_get(box: Sandbox, tmp_path: Path) -> None:
+    tree = tmp_path / "proj"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "a.txt").write_text("alpha")
+    (tree / "run.sh").write_text("#!/bin/sh\ncat src/a.txt > out.txt\n")
+    (tree / "run.sh").chmod(0o755)
+    box.put_path(tree, "proj")
+    run = box.run("./run.sh", cwd="proj")
+    assert run.ok, run.tail()
+    assert box.get("proj/out.txt") == b"alpha"
+    assert not box.exists("proj/missing.txt")
+    with pytest.raises(FileNotFoundError):
+        box.get("proj/missing.txt")
+    with pytest.raises(SandboxError):
+        box.put({"../escape.txt": "x"})
+
+
+def test_timeout_kills_children(box: Sandbox) -> None:
+    marker = f"late-{uuid.uuid4().hex[:8]}.txt"
+    # The child would write the marker after 3 s; the parent outlives the 1 s limit.
+    run = box.run(f"(sleep 3; echo late > {marker}) & sleep 60", timeout_s=1)
+    assert run.timed_out and not run.ok
+    assert any("time limit" in note for note in run.notes)
+    time.sleep(4)  # past the moment the child would have written
+    assert not box.exists(marker)
+
+
+def test_timeout_kills_escaped_session(box: Sandbox) -> None:
+    require_isolation(box)
+    marker = f"escaped-{uuid.uuid4().hex[:8]}.txt"
+    # setsid leaves timeout's process group: only namespace/container-wide clean-up catches it.
+    run = box.run(f"setsid sh -c 'sleep 3; echo late > {marker}' </dev/null >/dev/null 2>&1 & sleep 60", timeout_s=1)
+    assert run.timed_out
+    time.sleep(4)
+    assert not box.exists(marker)
+
+
+def test_memory_limit_fails_cleanly(box: Sandbox) -> None:
+    # 1 GiB of real bytes under a 256 MB limit: a clean failure, never a hang.
+    run = box.run(["python3", "-c", "b = b'x' * (1 << 30); print('allocated', len(b))"], limits=Limits(memory_mb=256, timeout_s=60))
+    assert not run.ok and not run.timed_out
+    assert "allocated" not in run.stdout
+    if box.kind == "docker":
+        assert run.returncode == 137
+        assert any("memory limit" in note for note in run.notes), run.notes
+    else:
+        assert "MemoryError" in run.stderr
+    after = box.run(["echo", "alive"])  # the sandbox is still usable
+    assert after.ok and after.stdout.strip() == "alive"
+
+
+def test_network_is_unreachable(box: Sandbox) -> None:
+    require_isolation(box)
+    # A server on the host's loopback: reachable from any process that shares the host's network.
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    try:
+        probe = (
+            "import socket\n"
+            f"socket.create_connection(('127.0.0.1', {port}), timeout=3)\n"
+            "print('connected')\n"
+        )
+        run = box.run(["python3", "-c", probe], timeout_s=30)
+        assert not run.ok
+        assert "connected" not in run.stdout
+        assert "Error" in run.stderr  # ConnectionRefusedError / OSError: Network is unreachable
+        with pytest.raises(TimeoutError):
+            server.accept()
+    finally:
+        server.close()
+
+
+def test_writes_outside_workdir_stay_inside(box: Sandbox) -> None:
+    require_isolation(box)
+    name = f"agent-escape-{uuid.uuid4().hex[:8]}"
+    run = box.run(f"echo x > /tmp/{name}; echo x > ../{name}; echo x > /usr/{name}; cat /tmp/{name}")
+    try:
+        assert run.stdout.strip() == "x"  # the private /tmp is writable inside
+        assert not Path("/tmp", name).exists()
+        assert not Path("/usr", name).exists()
+        assert "Read-only file system" in run.stderr
+        if isinstance(box, LocalSandbox):
+            assert not (box.workdir.parent / name).exists()
+    finally:
+        for leaked in (Path("/tmp", name), Path("/usr", name)):
+            leaked.unlink(missing_ok=True)
+
+
+SAXPY_CU = """\
+__global__ void saxpy(int n, float a, const float* x, float* y) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+BROKEN_CU = """\
+__global__ void broken(float* y) {
+    int i = threadIdx.x;
+    y[i] = undeclared_value;
+}
+"""
+
+
+def _need_nvcc(box: Sandbox) -> None:
+    if box.kind == "local" and not shutil.which("nvcc"):
+        pytest.skip("nvcc is not installed on this host")
+    if box.kind == "docker":
+        from sandboxes.docker import host_cuda_home
+
+        if host_cuda_home() is None:
+            pytest.skip("the host has no CUDA toolkit to mount into the container")
+
+
+def test_nvcc_ptx_and_diagnostics(box: Sandbox) -> None:
+    _need_nvcc(box)
+    box.put({"cu/saxpy.cu": SAXPY_CU, "cu/broken.cu": BROKEN_CU})
+    good = compile_cuda(box, ["cu/saxpy.cu"], "cu/saxpy.ptx", ptx_only=True)
+    assert good.ok, good.summary()
+    assert b".entry" in box.get("cu/saxpy.ptx")
+
+    bad = compile_cuda(box, ["cu/broken.cu"], "cu/broken.ptx", ptx_only=True)
+    assert not bad.ok
+    errors = bad.errors
+    assert errors, bad.output
+    first = errors[0]
+    assert first.file.endswith("broken.cu") and first.line == 3 and first.severity == "error"
+    assert "undeclared_value" in first.message and "undefined" in first.message
+    assert parse_diagnostics(bad.output, "nvcc")[0].line == 3
+
+
+def test_open_sandbox_auto_says_which() -> None:
+    box = open_sandbox("auto")
+    try:
+        print(f"auto chose {box.kind}: {box.mode}")
+        if _docker_skip_reason() is None:
+            assert box.kind == "docker" and box.mode.startswith("docker")
+        else:
+            assert box.kind == "local" and "auto chose local" in box.mode
+        assert box.run(["true"]).ok
+    finally:
+        box.close()
+
+
+def test_open_sandbox_rejects_unknown_kind() -> None:
+    with pytest.raises(SandboxError, match="unknown sandbox kind"):
+        open_sandbox("vm")

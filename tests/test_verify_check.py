@@ -1,0 +1,166 @@
+"""check(): deliberately wrong candidates are caught and described precisely (real g++, real sandbox)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandboxes import LocalSandbox
+from tools.spec import load_task
+from tools.verify import check
+
+FIX = Path(__file__).parent / "verify_fixtures"
+
+VADD_OK = """
+#include <cstdint>
+extern "C" void vadd(float* a, float* b, float* c, int32_t n) {
+  #pragma omp parallel for
+  for (int i = 0; i < n; i++) c[i] = a[i] + b[i];
+}
+"""
+
+
+def vadd(body: str) -> str:
+    return '#include <cstdint>\n#include <cmath>\nextern "C" void vadd(float* a, float* b, float* c, int32_t n) {\n' + body + "\n}\n"
+
+
+@pytest.fixture(scope="module")
+def box():
+    with LocalSandbox() as sb:
+        yield sb
+
+
+@pytest.fixture(scope="module")
+def vadd_task():
+    return load_task(FIX / "vadd" / "task.json")
+
+
+def messages(report) -> str:
+    return "\n".join(o.message for o in report.observations)
+
+
+def test_correct_candidate_against_c_reference(box, vadd_task):
+    r = check(vadd_task, VADD_OK, box)
+    assert r.status == "correct", r.summary()
+    assert r.reference_kind == "c"
+    assert r.seeds == [42, 43, 44] and r.threads[0] == 1 and r.threads[-1] >= 2
+    assert r.max_abs_err == 0.0 and not r.mismatches
+
+
+def test_wrong_at_boundary_names_last_element(box, vadd_task):
+    r = check(vadd_task, vadd("for (int i = 0; i < n - 1; i++) c[i] = a[i] + b[i];"), box)
+    assert r.status == "incorrect"
+    m = r.mismatches[0]
+    assert (m.buffer, m.first_index, m.count, m.total, m.unwritten) == ("c", (99, 36), 1, 3700, 1)
+    assert "never written" in messages(r) and "[99, 36]" in messages(r)
+    assert "<- differs" in m.excerpt and "nan" in m.excerpt
+
+
+def test_off_by_one_element_shift_writes_past_end(box, vadd_task):
+    r = check(vadd_task, vadd("for (int i = 1; i <= n; i++) c[i] = a[i - 1] + b[i - 1];"), box)
+    assert r.status == "incorrect"
+    text = messages(r)
+    assert "wrote past the end of buffer 'c'" in text
+    m = r.mismatches[0]
+    assert m.first_index == (0, 0) and m.count == 3700  # every element is one place off
+
+
+def test_writing_an_input_is_caught(box, vadd_task):
+    r = check(vadd_task, vadd("for (int i = 0; i < n; i++) { a[i] += b[i]; c[i] = a[i]; }"), box)
+    assert r.status == "incorrect"
+    assert "wrote into input buffer 'a' (3700 elements changed, first at [0, 0]" in messages(r)
+
+
+def test_nan_where_reference_has_a_number(box, vadd_task):
+    r = check(vadd_task, vadd("for (int i = 0; i < n; i++) c[i] = std::log(a[i]) - std::log(a[i]) + a[i] + b[i];"), box)
+    assert r.status == "incorrect"
+    m = r.mismatches[0]
+    assert m.unwritten == 0 and 0 < m.count < m.total  # the negative a[i] only
+    assert m.max_abs_err == float("inf")
+    assert "nan  <- differs" in m.excerpt
+
+
+def test_returning_immediately_is_never_correct(box, vadd_task):
+    r = check(vadd_task, vadd("(void)a; (void)b; (void)c; (void)n;"), box)
+    assert r.status == "incorrect"
+    assert r.mismatches[0].unwritten == 3700
+
+
+def test_static_cache_across_calls_is_caught(box, vadd_task):
+    body = """
+  static bool done = false;
+  if (done) return;
+  for (int i = 0; i < n; i++) c[i] = a[i] + b[i];
+  done = true;"""
+    r = check(vadd_task, vadd(body), box)
+    assert r.status == "incorrect"
+    assert "changed between calls on the same inputs: call 2 differs from call 1 in 3700 elements" in messages(r)
+
+
+def test_exit_in_entry_is_a_runtime_error(box, vadd_task):
+    r = check(vadd_task, '#include <cstdlib>\n' + vadd("std::exit(0);"), box)
+    assert r.status == "runtime_error"
+    assert "ended the process" in messages(r)
+
+
+def test_crash_is_a_runtime_error(box, vadd_task):
+    r = check(vadd_task, vadd("float* p = nullptr; for (int i = 0; i < n; i++) p[i * 1000] = a[i];"), box, seeds=[1])
+    assert r.status == "runtime_error"
+    assert "SIGSEGV" in messages(r)
+
+
+def test_compile_error_names_candidate_line(box, vadd_task):
+    r = check(vadd_task, vadd("for (int i = 0; i < n; i++) c[i] = a[i] + undefined_thing;"), box)
+    assert r.status == "compile_error"
+    obs = r.observations[0]
+    assert obs.kind == "compile" and obs.file == "vadd.cpp" and obs.line == 4 and "undefined_thing" in obs.message
+
+
+def test_race_under_two_threads_with_inout(box):
+    task = load_task(FIX / "prefix" / "task.json")
+    good = """
+#include <cstdint>
+extern "C" void prefix(int32_t* x, int32_t* y, int64_t* total, int32_t n) {
+  int32_t s = 0;
+  for (int32_t i = 0; i < n; i++) { s += x[i]; y[i] = s; }
+  total[0] += s;
+}"""
+    assert check(task, good, box, threads=[1, 2]).status == "correct"
+    # a loop-carried dependence run as a parallel loop: right on one thread, wrong on two
+    racy = """
+#include <cstdint>
+extern "C" void prefix(int32_t* x, int32_t* y, int64_t* total, int32_t n) {
+  y[0] = x[0];
+  #pragma omp parallel for schedule(static, 1)
+  for (int32_t i = 1; i < n; i++) y[i] = y[i - 1] + x[i];
+  total[0] += y[n - 1];
+}"""
+    r = check(task, racy, box, threads=[1, 2])
+    assert r.status == "incorrect"
+    assert {m.threads for m in r.mismatches} == {2}
+    assert "correct with 1 thread, wrong with 2 threads: a data race" in messages(r)
+
+
+def test_python_reference_and_unwritten_integer_output(box):
+    task = load_task(FIX / "scale_count" / "task.json")
+    good = """
+#include <cstdint>
+extern "C" void scale_count(float* x, float* y, int32_t* cnt, int32_t rows, int32_t cols, float alpha) {
+  #pragma omp parallel for
+  for (int r = 0; r < rows; r++) {
+    int local = 0;
+    for (int c = 0; c < cols; c++) { y[r * cols + c] = alpha * x[r * cols + c]; local += x[r * cols + c] > 0.0f; }
+    cnt[r] += local;
+  }
+}"""
+    r = check(task, good, box)
+    assert r.status == "correct", r.summary()
+    assert r.reference_kind == "python"
+    forgot = good.replace("cnt[r] += local;", "(void)local;")
+    r = check(task, forgot, box)
+    assert r.status == "incorrect"
+    m = r.mismatches[0]
+    # cnt says init zeros, so "unwritten" shows as zeros vs the reference's counts
+    assert m.buffer == "cnt" and m.first_index == (0,) and m.count > 40
+    assert "output 'cnt'" in messages(r)

@@ -1,0 +1,522 @@
+"""CUDA front end on libclang: what a .cu file contains, with no CUDA installation.
+
+The source is parsed in clang's CUDA mode (host side) with `shim/cuda_shim.h` force-included:
+it declares the thread coordinates, barriers, warp intrinsics, atomics, math intrinsics,
+vector and half types and enough of the host runtime API for host code to parse.
+`parse_cuda` returns a `CudaModule` of plain records; the lowering uses `parse_translation`,
+which also keeps the libclang cursors.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import clang.cindex as ci
+from pydantic import BaseModel
+
+SHIM_DIR = Path(__file__).parent / "shim"
+
+BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}
+BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+WARP_SYNC = {"__syncwarp"}
+WARP_EXCHANGE = {
+    "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+    "__shfl", "__shfl_up", "__shfl_down", "__shfl_xor",
+    "__ballot_sync", "__any_sync", "__all_sync", "__ballot", "__any", "__all",
+    "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
+}
+WARP_LOCAL = {"__activemask", "__lanemask_lt"}
+ATOMICS = {
+    "atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicExch", "atomicCAS", "atomicAnd",
+    "atomicOr", "atomicXor", "atomicInc", "atomicDec",
+}
+# Calls whose presence makes a kernel unsupported, with the feature name reported.
+UNSUPPORTED_CALLS = {
+    **{n: "textures" for n in ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered", "texCubemap")},
+    **{n: "surfaces" for n in ("surf1Dread", "surf1Dwrite", "surf2Dread", "surf2Dwrite", "surf3Dread", "surf3Dwrite")},
+    "this_grid": "cooperative groups grid sync",
+    "this_thread_block": "cooperative groups",
+    "tiled_partition": "cooperative groups",
+    "__match_any_sync": "warp match intrinsics",
+    "__match_all_sync": "warp match intrinsics",
+    "__nanosleep": "__nanosleep",
+    "clock64": "clock counters",
+    "clock": "clock counters",
+    "cudaDeviceSynchronize": "dynamic parallelism",
+    "cudaLaunchKernel": "dynamic parallelism",
+    "cudaMalloc": "device-side malloc",
+    "malloc": "device-side malloc",
+}
+MATH_INTRINSICS = re.compile(r"^(__[a-z0-9]+(_r[nzud])?|rsqrtf?|fmaf?|__saturatef)$")
+
+
+class CudaParseError(Exception):
+    """The source could not be parsed at all; the message names the file."""
+
+
+class Param(BaseModel):
+    name: str
+    type: str
+
+
+class KernelInfo(BaseModel):
+    name: str
+    params: list[Param]
+    template_params: list[str] = []
+    file: str
+    line: int
+    launch_bounds: str | None = None
+    features: list[str] = []
+
+
+class DeviceFunction(BaseModel):
+    name: str
+    file: str
+    line: int
+    is_template: bool = False
+    uses_thread_coordinates: bool = False
+    has_sync: bool = False
+
+
+class SharedVar(BaseModel):
+    name: str
+    type: str
+    kernel: str | None  # None: declared at file scope
+    extern: bool
+    file: str
+    line: int
+
+
+class ConstantVar(BaseModel):
+    name: str
+    type: str
+    file: str
+    line: int
+
+
+class LaunchSite(BaseModel):
+    kernel: str
+    template_args: str | None = None
+    grid: str
+    block: str
+    shared_bytes: str | None = None
+    stream: str | None = None
+    args: list[str]
+    function: str | None = None  # the host function containing the launch
+    file: str
+    line: int
+
+
+class RuntimeCall(BaseModel):
+    name: str
+    function: str | None = None
+    file: str
+    line: int
+
+
+class CudaModule(BaseModel):
+    filename: str
+    kernels: list[KernelInfo] = []
+    device_functions: list[DeviceFunction] = []
+    shared: list[SharedVar] = []
+    constants: list[ConstantVar] = []
+    launches: list[LaunchSite] = []
+    runtime_calls: list[RuntimeCall] = []
+    diagnostics: list[str] = []
+
+    def kernel(self, name: str) -> KernelInfo:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing
+
+
+@functools.cache
+def _gcc_include_dir() -> str | None:
+    """gcc's own headers (stddef.h, ...): the PyPI libclang ships no resource directory."""
+    try:
+        out = subprocess.run(["gcc", "-print-file-name=include"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    path = out.stdout.strip()
+    return path if path and Path(path, "stddef.h").is_file() else None
+
+
+def clang_args(filename: str, include_dirs: list[str] | None = None) -> list[str]:
+    args = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-std=c++17",
+            "--cuda-path=/nonexistent-cuda", "-Wno-unknown-cuda-version", "-Wno-unused-value",
+            "-include", str(SHIM_DIR / "cuda_shim.h"), "-I", str(SHIM_DIR / "include")]
+    if gcc_inc := _gcc_include_dir():
+        args += ["-isystem", gcc_inc]
+    args += ["-I", str(Path(filename).parent or ".")]
+    for inc in include_dirs or []:
+        args += ["-I", inc]
+    return args
+
+
+@dataclass
+class Translation:
+    """A parsed file: its libclang unit, its bytes and the cursors the lowering needs."""
+
+    filename: str
+    source: bytes
+    tu: ci.TranslationUnit
+    kernels: dict[str, ci.Cursor] = field(default_factory=dict)  # name -> definition
+    functions: dict[int, ci.Cursor] = field(default_factory=dict)  # location offset -> device fn definition
+    identifiers: set[str] = field(default_factory=set)
+    module: CudaModule | None = None
+
+    def text(self, start: int, end: int) -> str:
+        return self.source[start:end].decode()
+
+    def in_main(self, cursor: ci.Cursor) -> bool:
+        loc = cursor.location
+        return loc.file is not None and loc.file.name == self.filename
+
+    def function_definition(self, callee: ci.Cursor) -> ci.Cursor | None:
+        """The definition in this file of a called function (template or not)."""
+        if callee is None or callee.location.file is None or callee.location.file.name != self.filename:
+            return None
+        return self.functions.get(callee.location.offset)
+
+
+def parse_translation(source: str, filename: str = "input.cu", include_dirs: list[str] | None = None) -> Translation:
+    index = ci.Index.create()
+    opts = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+    try:
+        tu = index.parse(filename, args=clang_args(filename, include_dirs), unsaved_files=[(filename, source)], options=opts)
+    except ci.TranslationUnitLoadError as exc:
+        raise CudaParseError(f"{filename}: libclang could not parse the file ({exc})") from None
+    tr = Translation(filename=filename, source=source.encode(), tu=tu)
+    tr.identifiers = set(re.findall(r"[A-Za-z_]\w*", source))
+    for cur in tu.cursor.walk_preorder():
+        if cur.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) or not tr.in_main(cur):
+            continue
+        if not cur.is_definition():
+            continue
+        if is_kernel(cur):
+            tr.kernels[cur.spelling] = cur
+        elif is_device(cur):
+            tr.functions[cur.location.offset] = cur
+    tr.module = _build_module(tr)
+    return tr
+
+
+def parse_cuda(source: str, filename: str = "input.cu") -> CudaModule:
+    """Kernels, device functions, shared/constant variables, launches and runtime calls of a file."""
+    return parse_translation(source, filename).module  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------------
+# Cursor helpers
+
+
+def has_attr(cursor: ci.Cursor, kind: ci.CursorKind) -> bool:
+    return any(c.kind == kind for c in cursor.get_children())
+
+
+def is_kernel(cursor: ci.Cursor) -> bool:
+    return has_attr(cursor, ci.CursorKind.CUDAGLOBAL_ATTR)
+
+
+def is_device(cursor: ci.Cursor) -> bool:
+    return has_attr(cursor, ci.CursorKind.CUDADEVICE_ATTR)
+
+
+def is_shared(cursor: ci.Cursor) -> bool:
+    return cursor.kind == ci.CursorKind.VAR_DECL and has_attr(cursor, ci.CursorKind.CUDASHARED_ATTR)
+
+
+def is_constant(cursor: ci.Cursor) -> bool:
+    return cursor.kind == ci.CursorKind.VAR_DECL and has_attr(cursor, ci.CursorKind.CUDACONSTANT_ATTR)
+
+
+def body_of(fn: ci.Cursor) -> ci.Cursor | None:
+    for c in fn.get_children():
+        if c.kind == ci.CursorKind.COMPOUND_STMT:
+            return c
+    return None
+
+
+def call_name(call: ci.Cursor) -> str:
+    """The callee's name, also for dependent calls in templates (whose spelling is empty)."""
+    if call.spelling:
+        return call.spelling
+    for tok in call.get_tokens():
+        if tok.kind == ci.TokenKind.IDENTIFIER:
+            return tok.spelling
+        break
+    children = list(call.get_children())
+    if children:
+        first = children[0]
+        for c in first.walk_preorder():
+            if c.kind in (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.OVERLOADED_DECL_REF, ci.CursorKind.MEMBER_REF_EXPR) and c.spelling:
+                return c.spelling
+    return ""
+
+
+def callee(call: ci.Cursor) -> ci.Cursor | None:
+    ref = call.referenced
+    if ref is not None and ref.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD):
+        return ref
+    for c in call.walk_preorder():
+        if c.kind in (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.OVERLOADED_DECL_REF):
+            ref = c.referenced
+            if ref is not None and ref.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE):
+                return ref
+            if c.kind == ci.CursorKind.OVERLOADED_DECL_REF:
+                for i in range(c.get_num_overloaded_decls() if hasattr(c, "get_num_overloaded_decls") else 0):
+                    return c.get_overloaded_decl(i)
+            break
+    return None
+
+
+def calls_in(cursor: ci.Cursor):
+    for c in cursor.walk_preorder():
+        if c.kind == ci.CursorKind.CALL_EXPR:
+            yield c
+
+
+def template_params(fn: ci.Cursor, tr: Translation) -> list[str]:
+    out = []
+    for c in fn.get_children():
+        if c.kind in (ci.CursorKind.TEMPLATE_TYPE_PARAMETER, ci.CursorKind.TEMPLATE_NON_TYPE_PARAMETER,
+                      ci.CursorKind.TEMPLATE_TEMPLATE_PARAMETER):
+            out.append(tr.text(c.extent.start.offset, c.extent.end.offset))
+    return out
+
+
+def params_of(fn: ci.Cursor) -> list[ci.Cursor]:
+    return [c for c in fn.get_children() if c.kind == ci.CursorKind.PARM_DECL]
+
+
+def launch_bounds(fn: ci.Cursor, tr: Translation) -> str | None:
+    toks = [t.spelling for t in fn.get_tokens()]
+    if "__launch_bounds__" not in toks:
+        return None
+    i = toks.index("__launch_bounds__") + 1
+    depth, out = 0, []
+    for t in toks[i:]:
+        depth += t == "("
+        depth -= t == ")"
+        out.append(t)
+        if depth == 0:
+            break
+    return " ".join(out[1:-1])
+
+
+# ---------------------------------------------------------------------------------------
+# The module summary
+
+
+def _device_fn_facts(tr: Translation) -> dict[int, tuple[bool, bool, set[str]]]:
+    """Per device function: (uses coordinates, has sync, features), closed over calls."""
+    direct: dict[int, tuple[bool, bool, set[str], set[int]]] = {}
+    for off, fn in tr.functions.items():
+        coords, sync, feats, callees = _scan(fn, tr)
+        direct[off] = (coords, sync, feats, callees)
+    closed: dict[int, tuple[bool, bool, set[str]]] = {}
+    for off in direct:
+        seen, stack = set(), [off]
+        coords, sync, feats = False, False, set()
+        while stack:
+            cur = stack.pop()
+            if cur in seen or cur not in direct:
+                continue
+            seen.add(cur)
+            c, s, f, callees = direct[cur]
+            coords, sync, feats = coords or c, sync or s, feats | f
+            stack.extend(callees)
+        closed[off] = (coords, sync, feats)
+    return closed
+
+
+def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[int]]:
+    coords = sync = False
+    feats: set[str] = set()
+    callees: set[int] = set()
+    for c in fn.walk_preorder():
+        k = c.kind
+        if k == ci.CursorKind.DECL_REF_EXPR and c.spelling in BUILTIN_VARS and not tr.in_main(c.referenced or c):
+            if c.spelling != "warpSize":
+                coords = True
+        elif k == ci.CursorKind.CALL_EXPR:
+            name = call_name(c)
+            if name in BARRIERS:
+                sync = True
+                feats.add("barriers")
+            elif name in WARP_EXCHANGE or name in WARP_SYNC:
+                sync = True
+                feats.add("warp intrinsics")
+            elif name in WARP_LOCAL:
+                feats.add("warp intrinsics")
+            elif re.sub(r"_(block|system)$", "", name) in ATOMICS:
+                feats.add("atomics")
+            elif name in UNSUPPORTED_CALLS:
+                feats.add("unsupported:" + UNSUPPORTED_CALLS[name])
+            elif MATH_INTRINSICS.match(name):
+                feats.add("math intrinsics")
+            d = tr.function_definition(callee(c))
+            if d is not None:
+                callees.add(d.location.offset)
+                feats.add("device functions")
+        elif k == ci.CursorKind.VAR_DECL and is_shared(c):
+            feats.add("dynamic shared memory" if c.type.kind == ci.TypeKind.INCOMPLETEARRAY else "shared memory")
+        elif k == ci.CursorKind.DECL_REF_EXPR and c.referenced is not None and is_constant(c.referenced):
+            feats.add("constant memory")
+        elif k == ci.CursorKind.ASM_STMT:
+            feats.add("unsupported:inline PTX asm")
+        elif k == ci.CursorKind.RETURN_STMT and is_kernel(fn):
+            feats.add("early return")
+        if k in (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.VAR_DECL, ci.CursorKind.PARM_DECL) and c.spelling not in BUILTIN_VARS:
+            spelling = c.type.spelling
+            if "__half" in spelling or re.search(r"\bhalf2?\b", spelling):
+                feats.add("half")
+            if "bfloat16" in spelling:
+                feats.add("bfloat16")
+            if re.search(r"\b(float|double|u?int|u?char|u?short|u?long|u?longlong)[1-4]\b", spelling):
+                feats.add("vector types")
+        if k == ci.CursorKind.CALL_EXPR and any(t.spelling == "<<<" for t in c.get_tokens()):
+            feats.add("unsupported:dynamic parallelism")
+    return coords, sync, feats, callees
+
+
+def _build_module(tr: Translation) -> CudaModule:
+    mod = CudaModule(filename=tr.filename)
+    for d in tr.tu.diagnostics:
+        if d.severity >= ci.Diagnostic.Error and d.location.file is not None:
+            mod.diagnostics.append(f"{d.location.file.name}:{d.location.line}: {d.spelling}")
+    facts = _device_fn_facts(tr)
+    for off, fn in sorted(tr.functions.items()):
+        coords, sync, _ = facts[off]
+        mod.device_functions.append(DeviceFunction(
+            name=fn.spelling, file=tr.filename, line=fn.location.line,
+            is_template=fn.kind == ci.CursorKind.FUNCTION_TEMPLATE, uses_thread_coordinates=coords, has_sync=sync))
+    for name, k in tr.kernels.items():
+        coords, sync, feats, callees = _scan(k, tr)
+        for off in callees:
+            feats |= facts.get(off, (False, False, set()))[2]
+        if k.kind == ci.CursorKind.FUNCTION_TEMPLATE:
+            feats.add("templates")
+        if _has_grid_stride(k, tr):
+            feats.add("grid-stride loop")
+        mod.kernels.append(KernelInfo(
+            name=name, params=[Param(name=p.spelling, type=p.type.spelling) for p in params_of(k)],
+            template_params=template_params(k, tr), file=tr.filename, line=k.location.line,
+            launch_bounds=launch_bounds(k, tr), features=sorted(feats)))
+    _collect_variables(tr, mod)
+    _collect_host(tr, mod)
+    return mod
+
+
+def _has_grid_stride(k: ci.Cursor, tr: Translation) -> bool:
+    for c in k.walk_preorder():
+        if c.kind == ci.CursorKind.FOR_STMT:
+            text = tr.text(c.extent.start.offset, c.extent.end.offset).split("{")[0].split(")")[0]
+            if "gridDim" in text and "blockDim" in text:
+                return True
+    return False
+
+
+def _enclosing_function(cursor: ci.Cursor) -> ci.Cursor | None:
+    parent = cursor.semantic_parent
+    while parent is not None and parent.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE,
+                                                     ci.CursorKind.TRANSLATION_UNIT, ci.CursorKind.CXX_METHOD):
+        parent = parent.semantic_parent
+    if parent is None or parent.kind == ci.CursorKind.TRANSLATION_UNIT:
+        return None
+    return parent
+
+
+def _collect_variables(tr: Translation, mod: CudaModule) -> None:
+    for c in tr.tu.cursor.walk_preorder():
+        if c.kind != ci.CursorKind.VAR_DECL or not tr.in_main(c):
+            continue
+        if is_shared(c):
+            fn = _enclosing_function(c)
+            mod.shared.append(SharedVar(
+                name=c.spelling, type=c.type.spelling, kernel=fn.spelling if fn is not None else None,
+                extern=c.type.kind == ci.TypeKind.INCOMPLETEARRAY or c.storage_class == ci.StorageClass.EXTERN,
+                file=tr.filename, line=c.location.line))
+        elif is_constant(c):
+            mod.constants.append(ConstantVar(name=c.spelling, type=c.type.spelling, file=tr.filename, line=c.location.line))
+
+
+def _collect_host(tr: Translation, mod: CudaModule) -> None:
+    for fn in tr.tu.cursor.walk_preorder():
+        if fn.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD):
+            continue
+        if not tr.in_main(fn) or not fn.is_definition() or is_kernel(fn) or (is_device(fn) and not has_attr(fn, ci.CursorKind.CUDAHOST_ATTR)):
+            continue
+        for call in calls_in(fn):
+            site = parse_launch(call, tr)
+            if site is not None:
+                site.info.function = site.function = fn.spelling
+                mod.launches.append(site.info)
+                continue
+            name = call_name(call)
+            if name.startswith("cuda") or name.startswith("cublas") or name.startswith("curand"):
+                mod.runtime_calls.append(RuntimeCall(name=name, function=fn.spelling, file=tr.filename, line=call.location.line))
+
+
+@dataclass
+class Launch:
+    """A `K<<<...>>>(...)` expression in host code: its record and where its parts are."""
+
+    info: LaunchSite
+    start: int
+    end: int
+    kernel_text: str  # `K` or `K<float, 4>` as written
+    config: list[str]
+    args_text: str
+    function: str | None = None
+
+
+def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
+    if call_name(call) in ("__cudaPushCallConfiguration", "cudaConfigureCall"):
+        return None
+    toks = list(call.get_tokens())
+    spellings = [t.spelling for t in toks]
+    if "<<<" not in spellings or ">>>" not in spellings:
+        return None
+    i, j = spellings.index("<<<"), spellings.index(">>>")
+    start, end = call.extent.start.offset, call.extent.end.offset
+    kernel_text = tr.text(start, toks[i].extent.start.offset).strip()
+    config = _split_top(tr.text(toks[i].extent.end.offset, toks[j].extent.start.offset))
+    args_text = tr.text(toks[j].extent.end.offset, end).strip()
+    if args_text.startswith("(") and args_text.endswith(")"):
+        args_text = args_text[1:-1]
+    m = re.match(r"^\s*([\w:]+)\s*(<(.*)>)?\s*$", kernel_text, re.S)
+    name = m.group(1).split("::")[-1] if m else kernel_text
+    targs = m.group(3).strip() if m and m.group(3) else None
+    info = LaunchSite(kernel=name, template_args=targs, grid=config[0] if config else "",
+                      block=config[1] if len(config) > 1 else "", shared_bytes=config[2] if len(config) > 2 else None,
+                      stream=config[3] if len(config) > 3 else None, args=_split_top(args_text),
+                      file=tr.filename, line=call.location.line)
+    return Launch(info=info, start=start, end=end, kernel_text=kernel_text, config=config, args_text=args_text)
+
+
+def _split_top(text: str) -> list[str]:
+    """Split a comma list at depth 0 of (), [], {} (template angle brackets are guessed)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts

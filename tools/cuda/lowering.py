@@ -1,0 +1,1314 @@
+"""MCUDA-style lowering of one CUDA kernel to readable C++ with OpenMP.
+
+Convention of the output: kernel `K(params)` becomes, in `namespace cudacpu_kernels`,
+
+    template <...as written...>
+    void K(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes, params...)
+
+It runs the grid's blocks as `#pragma omp for collapse(3)` over (z, y, x) and, inside a block,
+the threads as loops (x fastest). The kernel body is cut at every barrier (`__syncthreads`,
+`__syncwarp`) and at every warp intrinsic into *regions*; each region is one loop over the
+block's threads ("deep fission": a loop or `if` that contains a barrier is hoisted out of the
+thread loop and its body cut the same way). Inside a thread loop `threadIdx`/`blockIdx` are
+`const uint3` locals, so the kernel text is kept as written.
+
+- Variables that live across a cut are stored per thread (`cudacpu::PerThread<T> v` and
+  `v[tid]`), unless they can be recomputed (a single assignment from thread coordinates,
+  parameters and constants: then the declaration is repeated). Block-uniform variables that a
+  hoisted loop or branch reads are declared once per block.
+- A branch with a thread-dependent condition that contains a warp intrinsic is run *masked*:
+  the condition is stored per thread and each region of its body skips the threads that did
+  not take it. A `__syncthreads` under such a condition is reported unsupported.
+- `return` makes the thread inactive for the rest of the kernel (`exited[tid]`), never ends
+  the loop over threads.
+- A warp intrinsic is a warp-level exchange: in the region before the cut every lane puts its
+  value in a `cudacpu::WarpExchange` slot; in the region after, lanes read their source lane.
+  Lanes that did not take part (beyond the block, masked, exited) read their own value.
+- `__device__` functions that contain barriers or warp intrinsics are inlined (their variables
+  prefixed with the function's name); others are kept as written.
+- Whatever cannot be lowered faithfully raises `LoweringUnsupported` (feature, file, line).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import clang.cindex as ci
+
+from . import frontend as fe
+from .frontend import Translation
+
+K = ci.CursorKind
+PRELUDE = (Path(__file__).parent / "prelude.h").read_text()
+LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT)
+SYNC_CALLS = fe.BARRIERS | fe.WARP_SYNC | fe.WARP_EXCHANGE
+
+
+class LoweringUnsupported(Exception):
+    """A construct the lowering cannot translate faithfully."""
+
+    def __init__(self, feature: str, line: int, message: str):
+        super().__init__(message)
+        self.feature, self.line, self.message = feature, line, message
+
+
+def _unsupported(feature: str, cursor: ci.Cursor | None, message: str) -> LoweringUnsupported:
+    return LoweringUnsupported(feature, cursor.location.line if cursor is not None else 0, message)
+
+
+# ---------------------------------------------------------------------------------------
+# Variables and inlining contexts
+
+
+@dataclass(eq=False)
+class Var:
+    name: str
+    type: str
+    cursor: ci.Cursor | None  # VAR_DECL / PARM_DECL, None when synthetic
+    ctx: "Ctx"
+    init: tuple[ci.Cursor, "Ctx"] | None = None
+    kind: str = "none"  # uniform | remat | none: what the initializer allows
+    tainted: bool = False  # derived from threadIdx
+    block_level: bool = False
+    promoted: bool = False
+    synthetic: bool = False
+    regions: set[int] = field(default_factory=set)
+    decl_region: int | None = None
+    order: int = 0
+
+    def ref(self, tid: str | None) -> str:
+        if self.promoted:
+            assert tid is not None, f"per-thread variable {self.name} read at block level"
+            return f"{self.name}[{tid}]"
+        return self.name
+
+
+@dataclass(eq=False)
+class Ctx:
+    """The kernel, or one inlined call of a __device__ function."""
+
+    fn: ci.Cursor
+    parent: "Ctx | None" = None
+    prefix: str = ""
+    vars: dict[int, Var] = field(default_factory=dict)
+    subst: dict[int, str] = field(default_factory=dict)  # template parameter decl hash -> text
+    replacements: dict[tuple[int, int], object] = field(default_factory=dict)
+    written: set[int] = field(default_factory=set)
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.parent is None
+
+
+# Block-level items
+@dataclass(eq=False)
+class Region:
+    id: int
+    masks: tuple
+    items: list = field(default_factory=list)
+    closed: bool = False
+    begins: list[int] = field(default_factory=list)  # exchange sites opened before the loop
+    hoisted: list[Var] = field(default_factory=list)
+    remat: list[Var] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class BScope:
+    items: list
+
+
+@dataclass(eq=False)
+class BIf:
+    cond: tuple[ci.Cursor, Ctx]
+    then: list
+    orelse: list | None
+
+
+@dataclass(eq=False)
+class BLoop:
+    kind: str  # for | while | do
+    init: tuple[ci.Cursor, Ctx] | None
+    cond: tuple[ci.Cursor, Ctx] | None
+    inc: tuple[ci.Cursor, Ctx] | None
+    body: list
+
+
+@dataclass(eq=False)
+class BJump:
+    text: str
+
+
+# ---------------------------------------------------------------------------------------
+# Small cursor utilities
+
+
+def _tokens(c: ci.Cursor) -> list[ci.Token]:
+    return list(c.get_tokens())
+
+
+def _strip(c: ci.Cursor) -> ci.Cursor:
+    while c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) and len(list(c.get_children())) == 1:
+        c = next(c.get_children())
+    return c
+
+
+def _children(c: ci.Cursor) -> list[ci.Cursor]:
+    return list(c.get_children())
+
+
+def _op_token(c: ci.Cursor) -> str:
+    """The operator of a BINARY_OPERATOR / COMPOUND_ASSIGNMENT / UNARY_OPERATOR cursor."""
+    ch = _children(c)
+    toks = _tokens(c)
+    if c.kind == K.UNARY_OPERATOR:
+        if not toks:
+            return ""
+        if ch and toks[0].extent.start.offset < ch[0].extent.start.offset:
+            return toks[0].spelling
+        return toks[-1].spelling
+    if not ch:
+        return ""
+    lhs_end = ch[0].extent.end.offset
+    for t in toks:
+        if t.extent.start.offset >= lhs_end:
+            return t.spelling
+    return ""
+
+
+def _paren_close(c: ci.Cursor, keyword_index: int = 0) -> tuple[int, list[int]]:
+    """Offset of the `)` closing the statement's header and of the `;` at its top level."""
+    depth, semis = 0, []
+    for t in _tokens(c):
+        s = t.spelling
+        if s in ("(", "[", "{"):
+            depth += 1
+        elif s in (")", "]", "}"):
+            depth -= 1
+            if depth == 0 and s == ")":
+                return t.extent.start.offset, semis
+        elif s == ";" and depth == 1:
+            semis.append(t.extent.start.offset)
+    return c.extent.end.offset, semis
+
+
+def _stmt_list(c: ci.Cursor | None) -> list[ci.Cursor]:
+    if c is None:
+        return []
+    return _children(c) if c.kind == K.COMPOUND_STMT else [c]
+
+
+def _if_parts(c: ci.Cursor) -> tuple[ci.Cursor, ci.Cursor, ci.Cursor | None, bool]:
+    rp, _ = _paren_close(c)
+    ch = _children(c)
+    head = [x for x in ch if x.extent.end.offset <= rp + 1]
+    rest = [x for x in ch if x.extent.start.offset > rp]
+    return head[-1], rest[0], (rest[1] if len(rest) > 1 else None), len(head) > 1
+
+
+def _for_parts(c: ci.Cursor):
+    rp, semis = _paren_close(c)
+    init = cond = inc = body = None
+    s1, s2 = (semis + [rp, rp])[:2]
+    for x in _children(c):
+        st = x.extent.start.offset
+        if st > rp:
+            body = x
+        elif st < s1:
+            init = x
+        elif st < s2:
+            cond = x
+        else:
+            inc = x
+    return init, cond, inc, body
+
+
+def _while_parts(c: ci.Cursor):
+    rp, _ = _paren_close(c)
+    ch = _children(c)
+    cond = [x for x in ch if x.extent.end.offset <= rp + 1][-1]
+    body = [x for x in ch if x.extent.start.offset > rp][0]
+    return cond, body
+
+
+def _declarator(type_text: str, name: str) -> str:
+    """`float[4]` + `v` -> `float v[4]`."""
+    if "[" in type_text:
+        i = type_text.index("[")
+        return f"{type_text[:i].rstrip()} {name}{type_text[i:]}"
+    if "(*)" in type_text:
+        return type_text.replace("(*)", f"(*{name})", 1)
+    return f"{type_text} {name}"
+
+
+def _value_type(type_text: str) -> str:
+    """The type a per-thread copy is stored as: top-level const and references dropped."""
+    t = type_text.strip()
+    t = re.sub(r"\s*&+$", "", t)
+    t = re.sub(r"\s*(const|__restrict|volatile)\s*$", "", t)
+    if "*" not in t and "[" not in t:
+        t = re.sub(r"^const\s+", "", t)
+    return t
+
+
+def _reindent(text: str, column: int, indent: str) -> list[str]:
+    lines = text.split("\n")
+    out = [indent + lines[0].strip()]
+    cut = max(column - 1, 0)
+    for line in lines[1:]:
+        lead = len(line) - len(line.lstrip(" \t"))
+        out.append(indent + line[min(lead, cut):].rstrip())
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# The kernel lowering
+
+
+class KernelLowering:
+    def __init__(self, tr: Translation, kernel: ci.Cursor, sync_functions: set[int], coord_functions: set[int]):
+        self.tr = tr
+        self.kernel = kernel
+        self.sync_functions = sync_functions  # offsets of device functions with barriers / warp intrinsics
+        self.coord_functions = coord_functions  # ... that read thread coordinates
+        self.ctx = Ctx(fn=kernel)
+        self.ctx.written = self._written(kernel)
+        self.regions: list[Region] = []
+        self.items: list = []
+        self.vars: list[Var] = []
+        self.shared: dict[int, tuple[str, ci.Cursor, Ctx | None]] = {}
+        self.sites = 0
+        self.site_types: dict[int, str] = {}
+        self.has_return = False
+        self.used_names: set[str] = set(tr.identifiers)
+        self.block_names: set[str] = {p.spelling for p in fe.params_of(kernel)}
+        self.uses_coord_functions = False
+        self.n = {n: self._fresh(n) for n in ("bx", "by", "bz", "tx", "ty", "tz", "tid", "nthreads", "exited",
+                                                 "warp", "dynamic_shared")}
+        self._sync_cache: dict[tuple[int, int], bool] = {}
+
+    # ---- names -------------------------------------------------------------------------
+
+    def _fresh(self, base: str) -> str:
+        name, i = base, 2
+        while name in self.used_names:
+            name, i = f"{base}_{i}", i + 1
+        self.used_names.add(name)
+        return name
+
+    # ---- facts about cursors -----------------------------------------------------------
+
+    def _written(self, fn: ci.Cursor) -> set[int]:
+        out: set[int] = set()
+
+        def root(c: ci.Cursor) -> None:
+            c = _strip(c)
+            while True:
+                if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
+                    out.add(c.referenced.hash)
+                    return
+                ch = _children(c)
+                if c.kind == K.MEMBER_REF_EXPR and ch and not any(t.spelling == "->" for t in _tokens(c)):
+                    c = _strip(ch[0])
+                elif c.kind == K.ARRAY_SUBSCRIPT_EXPR and ch and ch[0].type.kind in (ci.TypeKind.CONSTANTARRAY,
+                                                                                      ci.TypeKind.INCOMPLETEARRAY) or (
+                        c.kind == K.ARRAY_SUBSCRIPT_EXPR and ch and _strip(ch[0]).type.kind == ci.TypeKind.CONSTANTARRAY):
+                    c = _strip(ch[0])
+                elif c.kind in (K.CSTYLE_CAST_EXPR, K.UNEXPOSED_EXPR, K.PAREN_EXPR) and ch:
+                    c = _strip(ch[-1])
+                else:
+                    return
+
+        for c in fn.walk_preorder():
+            ch = _children(c)
+            if c.kind == K.BINARY_OPERATOR and ch and _op_token(c) == "=":
+                root(ch[0])
+            elif c.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and ch:
+                root(ch[0])
+            elif c.kind == K.UNARY_OPERATOR and ch and _op_token(c) in ("++", "--", "&"):
+                root(ch[0])
+            elif c.kind == K.CALL_EXPR and len(ch) >= 2 and ch[1].kind in (K.DECL_REF_EXPR, K.UNEXPOSED_EXPR):
+                name = ch[1].spelling or next((x.spelling for x in ch[1].walk_preorder() if x.spelling), "")
+                if name.startswith("operator") and (name.endswith("=") and name[-2:] not in ("==", "<=", ">=", "!=")
+                                                    or name.endswith(("++", "--"))):
+                    root(ch[0])
+            if c.kind == K.CALL_EXPR:
+                target = fe.callee(c)
+                if target is not None and target.kind == K.FUNCTION_DECL:
+                    for ptype, arg in zip(target.type.argument_types(), ch[1:]):
+                        if ptype.kind == ci.TypeKind.LVALUEREFERENCE and not ptype.get_pointee().is_const_qualified():
+                            root(arg)
+        return out
+
+    def _is_builtin(self, ref: ci.Cursor) -> bool:
+        return ref.spelling in fe.BUILTIN_VARS and not self.tr.in_main(ref)
+
+    def contains_sync(self, c: ci.Cursor) -> bool:
+        key = (c.extent.start.offset, c.extent.end.offset)
+        if key not in self._sync_cache:
+            self._sync_cache[key] = any(self._is_sync_call(x) for x in fe.calls_in(c))
+        return self._sync_cache[key]
+
+    def _is_sync_call(self, call: ci.Cursor) -> bool:
+        if fe.call_name(call) in SYNC_CALLS:
+            return True
+        d = self.tr.function_definition(fe.callee(call))
+        return d is not None and d.location.offset in self.sync_functions
+
+    def _own_sync_calls(self, c: ci.Cursor, skip_stmts: bool) -> list[ci.Cursor]:
+        """Sync calls of a statement's own expressions (not of its sub-statements), outermost first."""
+        out: list[ci.Cursor] = []
+
+        def visit(x: ci.Cursor, top: bool) -> None:
+            if not top and skip_stmts and x.kind.is_statement() and x.kind not in (K.DECL_STMT,):
+                return
+            if x.kind == K.CALL_EXPR and self._is_sync_call(x):
+                for inner in fe.calls_in(x):
+                    if inner is not x and inner != x and self._is_sync_call(inner) and (
+                            inner.extent.start.offset, inner.extent.end.offset) != (x.extent.start.offset, x.extent.end.offset):
+                        raise _unsupported("nested warp intrinsics", x, "a barrier, warp intrinsic or synchronizing call "
+                                           "inside the arguments of another one")
+                out.append(x)
+                return
+            for ch in x.get_children():
+                visit(ch, False)
+
+        visit(c, True)
+        return out
+
+    def _escapes(self, c: ci.Cursor) -> bool:
+        """Contains a break/continue that leaves `c` (targets an enclosing loop)."""
+
+        def visit(x: ci.Cursor, in_loop: bool, in_switch: bool) -> bool:
+            if x.kind == K.BREAK_STMT:
+                return not (in_loop or in_switch)
+            if x.kind == K.CONTINUE_STMT:
+                return not in_loop
+            loop = in_loop or x.kind in LOOPS
+            sw = in_switch or x.kind == K.SWITCH_STMT
+            return any(visit(ch, loop, sw) for ch in x.get_children())
+
+        return visit(c, False, False)
+
+    # ---- variables ---------------------------------------------------------------------
+
+    def lookup(self, ref: ci.Cursor, ctx: Ctx) -> Var | None:
+        """The Var of a local variable (or inlined parameter); None for globals/kernel params."""
+        if ref is None or ref.kind not in (K.VAR_DECL, K.PARM_DECL):
+            return None
+        c: Ctx | None = ctx
+        while c is not None:
+            if ref.hash in c.vars:
+                return c.vars[ref.hash]
+            c = c.parent
+        if ref.kind == K.PARM_DECL or fe.is_shared(ref) or not self._is_local(ref, ctx):
+            return None
+        return self._new_var(ref, ctx)
+
+    def _is_local(self, ref: ci.Cursor, ctx: Ctx) -> bool:
+        if not self.tr.in_main(ref):
+            return False
+        ext = ctx.fn.extent
+        return ext.start.offset <= ref.extent.start.offset and ref.extent.end.offset <= ext.end.offset
+
+    def _new_var(self, decl: ci.Cursor, ctx: Ctx, name: str | None = None) -> Var:
+        var = Var(name=name or (ctx.prefix + decl.spelling), type=self._subst_type(decl.type.spelling, ctx),
+                  cursor=decl, ctx=ctx, order=len(self.vars))
+        ctx.vars[decl.hash] = var
+        self.vars.append(var)
+        init = self._var_init(decl)
+        if init is not None:
+            var.init = (init, ctx)
+            if decl.hash not in ctx.written and decl.type.kind not in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+                var.kind, var.tainted = self.expr_class(init, ctx)
+            else:
+                var.tainted = self.expr_class(init, ctx)[1]
+        return var
+
+    def _var_init(self, decl: ci.Cursor) -> ci.Cursor | None:
+        toks = _tokens(decl)
+        names = [i for i, t in enumerate(toks) if t.spelling == decl.spelling and t.extent.start.offset == decl.location.offset]
+        if not names:
+            return None
+        after = toks[names[0] + 1:]
+        if not after or after[0].spelling != "=":
+            return None
+        eq = after[0].extent.end.offset
+        for ch in _children(decl):
+            if ch.extent.start.offset >= eq:
+                return ch
+        return None
+
+    def _subst_type(self, text: str, ctx: Ctx) -> str:
+        if not ctx.subst:
+            return text
+        for c in ctx.fn.get_children():
+            if c.kind == K.TEMPLATE_TYPE_PARAMETER and c.hash in ctx.subst:
+                text = re.sub(rf"\b{re.escape(c.spelling)}\b", ctx.subst[c.hash], text)
+        return text
+
+    def expr_class(self, expr: ci.Cursor, ctx: Ctx) -> tuple[str, bool]:
+        """('uniform' | 'remat' | 'none', tainted) of an expression."""
+        rank = {"uniform": 0, "remat": 1, "none": 2}
+        worst, tainted = "uniform", False
+
+        def bump(kind: str) -> None:
+            nonlocal worst
+            if rank[kind] > rank[worst]:
+                worst = kind
+
+        for c in expr.walk_preorder():
+            k = c.kind
+            if k == K.DECL_REF_EXPR:
+                ref = c.referenced
+                if ref is None:
+                    continue
+                if self._is_builtin(ref):
+                    if ref.spelling == "threadIdx":
+                        bump("remat")
+                        tainted = True
+                    continue
+                if ref.kind == K.PARM_DECL and ctx.is_kernel:
+                    if ref.hash in ctx.written:
+                        bump("none")
+                    continue
+                if ref.kind in (K.VAR_DECL, K.PARM_DECL):
+                    var = self.lookup(ref, ctx)
+                    if var is not None:
+                        bump(var.kind)
+                        tainted = tainted or var.tainted
+                    elif fe.is_shared(ref):
+                        bump("none")
+                    elif not (fe.is_constant(ref) or ref.type.is_const_qualified()):
+                        bump("none")
+            elif k == K.CALL_EXPR:
+                name = fe.call_name(c)
+                target = fe.callee(c)
+                if name in SYNC_CALLS or name in fe.ATOMICS or name in fe.WARP_LOCAL or (
+                        target is not None and self.tr.in_main(target)):
+                    bump("none")
+            elif k == K.ARRAY_SUBSCRIPT_EXPR:
+                base = _strip(_children(c)[0]) if _children(c) else None
+                ref = base.referenced if base is not None and base.kind == K.DECL_REF_EXPR else None
+                if ref is None or not fe.is_constant(ref):
+                    bump("none")
+            elif k == K.UNARY_OPERATOR and _op_token(c) in ("*", "++", "--", "&"):
+                bump("none")
+            elif k in (K.BINARY_OPERATOR,) and _op_token(c) == "=":
+                bump("none")
+            elif k in (K.COMPOUND_ASSIGNMENT_OPERATOR, K.CXX_NEW_EXPR, K.CXX_DELETE_EXPR, K.LAMBDA_EXPR):
+                bump("none")
+            elif k == K.MEMBER_REF_EXPR and any(t.spelling == "->" for t in _tokens(c)):
+                bump("none")
+        return worst, tainted
+
+    # ---- building the block-level structure ---------------------------------------------
+
+    def region(self, out: list, masks: tuple) -> Region:
+        if out and isinstance(out[-1], Region) and not out[-1].closed and out[-1].masks == masks:
+            return out[-1]
+        r = Region(id=len(self.regions), masks=masks)
+        self.regions.append(r)
+        out.append(r)
+        return r
+
+    def cut(self, out: list) -> None:
+        if out and isinstance(out[-1], Region):
+            out[-1].closed = True
+
+    def lower_body(self) -> None:
+        self.lower_seq(_stmt_list(fe.body_of(self.kernel)), self.ctx, (), self.items, in_loop=False)
+
+    def lower_seq(self, stmts: list[ci.Cursor], ctx: Ctx, masks: tuple, out: list, in_loop: bool) -> None:
+        for s in stmts:
+            self.lower_stmt(s, ctx, masks, out, in_loop)
+
+    def lower_stmt(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list, in_loop: bool) -> None:
+        k = s.kind
+        if k == K.DECL_STMT and any(fe.is_shared(v) for v in _children(s)):
+            self._add_shared(s, ctx)
+            return
+        if k == K.ASM_STMT:
+            raise _unsupported("inline PTX asm", s, "inline assembly (asm) has no CPU meaning")
+        if k == K.RETURN_STMT and ctx.is_kernel:
+            self.has_return = True
+        block_level = self.contains_sync(s) or (in_loop and self._escapes(s))
+        if not block_level:
+            if k == K.NULL_STMT:
+                return
+            self.region(out, masks).items.append(("stmt", s, ctx))
+            return
+        if k in (K.BREAK_STMT, K.CONTINUE_STMT):
+            if masks:
+                raise _unsupported("break in divergent code", s, "break/continue of a loop with barriers under a "
+                                   "thread-dependent condition")
+            self.cut(out)
+            out.append(BJump("break;" if k == K.BREAK_STMT else "continue;"))
+            return
+        if k == K.COMPOUND_STMT:
+            inner: list = []
+            self.cut(out)
+            self.lower_seq(_children(s), ctx, masks, inner, in_loop)
+            self.cut(inner)
+            out.append(BScope(inner))
+            return
+        if k == K.IF_STMT:
+            self._lower_if(s, ctx, masks, out, in_loop)
+            return
+        if k in LOOPS:
+            self._lower_loop(s, ctx, masks, out)
+            return
+        if k in (K.SWITCH_STMT, K.LABEL_STMT, K.GOTO_STMT, K.CASE_STMT, K.DEFAULT_STMT):
+            raise _unsupported("barrier in switch", s, "a barrier or warp intrinsic inside a switch/goto")
+        self._lower_sync_statement(s, ctx, masks, out)
+
+    def _lower_if(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list, in_loop: bool) -> None:
+        cond, then, orelse, has_init = _if_parts(s)
+        branches_sync = any(x is not None and (self.contains_sync(x) or (in_loop and self._escapes(x)))
+                            for x in (then, orelse))
+        if not branches_sync:  # only the condition synchronizes: an exchange statement
+            self._lower_sync_statement(s, ctx, masks, out)
+            return
+        if has_init or self.contains_sync(cond):
+            raise _unsupported("barrier in condition", s, "an if with an init-statement or a warp intrinsic in its "
+                               "condition around code with barriers")
+        kind, tainted = self.expr_class(cond, ctx)
+        if kind == "uniform" and not masks:
+            self.cut(out)
+            then_items: list = []
+            self.lower_seq(_stmt_list(then), ctx, masks, then_items, in_loop)
+            self.cut(then_items)
+            else_items = None
+            if orelse is not None:
+                else_items = []
+                self.lower_seq(_stmt_list(orelse), ctx, masks, else_items, in_loop)
+                self.cut(else_items)
+            out.append(BIf((cond, ctx), then_items, else_items))
+            return
+        if in_loop and any(x is not None and self._escapes(x) for x in (then, orelse)):
+            raise _unsupported("break in divergent code", s, "break/continue under a thread-dependent condition in a "
+                               "loop with barriers")
+        if tainted and any(x is not None and self._has_barrier(x) for x in (then, orelse)):
+            raise _unsupported("__syncthreads in divergent code", s, "__syncthreads() under a condition that depends "
+                               "on threadIdx (undefined in CUDA unless all threads agree)")
+        mask = Var(name=self._fresh("took_branch"), type="bool", cursor=None, ctx=ctx, synthetic=True,
+                   promoted=True, tainted=tainted, order=len(self.vars))
+        self.vars.append(mask)
+        self.region(out, masks).items.append(("assign", mask, (cond, ctx)))
+        self.cut(out)
+        self.lower_seq(_stmt_list(then), ctx, masks + ((mask, True),), out, in_loop)
+        self.cut(out)
+        if orelse is not None:
+            self.lower_seq(_stmt_list(orelse), ctx, masks + ((mask, False),), out, in_loop)
+            self.cut(out)
+
+    def _has_barrier(self, c: ci.Cursor) -> bool:
+        for call in fe.calls_in(c):
+            if fe.call_name(call) in fe.BARRIERS:
+                return True
+            d = self.tr.function_definition(fe.callee(call))
+            if d is not None and d.location.offset in self.sync_functions and self._has_barrier(d):
+                return True
+        return False
+
+    def _lower_loop(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
+        if s.kind == K.FOR_STMT:
+            init, cond, inc, body = _for_parts(s)
+            kind = "for"
+        elif s.kind == K.WHILE_STMT:
+            (cond, body), init, inc, kind = _while_parts(s), None, None, "while"
+        elif s.kind == K.DO_STMT:
+            ch = _children(s)
+            body, cond, init, inc, kind = ch[0], ch[-1], None, None, "do"
+        else:
+            raise _unsupported("range-for with barriers", s, "a range-based for containing barriers")
+        for part in (init, cond, inc):
+            if part is not None and self.contains_sync(part):
+                raise _unsupported("warp intrinsic in loop header", s, "a warp intrinsic in a loop header")
+        loop_vars: list[Var] = []
+        if init is not None and init.kind == K.DECL_STMT:
+            for v in _children(init):
+                if v.kind == K.VAR_DECL:
+                    var = self.lookup(v, ctx)
+                    loop_vars.append(var)
+        for var in loop_vars:
+            var.kind = "uniform" if var.kind in ("uniform",) or (var.init and self.expr_class(var.init[0], ctx)[0] == "uniform") else "none"
+        # The loop variables of a hoisted loop are block-uniform when init, condition and
+        # increment are; the body must not assign them.
+        for var in loop_vars:
+            var.block_level = True
+            var.kind = "uniform"
+        uniform = all(self.expr_class(p, ctx)[0] == "uniform" for p in (init, cond, inc) if p is not None
+                      and not (p is init and p.kind == K.DECL_STMT)) and all(
+            var.init is None or self.expr_class(var.init[0], ctx)[0] == "uniform" for var in loop_vars)
+        if uniform and body is not None:
+            assigned = self._written(body)
+            if any(var.cursor is not None and var.cursor.hash in assigned for var in loop_vars):
+                uniform = False
+        if not uniform or masks and self._has_barrier(body):
+            if not uniform:
+                raise _unsupported("barrier in thread-dependent loop", s, "a loop containing barriers or warp "
+                                   "intrinsics whose trip count may depend on the thread")
+        self.cut(out)
+        items: list = []
+        self.lower_seq(_stmt_list(body), ctx, masks, items, in_loop=True)
+        self.cut(items)
+        out.append(BLoop(kind, (init, ctx) if init is not None else None, (cond, ctx) if cond is not None else None,
+                         (inc, ctx) if inc is not None else None, items))
+
+    def _lower_sync_statement(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
+        """An expression/declaration/if whose own expressions call barriers, warp intrinsics or
+        synchronizing device functions."""
+        calls = self._own_sync_calls(s, skip_stmts=True)
+        bare = _strip(s) if s.kind != K.DECL_STMT else s
+        if len(calls) == 1 and bare.kind == K.CALL_EXPR and (calls[0].extent.start.offset, calls[0].extent.end.offset) == (
+                bare.extent.start.offset, bare.extent.end.offset):
+            name = fe.call_name(calls[0])
+            if name in ("__syncthreads", "__syncwarp"):
+                if name == "__syncthreads" and any(m.tainted for m, _ in masks):
+                    raise _unsupported("__syncthreads in divergent code", s, "__syncthreads() under a condition "
+                                       "that depends on threadIdx")
+                self.cut(out)
+                return
+        exchanges = []
+        for call in calls:
+            name = fe.call_name(call)
+            if name in fe.WARP_EXCHANGE or name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
+                exchanges.append(call)
+            elif name in ("__syncthreads", "__syncwarp"):
+                raise _unsupported("barrier in expression", call, "a barrier used inside an expression")
+            else:
+                self._inline(call, ctx, masks, out)
+        if exchanges:
+            r = self.region(out, masks)
+            for call in exchanges:
+                site = self.sites
+                self.sites += 1
+                args = [a for a in _children(call)[1:]]
+                name = fe.call_name(call)
+                value = self._exchange_value(call, name, args)
+                r.begins.append(site)
+                r.items.append(("put", site, value, ctx))
+                ctx.replacements[(call.extent.start.offset, call.extent.end.offset)] = ("exchange", site, call, name, args)
+            self.cut(out)
+        self.region(out, masks).items.append(("stmt", s, ctx))
+
+    def _exchange_value(self, call: ci.Cursor, name: str, args: list[ci.Cursor]):
+        if name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__ballot", "__any", "__all"):
+            return ("pred", args[0])
+        if name in ("__ballot_sync", "__any_sync", "__all_sync"):
+            return ("pred", args[1])
+        if name in ("__shfl", "__shfl_up", "__shfl_down", "__shfl_xor"):
+            return ("value", args[0])
+        return ("value", args[1])
+
+    def _inline(self, call: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
+        fn = self.tr.function_definition(fe.callee(call))
+        if fn is None:
+            raise _unsupported("synchronizing call", call, f"call of {fe.call_name(call)} (barriers inside) whose "
+                               "definition is not in this file")
+        depth, c = 0, ctx
+        while c is not None:
+            depth += c.fn.location.offset == fn.location.offset
+            c = c.parent
+        if depth:
+            raise _unsupported("recursion", call, f"recursive synchronizing function {fn.spelling}")
+        body = _stmt_list(fe.body_of(fn))
+        returns = [x for x in fe.body_of(fn).walk_preorder() if x.kind == K.RETURN_STMT]
+        result_type = fn.result_type.spelling
+        tail = body[-1] if body and body[-1].kind == K.RETURN_STMT else None
+        if len(returns) > 1 or (returns and returns[0] is not tail and returns[0] != tail):
+            raise _unsupported("early return in synchronizing function", call, f"{fn.spelling} returns before its end; "
+                               "only a final return is supported in functions with barriers")
+        callee_ctx = Ctx(fn=fn, parent=ctx, prefix=self._fresh(fn.spelling) + "_")
+        callee_ctx.written = self._written(fn)
+        args = _children(call)[1:]
+        params = fe.params_of(fn)
+        if len(args) != len(params):
+            raise _unsupported("default arguments", call, f"call of {fn.spelling} with default arguments")
+        self._bind_templates(fn, call, params, args, ctx, callee_ctx)
+        for p, a in zip(params, args):
+            if p.type.kind == ci.TypeKind.LVALUEREFERENCE and not p.type.get_pointee().is_const_qualified():
+                target = _strip(a)
+                var = self.lookup(target.referenced, ctx) if target.kind == K.DECL_REF_EXPR else None
+                if var is None:
+                    raise _unsupported("reference parameter", call, f"argument of reference parameter {p.spelling} "
+                                       "is not a local variable")
+                callee_ctx.vars[p.hash] = var
+                continue
+            var = self._new_var(p, callee_ctx)
+            var.type = _value_type(var.type)
+            var.init = (a, ctx)
+            var.kind, var.tainted = ("none", False) if p.hash in callee_ctx.written else self.expr_class(a, ctx)
+            self.region(out, masks).items.append(("decl", var, (a, ctx)))
+        self.lower_seq(body[:-1] if tail is not None else body, callee_ctx, masks, out, in_loop=False)
+        if tail is not None and result_type != "void":
+            value = _children(tail)[0]
+            res = Var(name=self._fresh(fn.spelling + "_result"), type=_value_type(self._subst_type(result_type, callee_ctx)),
+                      cursor=None, ctx=callee_ctx, synthetic=True, order=len(self.vars))
+            self.vars.append(res)
+            self.region(out, masks).items.append(("decl", res, (value, callee_ctx)))
+            ctx.replacements[(call.extent.start.offset, call.extent.end.offset)] = ("var", res)
+        else:
+            ctx.replacements[(call.extent.start.offset, call.extent.end.offset)] = ("text", "(void)0")
+
+    def _bind_templates(self, fn, call, params, args, ctx: Ctx, callee_ctx: Ctx) -> None:
+        tparams = [c for c in fn.get_children() if c.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER)]
+        if not tparams:
+            return
+        explicit = re.match(r"^\s*[\w:]+\s*<(.*)>\s*\(", self.tr.text(call.extent.start.offset, call.extent.end.offset), re.S)
+        given = fe._split_top(explicit.group(1)) if explicit else []
+        for tp, text in zip(tparams, given):
+            callee_ctx.subst[tp.hash] = text
+        for tp in tparams[len(given):]:
+            if tp.kind != K.TEMPLATE_TYPE_PARAMETER:
+                raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {fn.spelling}")
+            for p, a in zip(params, args):
+                if re.search(rf"\b{re.escape(tp.spelling)}\b", p.type.spelling):
+                    atype = self._arg_type(a, ctx)
+                    if re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}(\s*&)?", p.type.spelling.strip()):
+                        callee_ctx.subst[tp.hash] = _value_type(atype)
+                        break
+                    m = re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}\s*\*", p.type.spelling.strip())
+                    if m and atype.rstrip().endswith("*"):
+                        callee_ctx.subst[tp.hash] = re.sub(r"^const\s+", "", atype.rstrip()[:-1].strip())
+                        break
+            if tp.hash not in callee_ctx.subst:
+                raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {fn.spelling}")
+
+    def _arg_type(self, a: ci.Cursor, ctx: Ctx) -> str:
+        t = a.type.spelling
+        if "dependent" in t or not t:
+            s = _strip(a)
+            var = self.lookup(s.referenced, ctx) if s.kind == K.DECL_REF_EXPR else None
+            if var is not None:
+                return var.type
+            if s.kind == K.DECL_REF_EXPR and s.referenced is not None:
+                return self._subst_type(s.referenced.type.spelling, ctx)
+            raise _unsupported("template deduction", a, "cannot tell the type of a dependent argument")
+        return self._subst_type(t, ctx)
+
+    def _add_shared(self, s: ci.Cursor, ctx: Ctx) -> None:
+        for v in _children(s):
+            if v.kind != K.VAR_DECL:
+                continue
+            name = v.spelling
+            if name in {n for n, _, _ in self.shared.values()} or (name in self.block_names):
+                name = self._fresh(name)
+            self.block_names.add(name)
+            self.shared[v.hash] = (name, v, ctx)
+            if v.type.kind == ci.TypeKind.INCOMPLETEARRAY or v.storage_class == ci.StorageClass.EXTERN:
+                self.uses_dynamic_shared = True
+
+    uses_dynamic_shared = False
+
+    # ---- analysis: which variables cross a cut ------------------------------------------
+
+    def analyze(self) -> None:
+        for r in self.regions:
+            for item in r.items:
+                self._scan_item(item, r)
+            for mask, _ in r.masks:
+                mask.regions.add(r.id)
+        self._scan_block(self.items)
+        for var in sorted(self.vars, key=lambda v: v.order):
+            if var.block_level:
+                if var.decl_region is not None:
+                    self.regions[var.decl_region].hoisted.append(var)
+                continue
+            if var.promoted:
+                continue
+            others = var.regions - {var.decl_region}
+            if not others:
+                continue
+            if var.kind in ("uniform", "remat") and var.init is not None:
+                for rid in sorted(others):
+                    self._add_remat(var, self.regions[rid])
+            else:
+                var.promoted = True
+        taken = set(self.block_names) | set(self.n.values())
+        for var in sorted(self.vars, key=lambda v: v.order):
+            if var.promoted or var.block_level:
+                if var.name in taken:
+                    var.name = self._fresh(var.name)
+                taken.add(var.name)
+                if var.promoted and re.search(r"\bauto\b|dependent", var.type):
+                    raise _unsupported("per-thread auto variable", var.cursor or self.kernel,
+                                       f"variable {var.name} lives across a barrier but its type ({var.type}) is not known")
+
+    def _add_remat(self, var: Var, region: Region) -> None:
+        if var in region.remat:
+            return
+        init, ictx = var.init  # type: ignore[misc]
+        for c in init.walk_preorder():
+            if c.kind == K.DECL_REF_EXPR:
+                dep = self.lookup(c.referenced, ictx)
+                if dep is not None and not dep.block_level:
+                    self._add_remat(dep, region)
+        region.remat.append(var)
+        region.remat.sort(key=lambda v: v.order)
+
+    def _scan_item(self, item: tuple, r: Region) -> None:
+        tag = item[0]
+        if tag == "stmt":
+            self._scan(item[1], item[2], r)
+        elif tag in ("decl", "assign"):
+            var, (init, ictx) = item[1], item[2]
+            if tag == "decl" and var.decl_region is None:
+                var.decl_region = r.id
+            var.regions.add(r.id)
+            self._scan(init, ictx, r)
+        elif tag == "put":
+            self._scan(item[2][1], item[3], r)
+
+    def _scan(self, c: ci.Cursor, ctx: Ctx, r: Region | None) -> list[Var]:
+        found: list[Var] = []
+
+        def visit(x: ci.Cursor) -> None:
+            rep = ctx.replacements.get((x.extent.start.offset, x.extent.end.offset)) if x.kind == K.CALL_EXPR else None
+            if rep is not None:
+                if rep[0] == "var":
+                    found.append(rep[1])
+                elif rep[0] == "exchange":
+                    for a in rep[4]:
+                        visit(a)
+                return
+            if x.kind == K.VAR_DECL:
+                var = self.lookup(x, ctx)
+                if var is not None:
+                    if var.decl_region is None and r is not None and not var.block_level:
+                        var.decl_region = r.id
+                    found.append(var)
+                elif fe.is_shared(x) and x.hash not in self.shared:
+                    self._add_shared_decl(x, ctx)
+            elif x.kind == K.DECL_REF_EXPR and x.referenced is not None:
+                ref = x.referenced
+                var = self.lookup(ref, ctx)
+                if var is not None:
+                    found.append(var)
+                elif fe.is_shared(ref) and ref.hash not in self.shared:
+                    self._add_shared_decl(ref, None)
+            elif x.kind == K.CALL_EXPR:
+                d = self.tr.function_definition(fe.callee(x))
+                if d is not None and d.location.offset in self.coord_functions:
+                    self.uses_coord_functions = True
+                if fe.call_name(x) in fe.UNSUPPORTED_CALLS:
+                    feature = fe.UNSUPPORTED_CALLS[fe.call_name(x)]
+                    raise _unsupported(feature, x, f"{fe.call_name(x)}: {feature} are not supported")
+                if any(t.spelling == "<<<" for t in _tokens(x)):
+                    raise _unsupported("dynamic parallelism", x, "a kernel launch inside a kernel")
+            elif x.kind == K.ASM_STMT:
+                raise _unsupported("inline PTX asm", x, "inline assembly (asm) has no CPU meaning")
+            for ch in x.get_children():
+                visit(ch)
+
+        visit(c)
+        if r is not None:
+            for var in found:
+                var.regions.add(r.id)
+        return found
+
+    def _add_shared_decl(self, v: ci.Cursor, ctx: Ctx | None) -> None:
+        name = v.spelling
+        if name in {n for n, _, _ in self.shared.values()}:
+            name = self._fresh(name)
+        self.shared[v.hash] = (name, v, ctx)
+        if v.type.kind == ci.TypeKind.INCOMPLETEARRAY:
+            self.uses_dynamic_shared = True
+
+    def _scan_block(self, items: list) -> None:
+        for it in items:
+            if isinstance(it, BScope):
+                self._scan_block(it.items)
+            elif isinstance(it, BIf):
+                self._need_block_level(it.cond)
+                self._scan_block(it.then)
+                if it.orelse is not None:
+                    self._scan_block(it.orelse)
+            elif isinstance(it, BLoop):
+                for part in (it.init, it.cond, it.inc):
+                    if part is not None:
+                        self._need_block_level(part)
+                self._scan_block(it.body)
+
+    def _need_block_level(self, part: tuple[ci.Cursor, Ctx]) -> None:
+        for var in self._scan(part[0], part[1], None):
+            self._mark_block_level(var, part[0])
+
+    def _mark_block_level(self, var: Var, where: ci.Cursor) -> None:
+        if var.block_level:
+            return
+        if var.kind != "uniform" or var.init is None:
+            raise _unsupported("barrier in thread-dependent control flow", where,
+                               f"control flow around a barrier depends on {var.name}, which may differ between threads")
+        var.block_level = True
+        init, ictx = var.init
+        for dep in self._scan(init, ictx, None):
+            self._mark_block_level(dep, init)
+
+    # ---- rendering source text with the rewrites ----------------------------------------
+
+    def render(self, c: ci.Cursor, ctx: Ctx, tid: str | None, start: int | None = None, end: int | None = None) -> str:
+        start = c.extent.start.offset if start is None else start
+        end = c.extent.end.offset if end is None else end
+        reps: list[tuple[int, int, str]] = []
+        self._collect(c, ctx, tid, reps, 0, start, end)
+        reps.sort()
+        out, pos = [], start
+        for s, e, text in reps:
+            if s < pos:
+                continue
+            out.append(self.tr.text(pos, s))
+            out.append(text)
+            pos = e
+        out.append(self.tr.text(pos, max(pos, end)))
+        return "".join(out)
+
+    def _collect(self, x: ci.Cursor, ctx: Ctx, tid: str | None, reps: list, nest: int, lo: int, hi: int) -> None:
+        s, e = x.extent.start.offset, x.extent.end.offset
+        if e <= lo or s >= hi:
+            return
+        k = x.kind
+        if k == K.CALL_EXPR and (s, e) in ctx.replacements:
+            reps.append((s, e, self._replacement(ctx.replacements[(s, e)], ctx, tid)))
+            return
+        if k == K.DECL_REF_EXPR and x.referenced is not None:
+            text = self._ref_text(x.referenced, ctx, tid)
+            if text is not None and text != x.spelling:
+                if self.tr.text(s, e) != x.spelling:
+                    raise _unsupported("variable in macro", x, f"{x.spelling} is used inside a macro expansion and "
+                                       "must be rewritten (it lives across a barrier)")
+                reps.append((s, e, text))
+            return
+        if k == K.TYPE_REF and x.referenced is not None and x.referenced.hash in ctx.subst:
+            reps.append((s, e, ctx.subst[x.referenced.hash]))
+            return
+        if k == K.DECL_STMT and s >= lo and e <= hi and self._decl_needs_rewrite(x, ctx):
+            reps.append((s, self._after_semicolon(e), self._render_decl(x, ctx, tid)))
+            return
+        if k == K.RETURN_STMT and ctx.is_kernel and tid is not None:
+            reps.append((s, self._after_semicolon(e), self._return_text(tid, nest)))
+            return
+        if k == K.CALL_EXPR:
+            d = self.tr.function_definition(fe.callee(x))
+            if d is not None and d.location.offset in self.coord_functions:
+                self._region_sets_coords = True
+        if k in LOOPS or k == K.SWITCH_STMT:
+            nest += 1
+        for ch in x.get_children():
+            self._collect(ch, ctx, tid, reps, nest, lo, hi)
+
+    _region_sets_coords = False
+    _region_needs_label = False
+
+    def _after_semicolon(self, end: int) -> int:
+        src = self.tr.source
+        i = end
+        while i < len(src) and src[i:i + 1] in (b" ", b"\t"):
+            i += 1
+        return i + 1 if src[i:i + 1] == b";" else end
+
+    def _return_text(self, tid: str, nest: int) -> str:
+        jump = "continue;"
+        if nest:
+            self._region_needs_label = True
+            jump = f"goto {self._label};"
+        if self.exit_flags:
+            return f"{{ {self.n['exited']}[{tid}] = true; {jump} }}"
+        return jump if not nest else f"{{ {jump} }}"
+
+    exit_flags = False
+    _label = ""
+
+    def _ref_text(self, ref: ci.Cursor, ctx: Ctx, tid: str | None) -> str | None:
+        if ref.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
+            return ctx.subst.get(ref.hash)
+        if ref.hash in self.shared:
+            return self.shared[ref.hash][0]
+        var = self.lookup(ref, ctx)
+        return var.ref(tid) if var is not None else None
+
+    def _decl_needs_rewrite(self, decl: ci.Cursor, ctx: Ctx) -> bool:
+        for v in _children(decl):
+            if v.kind != K.VAR_DECL:
+                continue
+            var = self.lookup(v, ctx)
+            if var is not None and (var.promoted or var.block_level or var.name != v.spelling):
+                return True
+        return False
+
+    def _render_decl(self, decl: ci.Cursor, ctx: Ctx, tid: str | None, only: Var | None = None) -> str:
+        """A declaration statement with per-thread, hoisted or renamed variables."""
+        parts = []
+        for v in _children(decl):
+            if v.kind != K.VAR_DECL:
+                continue
+            var = self.lookup(v, ctx)
+            if var is None or (only is not None and var is not only):
+                continue
+            if var.block_level and only is None:
+                continue
+            parts.append(self._render_var(v, var, ctx, tid))
+        return " ".join(p for p in parts if p)
+
+    def _render_var(self, v: ci.Cursor, var: Var, ctx: Ctx, tid: str | None) -> str:
+        init = self._var_init(v)
+        init_text = self.render(init, ctx, tid) if init is not None else None
+        name_end = v.location.offset + len(v.spelling)
+        tail = self.render(v, ctx, tid, start=name_end, end=v.extent.end.offset).strip()
+        if var.promoted:
+            ref = var.ref(tid)
+            if init_text is None:
+                if tail.startswith(("(", "{")):
+                    return f"{ref} = {_value_type(var.type)}{tail};"
+                return ""
+            if "[" in var.type:
+                tmp = self._fresh("init")
+                return (f"{{ const {_declarator(var.type, tmp)} = {init_text}; "
+                        f"std::memcpy(&{ref}, &{tmp}, sizeof({tmp})); }}")
+            return f"{ref} = {init_text};"
+        if init_text is not None:
+            return f"{_declarator(var.type, var.name)} = {init_text};"
+        if "[" in var.type:
+            return f"{_declarator(var.type, var.name)};"
+        return f"{_declarator(var.type, var.name)}{(' ' + tail) if tail else ''};"
+
+    def _replacement(self, rep: tuple, ctx: Ctx, tid: str | None) -> str:
+        if rep[0] == "var":
+            return rep[1].ref(tid)
+        if rep[0] == "text":
+            return rep[1]
+        _, site, call, name, args = rep
+        w, t = self.n["warp"], tid
+        a = [self.render(x, ctx, tid) for x in args]
+        base = name[:-5] if name.endswith("_sync") else name
+        if name.startswith("__syncthreads_"):
+            count = f"cudacpu::block_count({w}, {site})"
+            return {"__syncthreads_count": count,
+                    "__syncthreads_and": f"({count} == cudacpu::block_participants({w}, {site}))",
+                    "__syncthreads_or": f"({count} != 0)"}[name]
+        mask = a[0] if name.endswith("_sync") else "0xffffffffu"
+        if base in ("__ballot", "__any", "__all"):
+            return f"cudacpu::{base[2:]}({w}, {site}, {t}, {mask})"
+        value_type = self._exchange_type(call, args, ctx)
+        if base.startswith("__reduce_"):
+            op = {"add": "a + b", "min": "b < a ? b : a", "max": "a < b ? b : a"}[base.split("_")[3]]
+            return f"cudacpu::warp_reduce<{value_type}>({w}, {site}, {t}, {mask}, [](auto a, auto b) {{ return {op}; }})"
+        rest = a[2:] if name.endswith("_sync") else a[1:]
+        return f"cudacpu::{base[2:]}<{value_type}>({w}, {site}, {t}, {', '.join(rest)})"
+
+    def _exchange_type(self, call: ci.Cursor, args: list[ci.Cursor], ctx: Ctx) -> str:
+        t = call.type.spelling
+        if t and "dependent" not in t:
+            return _value_type(self._subst_type(t, ctx))
+        value = args[1] if fe.call_name(call).endswith("_sync") else args[0]
+        return _value_type(self._arg_type(value, ctx))
+
+    # ---- emitting the lowered function ------------------------------------------------------
+
+    def emit_function(self) -> str:
+        k, n = self.kernel, self.n
+        self.exit_flags = self.has_return and len(self.regions) > 1
+        body = self._emit_items(self.items, "    " * 4)
+        promoted = [v for v in sorted(self.vars, key=lambda v: v.order) if v.promoted]
+        state = [f"cudacpu::PerThread<{_value_type(v.type)}> {v.name}({n['nthreads']});" for v in promoted]
+        if self.exit_flags:
+            state.append(f"cudacpu::PerThread<bool> {n['exited']}({n['nthreads']});")
+        if self.sites:
+            state.append(f"cudacpu::WarpExchange {n['warp']}({self.sites}, {n['nthreads']});")
+        if self.uses_dynamic_shared:
+            state.append(f"cudacpu::SharedBuffer {n['dynamic_shared']}(dynamicSharedBytes);")
+        block_head = []
+        if any(re.search(r"\bblockIdx\b", line) for line in body) or self.uses_coord_functions:
+            block_head.append(f"const uint3 blockIdx = make_uint3({n['bx']}, {n['by']}, {n['bz']});")
+        if self.uses_coord_functions:
+            block_head.append("::blockIdx = blockIdx; ::blockDim = blockDim; ::gridDim = gridDim;")
+        block_head += self._shared_decls(body)
+        if self.exit_flags:
+            block_head.append(f"{n['exited']}.fill(false);")
+        lines = [self._signature() + " {"]
+        ind = "    "
+        if state:
+            lines.append(f"{ind}const unsigned int {n['nthreads']} = blockDim.x * blockDim.y * blockDim.z;")
+            lines.append(f"{ind}#pragma omp parallel")
+            lines.append(f"{ind}{{")
+            lines += [ind * 2 + s for s in state]
+            lines.append(f"{ind * 2}#pragma omp for collapse(3) schedule(static)")
+            loop_ind = ind * 2
+        else:
+            lines.append(f"{ind}#pragma omp parallel for collapse(3) schedule(static)")
+            loop_ind = ind
+        lines.append(f"{loop_ind}for (unsigned int {n['bz']} = 0; {n['bz']} < gridDim.z; ++{n['bz']})")
+        lines.append(f"{loop_ind}    for (unsigned int {n['by']} = 0; {n['by']} < gridDim.y; ++{n['by']})")
+        lines.append(f"{loop_ind}        for (unsigned int {n['bx']} = 0; {n['bx']} < gridDim.x; ++{n['bx']}) {{")
+        inner = loop_ind + ind * 3
+        lines += [inner + h for h in block_head]
+        shift = len(inner) - len("    " * 4)
+        lines += [(" " * shift + line) if shift > 0 else line[-shift:] if shift < 0 else line for line in body]
+        lines.append(f"{loop_ind}        }}")
+        if state:
+            lines.append(f"{ind}}}")
+        lines.append("}")
+        return "\n".join(lines)
+
+    def _signature(self) -> str:
+        k = self.kernel
+        head = ""
+        if k.kind == K.FUNCTION_TEMPLATE:
+            toks = _tokens(k)
+            depth = 0
+            for t in toks[1:]:
+                depth += t.spelling == "<"
+                depth -= t.spelling == ">"
+                depth -= 2 * (t.spelling == ">>")
+                if depth <= 0:
+                    head = self.tr.text(k.extent.start.offset, t.extent.end.offset) + "\n"
+                    break
+        params = fe.params_of(k)
+        extra = ""
+        if params:
+            extra = ", " + self.tr.text(params[0].extent.start.offset, params[-1].extent.end.offset)
+        return f"{head}void {k.spelling}(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes{extra})"
+
+    def _shared_decls(self, body: list[str]) -> list[str]:
+        out = []
+        text = "\n".join(body)
+        for name, v, ctx in self.shared.values():
+            if not re.search(rf"\b{re.escape(name)}\b", text):
+                continue
+            if v.type.kind == ci.TypeKind.INCOMPLETEARRAY or v.storage_class == ci.StorageClass.EXTERN:
+                elem = v.type.element_type.spelling if v.type.kind == ci.TypeKind.INCOMPLETEARRAY else v.type.spelling
+                elem = self._subst_type(elem, ctx) if ctx is not None else elem
+                out.append(f"{elem}* {name} = {self.n['dynamic_shared']}.as<{elem}>();  // extern __shared__")
+                continue
+            text_v = self.render(v, ctx or self.ctx, None)
+            text_v = re.sub(r"\b(__shared__|static)\s*", "", text_v)
+            if name != v.spelling:
+                text_v = re.sub(rf"\b{re.escape(v.spelling)}\b", name, text_v, count=1)
+            out.append(f"{text_v};  // __shared__: one per block")
+        return out
+
+    def _emit_items(self, items: list, ind: str) -> list[str]:
+        out: list[str] = []
+        for it in items:
+            if isinstance(it, Region):
+                out += self._emit_region(it, ind)
+            elif isinstance(it, BScope):
+                out += [ind + "{"] + self._emit_items(it.items, ind + "    ") + [ind + "}"]
+            elif isinstance(it, BIf):
+                out.append(f"{ind}if ({self._block_text(it.cond)}) {{")
+                out += self._emit_items(it.then, ind + "    ")
+                if it.orelse is not None:
+                    out.append(f"{ind}}} else {{")
+                    out += self._emit_items(it.orelse, ind + "    ")
+                out.append(ind + "}")
+            elif isinstance(it, BLoop):
+                cond = self._block_text(it.cond) if it.cond is not None else ""
+                if it.kind == "for":
+                    init = self._block_text(it.init).rstrip().rstrip(";") if it.init is not None else ""
+                    inc = self._block_text(it.inc) if it.inc is not None else ""
+                    out.append(f"{ind}for ({init}; {cond}; {inc}) {{")
+                    out += self._emit_items(it.body, ind + "    ") + [ind + "}"]
+                elif it.kind == "while":
+                    out.append(f"{ind}while ({cond}) {{")
+                    out += self._emit_items(it.body, ind + "    ") + [ind + "}"]
+                else:
+                    out.append(f"{ind}do {{")
+                    out += self._emit_items(it.body, ind + "    ") + [f"{ind}}} while ({cond});"]
+            elif isinstance(it, BJump):
+                out.append(ind + it.text)
+        return out
+
+    def _block_text(self, part: tuple[ci.Cursor, Ctx]) -> str:
+        c, ctx = part
+        if c.kind == K.DECL_STMT:
+            return " ".join(self.render(c, ctx, None).split())
+        return " ".join(self.render(c, ctx, None).split())
+
+    def _emit_region(self, r: Region, ind: str) -> list[str]:
+        n = self.n
+        tid = n["tid"]
+        self._region_sets_coords = False
+        self._region_needs_label = False
+        self._label = f"next_thread_{r.id}"
+        body: list[str] = []
+        inner = ind + " " * 12
+        for var in r.remat:
+            body.append(inner + self._decl_text(var, tid))
+        for item in r.items:
+            body += self._emit_item(item, inner, tid)
+        if not any(line.strip() for line in body):
+            return self._hoisted_lines(r, ind)
+        if self._region_needs_label:
+            body = [inner + "{"] + ["    " + line for line in body] + [inner + "}", inner + f"{self._label}:;"]
+        head = []
+        text = "\n".join(body)
+        guards = []
+        if self.exit_flags:
+            guards.append(f"if ({n['exited']}[{tid}]) continue;")
+        for mask, polarity in r.masks:
+            guards.append(f"if ({'!' if polarity else ''}{mask.name}[{tid}]) continue;")
+        if self._region_sets_coords or (self.uses_coord_functions and re.search(r"\w+\(", text)):
+            guards.append("::threadIdx = threadIdx;")
+        uses_tid = bool(guards and any(tid in g for g in guards)) or re.search(rf"\b{tid}\b", text)
+        uses_idx = re.search(r"\bthreadIdx\b", text) or any("threadIdx" in g for g in guards)
+        if uses_idx:
+            head.append(inner + f"const uint3 threadIdx = make_uint3({n['tx']}, {n['ty']}, {n['tz']});")
+        if uses_tid:
+            head.append(inner + f"const unsigned int {tid} = ({n['tz']} * blockDim.y + {n['ty']}) * blockDim.x + {n['tx']};")
+        head += [inner + g for g in guards]
+        simd = self._simd_safe(text) and not self._region_needs_label
+        lines = self._hoisted_lines(r, ind)
+        lines += [f"{ind}{n['warp']}.begin({s});" for s in r.begins]
+        lines.append(f"{ind}for (unsigned int {n['tz']} = 0; {n['tz']} < blockDim.z; ++{n['tz']})")
+        lines.append(f"{ind}    for (unsigned int {n['ty']} = 0; {n['ty']} < blockDim.y; ++{n['ty']})")
+        if simd:
+            lines.append(f"{ind}        #pragma omp simd")
+        lines.append(f"{ind}        for (unsigned int {n['tx']} = 0; {n['tx']} < blockDim.x; ++{n['tx']}) {{")
+        lines += head + body
+        lines.append(f"{ind}        }}")
+        return lines
+
+    def _hoisted_lines(self, r: Region, ind: str) -> list[str]:
+        return [ind + self._decl_text(var, None) for var in r.hoisted]
+
+    def _decl_text(self, var: Var, tid: str | None) -> str:
+        init, ictx = var.init  # type: ignore[misc]
+        if var.cursor is not None and var.cursor.kind == K.VAR_DECL:
+            return self._render_var(var.cursor, var, var.ctx, tid)
+        return f"{_declarator(var.type, var.name)} = {self.render(init, ictx, tid)};"
+
+    def _simd_safe(self, text: str) -> bool:
+        return not re.search(r"\b(atomic\w*|printf|fprintf|goto|asm|__threadfence\w*|put|rand|malloc|new)\b", text)
+
+    def _emit_item(self, item: tuple, ind: str, tid: str) -> list[str]:
+        tag = item[0]
+        if tag == "stmt":
+            s, ctx = item[1], item[2]
+            text = self.render(s, ctx, tid)
+            end = s.extent.end.offset
+            if s.kind != K.COMPOUND_STMT and not text.rstrip().endswith((";", "}")):
+                text += self.tr.text(end, self._after_semicolon(end)).strip() or ";"
+            if not text.strip():
+                return []
+            return _reindent(text, s.extent.start.column, ind)
+        if tag in ("decl", "assign"):
+            var, (init, ictx) = item[1], item[2]
+            value = self.render(init, ictx, tid)
+            if var.promoted:
+                return [f"{ind}{var.ref(tid)} = {value};"]
+            return [f"{ind}{_declarator(var.type, var.name)} = {value};"]
+        if tag == "put":
+            site, (kind, value), ctx = item[1], item[2], item[3]
+            v = self.render(value, ctx, tid)
+            if kind == "pred":
+                return [f"{ind}{self.n['warp']}.put({site}, {tid}, static_cast<int>(({v}) != 0));"]
+            return [f"{ind}{self.n['warp']}.put<{self._site_type(site, ctx)}>({site}, {tid}, {v});"]
+        return []
+
+    def _site_type(self, site: int, ctx: Ctx) -> str:
+        for rep in ctx.replacements.values():
+            if rep[0] == "exchange" and rep[1] == site:
+                return self._exchange_type(rep[2], rep[4], ctx)
+        raise AssertionError(site)

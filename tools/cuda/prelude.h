@@ -1,0 +1,192 @@
+// ---- support code of the lowered kernels (emitted once per file by tools/cuda) ----------
+// A lowered kernel runs its blocks in parallel (OpenMP) and the threads of a block as loops
+// split at every barrier.  What must outlive such a split lives here: per-thread copies of
+// variables (PerThread) and the lanes' values at a warp intrinsic (WarpExchange).
+#ifndef CUDACPU_LOWERING_SUPPORT
+#define CUDACPU_LOWERING_SUPPORT
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+namespace cudacpu {
+
+// One value per thread of a block (T may be an array type).
+template <class T>
+class PerThread {
+ public:
+  explicit PerThread(std::size_t n) : data_(new T[n ? n : 1]()), size_(n) {}
+  ~PerThread() { delete[] data_; }
+  PerThread(const PerThread&) = delete;
+  PerThread& operator=(const PerThread&) = delete;
+  T& operator[](std::size_t i) { return data_[i]; }
+  void fill(const T& v) {
+    for (std::size_t i = 0; i < size_; ++i) data_[i] = v;
+  }
+
+ private:
+  T* data_;
+  std::size_t size_;
+};
+
+// The dynamic shared memory of a block (`extern __shared__`), suitably aligned.
+class SharedBuffer {
+ public:
+  explicit SharedBuffer(std::size_t bytes) : data_(new Slot[bytes / sizeof(Slot) + 1]()) {}
+  ~SharedBuffer() { delete[] data_; }
+  SharedBuffer(const SharedBuffer&) = delete;
+  SharedBuffer& operator=(const SharedBuffer&) = delete;
+  template <class T>
+  T* as() { return reinterpret_cast<T*>(data_); }
+
+ private:
+  struct alignas(16) Slot { unsigned char bytes[16]; };
+  Slot* data_;
+};
+
+// Values that the lanes hand to a warp intrinsic: each call site has one slot per thread,
+// stamped with the round in which it was written, so that lanes that did not take part
+// (inactive, masked out, beyond the block) are recognised and read their own value.
+class WarpExchange {
+ public:
+  WarpExchange(int sites, std::size_t nthreads)
+      : sites_(sites), n_(nthreads), slots_(new Slot[sites * nthreads + 1]()),
+        stamps_(new unsigned[sites * nthreads + 1]()), round_(new unsigned[sites + 1]()) {}
+  ~WarpExchange() { delete[] slots_; delete[] stamps_; delete[] round_; }
+  WarpExchange(const WarpExchange&) = delete;
+  WarpExchange& operator=(const WarpExchange&) = delete;
+
+  void begin(int site) { ++round_[site]; }
+  template <class T>
+  void put(int site, unsigned tid, const T& value) {
+    static_assert(sizeof(T) <= sizeof(Slot), "warp intrinsic on a value larger than 16 bytes");
+    std::memcpy(&slots_[site * n_ + tid], &value, sizeof(T));
+    stamps_[site * n_ + tid] = round_[site];
+  }
+  bool written(int site, unsigned tid) const { return tid < n_ && stamps_[site * n_ + tid] == round_[site]; }
+  template <class T>
+  T get(int site, unsigned tid) const {
+    T value;
+    std::memcpy(&value, &slots_[site * n_ + tid], sizeof(T));
+    return value;
+  }
+  std::size_t threads() const { return n_; }
+
+ private:
+  struct alignas(16) Slot { unsigned char bytes[16]; };
+  int sites_;
+  std::size_t n_;
+  Slot* slots_;
+  unsigned* stamps_;
+  unsigned* round_;
+};
+
+// Source lane of a shuffle inside a segment of `width` lanes; -1: the lane keeps its own value.
+inline unsigned shfl_source(unsigned tid, int src_lane_in_segment, int width) {
+  unsigned lane = tid % 32u;
+  unsigned segment = lane - lane % static_cast<unsigned>(width);
+  return tid - lane + segment + static_cast<unsigned>(src_lane_in_segment);
+}
+
+template <class T>
+T read_lane(const WarpExchange& x, int site, unsigned tid, unsigned src) {
+  return x.written(site, src) ? x.get<T>(site, src) : x.get<T>(site, tid);
+}
+
+template <class T>
+T shfl(const WarpExchange& x, int site, unsigned tid, int src_lane, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int in_segment = ((src_lane % w) + w) % w;
+  return read_lane<T>(x, site, tid, shfl_source(tid, in_segment, w));
+}
+
+template <class T>
+T shfl_up(const WarpExchange& x, int site, unsigned tid, unsigned delta, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
+  if (lane - static_cast<int>(delta) < 0) return x.get<T>(site, tid);
+  return read_lane<T>(x, site, tid, shfl_source(tid, lane - static_cast<int>(delta), w));
+}
+
+template <class T>
+T shfl_down(const WarpExchange& x, int site, unsigned tid, unsigned delta, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
+  if (lane + static_cast<int>(delta) >= w) return x.get<T>(site, tid);
+  return read_lane<T>(x, site, tid, shfl_source(tid, lane + static_cast<int>(delta), w));
+}
+
+template <class T>
+T shfl_xor(const WarpExchange& x, int site, unsigned tid, int lane_mask, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
+  int src = lane ^ lane_mask;
+  if (src < 0 || src >= w) return x.get<T>(site, tid);
+  return read_lane<T>(x, site, tid, shfl_source(tid, src, w));
+}
+
+// Lanes of the caller's warp that took part, restricted to `mask`, as a bit set.
+inline unsigned ballot(const WarpExchange& x, int site, unsigned tid, unsigned mask) {
+  unsigned base = tid - tid % 32u, bits = 0;
+  for (unsigned lane = 0; lane < 32; ++lane)
+    if (x.written(site, base + lane) && x.get<int>(site, base + lane)) bits |= 1u << lane;
+  return bits & mask;
+}
+
+inline unsigned participants(const WarpExchange& x, int site, unsigned tid, unsigned mask) {
+  unsigned base = tid - tid % 32u, bits = 0;
+  for (unsigned lane = 0; lane < 32; ++lane)
+    if (x.written(site, base + lane)) bits |= 1u << lane;
+  return bits & mask;
+}
+
+inline int any(const WarpExchange& x, int site, unsigned tid, unsigned mask) { return ballot(x, site, tid, mask) != 0; }
+
+inline int all(const WarpExchange& x, int site, unsigned tid, unsigned mask) {
+  return ballot(x, site, tid, mask) == participants(x, site, tid, mask);
+}
+
+template <class T, class Op>
+T warp_reduce(const WarpExchange& x, int site, unsigned tid, unsigned mask, Op op) {
+  unsigned base = tid - tid % 32u;
+  T acc = x.get<T>(site, tid);
+  bool first = true;
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    if (!((mask >> lane) & 1u) || !x.written(site, base + lane)) continue;
+    T v = x.get<T>(site, base + lane);
+    acc = first ? v : op(acc, v);
+    first = false;
+  }
+  return acc;
+}
+
+// Lanes of the caller's warp that exist in the block.
+inline unsigned active_mask(unsigned tid, std::size_t nthreads) {
+  unsigned base = tid - tid % 32u, bits = 0;
+  for (unsigned lane = 0; lane < 32; ++lane)
+    if (base + lane < nthreads) bits |= 1u << lane;
+  return bits;
+}
+
+// __syncthreads_count/_and/_or: a barrier that also combines one predicate per thread.
+inline int block_count(const WarpExchange& x, int site) {
+  int count = 0;
+  for (unsigned t = 0; t < x.threads(); ++t)
+    if (x.written(site, t) && x.get<int>(site, t)) ++count;
+  return count;
+}
+
+inline int block_participants(const WarpExchange& x, int site) {
+  int count = 0;
+  for (unsigned t = 0; t < x.threads(); ++t) count += x.written(site, t);
+  return count;
+}
+
+[[noreturn]] inline void unsupported(const char* what) {
+  std::fprintf(stderr, "cudacpu: %s\n", what);
+  std::abort();
+}
+
+}  // namespace cudacpu
+#endif  // CUDACPU_LOWERING_SUPPORT

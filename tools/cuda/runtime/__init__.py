@@ -1,0 +1,17 @@
+"""The header-only CPU implementation of the CUDA runtime and of the CUDA libraries we map.
+
+Compile lowered kernels and unchanged CUDA host code with ``-I`` :data:`INCLUDE_DIR`: its
+headers are named like CUDA's (cuda_runtime.h, cuda_fp16.h, cublas_v2.h, curand.h,
+thrust/...) and shadow them.  See README.md beside this file for what each header provides.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+INCLUDE_DIR: Path = Path(__file__).resolve().parent / "include"
+
+# Flags the headers are written and tested for (g++ 12).
+CXXFLAGS: tuple[str, ...] = ("-std=c++17", "-fopenmp")
+
+__all__ = ["INCLUDE_DIR", "CXXFLAGS"]

@@ -1,0 +1,3 @@
+// CPU CUDA runtime: builtin_types.h has nothing of its own here; everything is in cuda_runtime.h.
+#pragma once
+#include "cuda_runtime.h"

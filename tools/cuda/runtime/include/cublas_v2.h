@@ -1,0 +1,462 @@
+// CPU CUDA runtime: a cuBLAS (v2 API) subset on the CPU, column-major like cuBLAS.
+//
+// Level 1: axpy, dot, scal, nrm2, asum, amax/amin (1-based), copy, swap (S and D).
+// Level 2: gemv (S and D).  Level 3: gemm, gemm (strided) batched, geam (S and D).
+// Matrix helpers: cublasSetMatrix/GetMatrix/SetVector/GetVector (+Async).
+// The pointer mode is recorded but makes no difference: scalars are read, and results
+// written, through the pointers given, whichever memory they name (there is one).
+// gemm is parallel over column panels of C with OpenMP, cache-blocked, and keeps the
+// innermost loop unit-stride for every combination of transposes.
+#pragma once
+#include "cuda_runtime.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+typedef enum {
+    CUBLAS_STATUS_SUCCESS = 0,
+    CUBLAS_STATUS_NOT_INITIALIZED = 1,
+    CUBLAS_STATUS_ALLOC_FAILED = 3,
+    CUBLAS_STATUS_INVALID_VALUE = 7,
+    CUBLAS_STATUS_ARCH_MISMATCH = 8,
+    CUBLAS_STATUS_MAPPING_ERROR = 11,
+    CUBLAS_STATUS_EXECUTION_FAILED = 13,
+    CUBLAS_STATUS_INTERNAL_ERROR = 14,
+    CUBLAS_STATUS_NOT_SUPPORTED = 15,
+    CUBLAS_STATUS_LICENSE_ERROR = 16,
+} cublasStatus_t;
+
+typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2, CUBLAS_OP_HERMITAN = 2, CUBLAS_OP_CONJG = 3 } cublasOperation_t;
+typedef enum { CUBLAS_POINTER_MODE_HOST = 0, CUBLAS_POINTER_MODE_DEVICE = 1 } cublasPointerMode_t;
+typedef enum { CUBLAS_ATOMICS_NOT_ALLOWED = 0, CUBLAS_ATOMICS_ALLOWED = 1 } cublasAtomicsMode_t;
+typedef enum { CUBLAS_FILL_MODE_LOWER = 0, CUBLAS_FILL_MODE_UPPER = 1, CUBLAS_FILL_MODE_FULL = 2 } cublasFillMode_t;
+typedef enum { CUBLAS_DIAG_NON_UNIT = 0, CUBLAS_DIAG_UNIT = 1 } cublasDiagType_t;
+typedef enum { CUBLAS_SIDE_LEFT = 0, CUBLAS_SIDE_RIGHT = 1 } cublasSideMode_t;
+typedef enum {
+    CUBLAS_DEFAULT_MATH = 0,
+    CUBLAS_TENSOR_OP_MATH = 1,
+    CUBLAS_PEDANTIC_MATH = 2,
+    CUBLAS_TF32_TENSOR_OP_MATH = 3,
+} cublasMath_t;
+
+struct cublasContext {
+    cudaStream_t stream;
+    cublasPointerMode_t pointer_mode;
+    cublasAtomicsMode_t atomics_mode;
+    cublasMath_t math_mode;
+};
+typedef struct cublasContext* cublasHandle_t;
+
+namespace cuda_cpu {
+namespace blas {
+
+// Element (row, col) of op(A), where A is column-major with leading dimension lda.
+template <class T>
+inline T op_at(const T* a, int lda, cublasOperation_t op, int row, int col) {
+    return op == CUBLAS_OP_N ? a[row + static_cast<long long>(col) * lda] : a[col + static_cast<long long>(row) * lda];
+}
+
+inline bool valid_op(cublasOperation_t op) { return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C; }
+
+// C = alpha op(A) op(B) + beta C, C m x n, op(A) m x k, op(B) k x n; column-major.
+template <class T>
+inline cublasStatus_t gemm(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, T alpha, const T* a,
+                           int lda, const T* b, int ldb, T beta, T* c, int ldc) {
+    if (!valid_op(transa) || !valid_op(transb) || m < 0 || n < 0 || k < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    if (lda < ((transa == CUBLAS_OP_N) ? (m > 1 ? m : 1) : (k > 1 ? k : 1))) return CUBLAS_STATUS_INVALID_VALUE;
+    if (ldb < ((transb == CUBLAS_OP_N) ? (k > 1 ? k : 1) : (n > 1 ? n : 1))) return CUBLAS_STATUS_INVALID_VALUE;
+    if (ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+    // A transposed: materialise op(A) (m x k, column-major) once, O(mk) next to O(mnk) work,
+    // so that one kernel with unit-stride inner loops serves every combination.
+    std::vector<T> a_copy;
+    if (transa != CUBLAS_OP_N) {
+        a_copy.resize(static_cast<size_t>(m) * static_cast<size_t>(k));
+        for (int l = 0; l < k; ++l)
+            for (int i = 0; i < m; ++i) a_copy[static_cast<size_t>(i) + static_cast<size_t>(l) * m] = op_at(a, lda, transa, i, l);
+        a = a_copy.data();
+        lda = m;
+    }
+    // Panels of columns of C run in parallel; inside, blocks of A (rows x depth) are reused
+    // across the panel's columns while they sit in cache.
+    const int panel_width = 32, row_block = 256, depth_block = 128;
+    const int panels = (n + panel_width - 1) / panel_width;
+#pragma omp parallel for schedule(static)
+    for (int panel = 0; panel < panels; ++panel) {
+        const int j_begin = panel * panel_width;
+        const int j_end = j_begin + panel_width < n ? j_begin + panel_width : n;
+        for (int j = j_begin; j < j_end; ++j) {
+            T* c_col = c + static_cast<long long>(j) * ldc;
+            // beta == 0 overwrites C without reading it (NaN in C does not propagate), as in BLAS.
+            if (beta == T(0)) {
+                for (int i = 0; i < m; ++i) c_col[i] = T(0);
+            } else if (beta != T(1)) {
+                for (int i = 0; i < m; ++i) c_col[i] *= beta;
+            }
+        }
+        if (alpha == T(0) || k == 0) continue;
+        for (int i_begin = 0; i_begin < m; i_begin += row_block) {
+            const int i_end = i_begin + row_block < m ? i_begin + row_block : m;
+            for (int l_begin = 0; l_begin < k; l_begin += depth_block) {
+                const int l_end = l_begin + depth_block < k ? l_begin + depth_block : k;
+                for (int j = j_begin; j < j_end; ++j) {
+                    T* c_col = c + static_cast<long long>(j) * ldc;
+                    for (int l = l_begin; l < l_end; ++l) {
+                        const T scale = alpha * op_at(b, ldb, transb, l, j);
+                        const T* a_col = a + static_cast<long long>(l) * lda;
+#pragma omp simd
+                        for (int i = i_begin; i < i_end; ++i) c_col[i] += scale * a_col[i];
+                    }
+                }
+            }
+        }
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+// y = alpha op(A) x + beta y, A m x n column-major.
+template <class T>
+inline cublasStatus_t gemv(cublasOperation_t trans, int m, int n, T alpha, const T* a, int lda, const T* x, int incx, T beta,
+                           T* y, int incy) {
+    if (!valid_op(trans) || m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx == 0 || incy == 0) return CUBLAS_STATUS_INVALID_VALUE;
+    const int rows = trans == CUBLAS_OP_N ? m : n;  // length of y
+    const int cols = trans == CUBLAS_OP_N ? n : m;  // length of x
+    auto x_at = [&](int l) { return x[(incx > 0 ? l : l - cols + 1) * static_cast<long long>(incx)]; };
+    auto y_index = [&](int i) { return (incy > 0 ? i : i - rows + 1) * static_cast<long long>(incy); };
+    if (trans == CUBLAS_OP_N) {
+        std::vector<T> result(static_cast<size_t>(rows), T(0));
+        for (int l = 0; l < cols; ++l) {
+            T scale = x_at(l);
+            const T* a_col = a + static_cast<long long>(l) * lda;
+            for (int i = 0; i < rows; ++i) result[static_cast<size_t>(i)] += a_col[i] * scale;
+        }
+        for (int i = 0; i < rows; ++i) {
+            T& target = y[y_index(i)];
+            target = alpha * result[static_cast<size_t>(i)] + (beta == T(0) ? T(0) : beta * target);
+        }
+    } else {
+#pragma omp parallel for schedule(static) if (static_cast<long long>(rows) * cols > 65536)
+        for (int i = 0; i < rows; ++i) {
+            const T* a_col = a + static_cast<long long>(i) * lda;
+            T sum = T(0);
+            for (int l = 0; l < cols; ++l) sum += a_col[l] * x_at(l);
+            T& target = y[y_index(i)];
+            target = alpha * sum + (beta == T(0) ? T(0) : beta * target);
+        }
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+// Element i of a strided vector (BLAS convention: negative increments start at the end).
+template <class T>
+inline T& element(T* x, int n, int inc, int i) {
+    return x[(inc > 0 ? i : i - n + 1) * static_cast<long long>(inc)];
+}
+
+template <class T>
+inline cublasStatus_t axpy(int n, const T* alpha, const T* x, int incx, T* y, int incy) {
+    if (alpha == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < n; ++i) element(y, n, incy, i) += *alpha * element(x, n, incx, i);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+template <class T>
+inline cublasStatus_t dot(int n, const T* x, int incx, const T* y, int incy, T* result) {
+    if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    T sum = T(0);
+    for (int i = 0; i < n; ++i) sum += element(x, n, incx, i) * element(y, n, incy, i);
+    *result = sum;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+template <class T>
+inline cublasStatus_t scal(int n, const T* alpha, T* x, int incx) {
+    if (alpha == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    if (incx <= 0) return CUBLAS_STATUS_SUCCESS;  // BLAS: nothing to do
+    for (int i = 0; i < n; ++i) x[static_cast<long long>(i) * incx] *= *alpha;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+template <class T>
+inline cublasStatus_t nrm2(int n, const T* x, int incx, T* result) {
+    if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    if (n <= 0 || incx <= 0) {
+        *result = T(0);
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    // Scaled sum of squares: no overflow or underflow for extreme magnitudes.
+    T scale = T(0), sum = T(1);
+    for (int i = 0; i < n; ++i) {
+        T v = std::fabs(x[static_cast<long long>(i) * incx]);
+        if (v == T(0)) continue;
+        if (scale < v) {
+            sum = T(1) + sum * (scale / v) * (scale / v);
+            scale = v;
+        } else {
+            sum += (v / scale) * (v / scale);
+        }
+    }
+    *result = scale * std::sqrt(sum);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+template <class T>
+inline cublasStatus_t asum(int n, const T* x, int incx, T* result) {
+    if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    T sum = T(0);
+    if (incx > 0)
+        for (int i = 0; i < n; ++i) sum += std::fabs(x[static_cast<long long>(i) * incx]);
+    *result = sum;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+// 1-based index of the first element of largest (or smallest) magnitude; 0 when n <= 0.
+template <class T, class Better>
+inline cublasStatus_t extreme_index(int n, const T* x, int incx, int* result, Better better) {
+    if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    *result = 0;
+    if (n <= 0 || incx <= 0) return CUBLAS_STATUS_SUCCESS;
+    T best = std::fabs(x[0]);
+    *result = 1;
+    for (int i = 1; i < n; ++i) {
+        T v = std::fabs(x[static_cast<long long>(i) * incx]);
+        if (better(v, best)) {
+            best = v;
+            *result = i + 1;
+        }
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+template <class T>
+inline cublasStatus_t copy(int n, const T* x, int incx, T* y, int incy) {
+    for (int i = 0; i < n; ++i) element(y, n, incy, i) = element(x, n, incx, i);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+template <class T>
+inline cublasStatus_t swap(int n, T* x, int incx, T* y, int incy) {
+    for (int i = 0; i < n; ++i) {
+        T t = element(x, n, incx, i);
+        element(x, n, incx, i) = element(y, n, incy, i);
+        element(y, n, incy, i) = t;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+// C = alpha op(A) + beta op(B), m x n.
+template <class T>
+inline cublasStatus_t geam(cublasOperation_t transa, cublasOperation_t transb, int m, int n, const T* alpha, const T* a, int lda,
+                           const T* beta, const T* b, int ldb, T* c, int ldc) {
+    if (alpha == nullptr || beta == nullptr || !valid_op(transa) || !valid_op(transb) || m < 0 || n < 0) return CUBLAS_STATUS_INVALID_VALUE;
+#pragma omp parallel for schedule(static) if (static_cast<long long>(m) * n > 65536)
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+            T left = *alpha == T(0) ? T(0) : *alpha * op_at(a, lda, transa, i, j);
+            T right = *beta == T(0) ? T(0) : *beta * op_at(b, ldb, transb, i, j);
+            c[i + static_cast<long long>(j) * ldc] = left + right;
+        }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+inline cublasStatus_t copy_matrix(int rows, int cols, int elem_size, const void* a, int lda, void* b, int ldb) {
+    if (rows < 0 || cols < 0 || elem_size <= 0 || lda < rows || ldb < rows) return CUBLAS_STATUS_INVALID_VALUE;
+    for (int j = 0; j < cols; ++j)
+        std::memmove(static_cast<char*>(b) + static_cast<long long>(j) * ldb * elem_size,
+                     static_cast<const char*>(a) + static_cast<long long>(j) * lda * elem_size, static_cast<size_t>(rows) * elem_size);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+inline cublasStatus_t copy_vector(int n, int elem_size, const void* x, int incx, void* y, int incy) {
+    if (n < 0 || elem_size <= 0 || incx <= 0 || incy <= 0) return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < n; ++i)
+        std::memmove(static_cast<char*>(y) + static_cast<long long>(i) * incy * elem_size,
+                     static_cast<const char*>(x) + static_cast<long long>(i) * incx * elem_size, static_cast<size_t>(elem_size));
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace blas
+}  // namespace cuda_cpu
+
+// ---------------------------------------------------------------- handle
+inline cublasStatus_t cublasCreate(cublasHandle_t* handle) {
+    if (handle == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    *handle = new cublasContext{nullptr, CUBLAS_POINTER_MODE_HOST, CUBLAS_ATOMICS_NOT_ALLOWED, CUBLAS_DEFAULT_MATH};
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasDestroy(cublasHandle_t handle) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    delete handle;
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    handle->stream = stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t* stream) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (stream == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    *stream = handle->stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasSetPointerMode(cublasHandle_t handle, cublasPointerMode_t mode) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    handle->pointer_mode = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasGetPointerMode(cublasHandle_t handle, cublasPointerMode_t* mode) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (mode == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    *mode = handle->pointer_mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasSetAtomicsMode(cublasHandle_t handle, cublasAtomicsMode_t mode) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    handle->atomics_mode = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    handle->math_mode = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasGetVersion(cublasHandle_t, int* version) {
+    if (version == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    *version = 120000;
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline const char* cublasGetStatusName(cublasStatus_t status) {
+    switch (status) {
+        case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+        case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+        case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+        case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+        case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+        case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+        case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+        case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+        case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+        case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    }
+    return "CUBLAS_STATUS_UNKNOWN";
+}
+inline const char* cublasGetStatusString(cublasStatus_t status) {
+    switch (status) {
+        case CUBLAS_STATUS_SUCCESS: return "success";
+        case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
+        case CUBLAS_STATUS_ALLOC_FAILED: return "the resource allocation failed";
+        case CUBLAS_STATUS_INVALID_VALUE: return "an invalid numeric value was used as an argument";
+        case CUBLAS_STATUS_NOT_SUPPORTED: return "the functionality requested is not supported";
+        default: return "an internal operation failed";
+    }
+}
+
+// ---------------------------------------------------------------- host <-> "device" copies
+inline cublasStatus_t cublasSetMatrix(int rows, int cols, int elem_size, const void* a, int lda, void* b, int ldb) {
+    return cuda_cpu::blas::copy_matrix(rows, cols, elem_size, a, lda, b, ldb);
+}
+inline cublasStatus_t cublasGetMatrix(int rows, int cols, int elem_size, const void* a, int lda, void* b, int ldb) {
+    return cuda_cpu::blas::copy_matrix(rows, cols, elem_size, a, lda, b, ldb);
+}
+inline cublasStatus_t cublasSetMatrixAsync(int rows, int cols, int elem_size, const void* a, int lda, void* b, int ldb, cudaStream_t) {
+    return cuda_cpu::blas::copy_matrix(rows, cols, elem_size, a, lda, b, ldb);
+}
+inline cublasStatus_t cublasGetMatrixAsync(int rows, int cols, int elem_size, const void* a, int lda, void* b, int ldb, cudaStream_t) {
+    return cuda_cpu::blas::copy_matrix(rows, cols, elem_size, a, lda, b, ldb);
+}
+inline cublasStatus_t cublasSetVector(int n, int elem_size, const void* x, int incx, void* y, int incy) {
+    return cuda_cpu::blas::copy_vector(n, elem_size, x, incx, y, incy);
+}
+inline cublasStatus_t cublasGetVector(int n, int elem_size, const void* x, int incx, void* y, int incy) {
+    return cuda_cpu::blas::copy_vector(n, elem_size, x, incx, y, incy);
+}
+inline cublasStatus_t cublasSetVectorAsync(int n, int elem_size, const void* x, int incx, void* y, int incy, cudaStream_t) {
+    return cuda_cpu::blas::copy_vector(n, elem_size, x, incx, y, incy);
+}
+inline cublasStatus_t cublasGetVectorAsync(int n, int elem_size, const void* x, int incx, void* y, int incy, cudaStream_t) {
+    return cuda_cpu::blas::copy_vector(n, elem_size, x, incx, y, incy);
+}
+
+// ---------------------------------------------------------------- S and D entry points
+#define CUDA_CPU_CUBLAS_FOR_TYPE(P, T)                                                                                          \
+    inline cublasStatus_t cublas##P##axpy(cublasHandle_t h, int n, const T* alpha, const T* x, int incx, T* y, int incy) {     \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::axpy(n, alpha, x, incx, y, incy);                                                                \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##dot(cublasHandle_t h, int n, const T* x, int incx, const T* y, int incy, T* result) {     \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::dot(n, x, incx, y, incy, result);                                                                \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##scal(cublasHandle_t h, int n, const T* alpha, T* x, int incx) {                          \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::scal(n, alpha, x, incx);                                                                         \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##nrm2(cublasHandle_t h, int n, const T* x, int incx, T* result) {                         \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::nrm2(n, x, incx, result);                                                                        \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##asum(cublasHandle_t h, int n, const T* x, int incx, T* result) {                         \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::asum(n, x, incx, result);                                                                        \
+    }                                                                                                                           \
+    inline cublasStatus_t cublasI##P##amax(cublasHandle_t h, int n, const T* x, int incx, int* result) {                      \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::extreme_index(n, x, incx, result, [](T v, T best) { return v > best; });                         \
+    }                                                                                                                           \
+    inline cublasStatus_t cublasI##P##amin(cublasHandle_t h, int n, const T* x, int incx, int* result) {                      \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::extreme_index(n, x, incx, result, [](T v, T best) { return v < best; });                         \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##copy(cublasHandle_t h, int n, const T* x, int incx, T* y, int incy) {                    \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::copy(n, x, incx, y, incy);                                                                       \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##swap(cublasHandle_t h, int n, T* x, int incx, T* y, int incy) {                          \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::swap(n, x, incx, y, incy);                                                                       \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##gemv(cublasHandle_t h, cublasOperation_t trans, int m, int n, const T* alpha, const T* a, \
+                                          int lda, const T* x, int incx, const T* beta, T* y, int incy) {                       \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        if (alpha == nullptr || beta == nullptr) return CUBLAS_STATUS_INVALID_VALUE;                                            \
+        return cuda_cpu::blas::gemv(trans, m, n, *alpha, a, lda, x, incx, *beta, y, incy);                                      \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##gemm(cublasHandle_t h, cublasOperation_t transa, cublasOperation_t transb, int m, int n,  \
+                                          int k, const T* alpha, const T* a, int lda, const T* b, int ldb, const T* beta, T* c, \
+                                          int ldc) {                                                                            \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        if (alpha == nullptr || beta == nullptr) return CUBLAS_STATUS_INVALID_VALUE;                                            \
+        return cuda_cpu::blas::gemm(transa, transb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);                            \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##gemmStridedBatched(                                                                        \
+        cublasHandle_t h, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const T* alpha, const T* a, \
+        int lda, long long stride_a, const T* b, int ldb, long long stride_b, const T* beta, T* c, int ldc, long long stride_c, \
+        int batch_count) {                                                                                                      \
+        for (int i = 0; i < batch_count; ++i) {                                                                                 \
+            cublasStatus_t status = cublas##P##gemm(h, transa, transb, m, n, k, alpha, a + i * stride_a, lda,                   \
+                                                    b + i * stride_b, ldb, beta, c + i * stride_c, ldc);                        \
+            if (status != CUBLAS_STATUS_SUCCESS) return status;                                                                 \
+        }                                                                                                                       \
+        return CUBLAS_STATUS_SUCCESS;                                                                                           \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##gemmBatched(cublasHandle_t h, cublasOperation_t transa, cublasOperation_t transb, int m,  \
+                                                 int n, int k, const T* alpha, const T* const a[], int lda, const T* const b[], \
+                                                 int ldb, const T* beta, T* const c[], int ldc, int batch_count) {              \
+        for (int i = 0; i < batch_count; ++i) {                                                                                 \
+            cublasStatus_t status = cublas##P##gemm(h, transa, transb, m, n, k, alpha, a[i], lda, b[i], ldb, beta, c[i], ldc);  \
+            if (status != CUBLAS_STATUS_SUCCESS) return status;                                                                 \
+        }                                                                                                                       \
+        return CUBLAS_STATUS_SUCCESS;                                                                                           \
+    }                                                                                                                           \
+    inline cublasStatus_t cublas##P##geam(cublasHandle_t h, cublasOperation_t transa, cublasOperation_t transb, int m, int n,  \
+                                          const T* alpha, const T* a, int lda, const T* beta, const T* b, int ldb, T* c,       \
+                                          int ldc) {                                                                            \
+        if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
+        return cuda_cpu::blas::geam(transa, transb, m, n, alpha, a, lda, beta, b, ldb, c, ldc);                                 \
+    }
+
+CUDA_CPU_CUBLAS_FOR_TYPE(S, float)
+CUDA_CPU_CUBLAS_FOR_TYPE(D, double)
+#undef CUDA_CPU_CUBLAS_FOR_TYPE

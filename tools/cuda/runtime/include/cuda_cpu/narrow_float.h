@@ -1,0 +1,124 @@
+// CPU CUDA runtime: bit-exact conversions between float/double and the 16-bit formats
+// (IEEE binary16 for __half, bfloat16 for __nv_bfloat16), in all four rounding modes.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace cuda_cpu {
+
+enum class Rounding { nearest_even, toward_zero, down, up };
+
+inline uint32_t float_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof(u));
+    return u;
+}
+inline float bits_float(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+// A 16-bit format with `mantissa_bits` stored fraction bits and minimum normal exponent
+// `min_exponent` (binary16: 10, -14; bfloat16: 7, -126).
+struct NarrowFormat {
+    int mantissa_bits;
+    int min_exponent;
+    double max_finite;
+};
+constexpr NarrowFormat binary16{10, -14, 65504.0};
+constexpr NarrowFormat bfloat16{7, -126, 3.3895313892515355e38};
+
+// Round d to the nearest value of the format in the given mode; the result is exactly
+// representable as a float (and in the format), or +-inf, or NaN.
+inline double round_to_format(double d, NarrowFormat format, Rounding mode) {
+    if (std::isnan(d) || std::isinf(d) || d == 0.0) return d;
+    int exponent = std::ilogb(d);
+    if (exponent < format.min_exponent) exponent = format.min_exponent;  // subnormal spacing
+    double ulp = std::ldexp(1.0, exponent - format.mantissa_bits);
+    double scaled = d / ulp;  // exact: ulp is a power of two
+    double whole;
+    switch (mode) {
+        case Rounding::nearest_even: whole = std::nearbyint(scaled); break;
+        case Rounding::toward_zero: whole = std::trunc(scaled); break;
+        case Rounding::down: whole = std::floor(scaled); break;
+        default: whole = std::ceil(scaled); break;
+    }
+    double r = std::copysign(whole * ulp, d);
+    if (std::fabs(r) > format.max_finite) {
+        bool to_infinity = mode == Rounding::nearest_even || (mode == Rounding::up && d > 0) || (mode == Rounding::down && d < 0);
+        r = std::copysign(to_infinity ? HUGE_VAL : format.max_finite, d);
+    }
+    return r;
+}
+
+// Exact float -> binary16 bits for a float that is representable (or inf/NaN).
+inline uint16_t representable_float_to_half_bits(float f) {
+    uint32_t x = float_bits(f);
+    uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+    uint32_t magnitude = x & 0x7fffffffu;
+    if (magnitude > 0x7f800000u) return 0x7fff;  // NaN: CUDA's canonical half NaN
+    if (magnitude == 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u);
+    if (magnitude < 0x38800000u) {  // half subnormal: a multiple of 2^-24
+        float units = bits_float(magnitude) * 16777216.0f;  // exact
+        return static_cast<uint16_t>(sign | static_cast<uint32_t>(units));
+    }
+    return static_cast<uint16_t>(sign | ((magnitude - 0x38000000u) >> 13));
+}
+
+// float -> binary16, round to nearest even: the hot path, by bit manipulation.
+inline uint16_t float_to_half_bits(float f) {
+    uint32_t x = float_bits(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t magnitude = x & 0x7fffffffu;
+    if (magnitude > 0x7f800000u) return 0x7fff;
+    if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
+    if (magnitude < 0x38800000u) {  // below 2^-14: subnormal or zero
+        if (magnitude <= 0x33000000u) return static_cast<uint16_t>(sign);  // <= 2^-25 ties to zero
+        uint32_t exponent = magnitude >> 23;
+        uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126u - exponent;  // result in units of 2^-24
+        uint32_t result = significand >> shift;
+        uint32_t rest = significand & ((1u << shift) - 1u);
+        uint32_t half_way = 1u << (shift - 1u);
+        if (rest > half_way || (rest == half_way && (result & 1u))) ++result;
+        return static_cast<uint16_t>(sign | result);
+    }
+    uint32_t result = (magnitude - 0x38000000u) >> 13;
+    uint32_t rest = magnitude & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (result & 1u))) ++result;  // carries into the exponent
+    return static_cast<uint16_t>(sign | result);
+}
+
+inline float half_bits_to_float(uint16_t h) {
+    uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    uint32_t exponent = (h >> 10) & 0x1fu;
+    uint32_t fraction = h & 0x3ffu;
+    if (exponent == 0) {
+        float value = static_cast<float>(fraction) * 5.9604644775390625e-8f;  // 2^-24
+        return sign ? -value : value;
+    }
+    if (exponent == 31) return bits_float(sign | 0x7f800000u | (fraction << 13));
+    return bits_float(sign | ((exponent + 112u) << 23) | (fraction << 13));
+}
+
+inline uint16_t double_to_half_bits(double d, Rounding mode) {
+    return representable_float_to_half_bits(static_cast<float>(round_to_format(d, binary16, mode)));
+}
+
+inline uint16_t float_to_bfloat16_bits(float f) {
+    uint32_t x = float_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fff;  // NaN: CUDA's canonical bfloat16 NaN
+    x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even; overflow carries into inf
+    return static_cast<uint16_t>(x >> 16);
+}
+
+inline float bfloat16_bits_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
+
+inline uint16_t double_to_bfloat16_bits(double d, Rounding mode) {
+    if (std::isnan(d)) return 0x7fff;
+    return static_cast<uint16_t>(float_bits(static_cast<float>(round_to_format(d, bfloat16, mode))) >> 16);
+}
+
+}  // namespace cuda_cpu

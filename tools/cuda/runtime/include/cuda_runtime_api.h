@@ -1,0 +1,728 @@
+// CPU CUDA runtime: the CUDA runtime API with CPU semantics.
+//
+// There is one memory: "device" allocations are aligned host allocations, every copy is a
+// memmove, and all work (copies, memsets, kernels called by the lowered code) is finished
+// when the call returns.  Streams therefore only order nothing, events record the real
+// steady-clock time at which they are recorded, and synchronisation calls return at once.
+// There is exactly one device (0), described by cudaGetDeviceProperties with CPU values.
+//
+// Every call returns cudaSuccess or CUDA's error code for the misuse it detects (a bad
+// copy direction, freeing an unknown pointer, a symbol copy past the symbol's end, ...);
+// failures are also remembered for cudaGetLastError / cudaPeekAtLastError, per host thread.
+// C++ only (the templates and default arguments are CUDA's own C++ API).
+#pragma once
+#include "cuda_cpu/defines.h"
+#include "cuda_cpu/driver_types.h"
+#include "vector_types.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace cuda_cpu {
+
+inline cudaError_t& last_error() {
+    static thread_local cudaError_t error = cudaSuccess;
+    return error;
+}
+
+// Record a failure for cudaGetLastError and return the code unchanged.
+inline cudaError_t report(cudaError_t error) {
+    if (error != cudaSuccess) last_error() = error;
+    return error;
+}
+
+constexpr size_t allocation_alignment = 256;  // what cudaMalloc guarantees
+
+struct Allocation {
+    size_t size;
+    cudaMemoryType type;
+    bool owned;  // false for cudaHostRegister'ed user memory
+};
+
+// Every live allocation by start address, so that frees and pointer queries can be checked.
+class AllocationTable {
+  public:
+    void insert(void* start, Allocation allocation) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        table_[start] = allocation;
+    }
+    bool erase(void* start, Allocation* removed) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto found = table_.find(start);
+        if (found == table_.end()) return false;
+        *removed = found->second;
+        table_.erase(found);
+        return true;
+    }
+    // The allocation containing ptr (start address and record), if any.
+    bool find(const void* ptr, void** start, Allocation* allocation) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto after = table_.upper_bound(const_cast<void*>(ptr));
+        if (after == table_.begin()) return false;
+        --after;
+        const char* begin = static_cast<const char*>(after->first);
+        const char* p = static_cast<const char*>(ptr);
+        if (p >= begin + std::max<size_t>(after->second.size, 1)) return false;
+        *start = after->first;
+        *allocation = after->second;
+        return true;
+    }
+    size_t bytes_in(cudaMemoryType type) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        size_t total = 0;
+        for (const auto& entry : table_)
+            if (entry.second.type == type) total += entry.second.size;
+        return total;
+    }
+
+  private:
+    std::mutex mutex_;
+    std::map<void*, Allocation> table_;
+};
+
+inline AllocationTable& allocations() {
+    static AllocationTable table;
+    return table;
+}
+
+inline cudaError_t allocate(void** ptr, size_t size, cudaMemoryType type) {
+    if (ptr == nullptr) return report(cudaErrorInvalidValue);
+    *ptr = nullptr;
+    if (size == 0) return cudaSuccess;
+    size_t rounded = (size + allocation_alignment - 1) / allocation_alignment * allocation_alignment;
+    void* memory = std::aligned_alloc(allocation_alignment, rounded);
+    if (memory == nullptr) return report(cudaErrorMemoryAllocation);
+    allocations().insert(memory, Allocation{size, type, true});
+    *ptr = memory;
+    return cudaSuccess;
+}
+
+inline cudaError_t release(void* ptr) {
+    if (ptr == nullptr) return cudaSuccess;
+    Allocation removed;
+    if (!allocations().erase(ptr, &removed)) return report(cudaErrorInvalidValue);
+    if (removed.owned) std::free(ptr);
+    return cudaSuccess;
+}
+
+inline bool valid_kind(cudaMemcpyKind kind) {
+    return static_cast<int>(kind) >= cudaMemcpyHostToHost && static_cast<int>(kind) <= cudaMemcpyDefault;
+}
+
+inline cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+    if (!valid_kind(kind)) return report(cudaErrorInvalidMemcpyDirection);
+    if (count == 0) return cudaSuccess;
+    if (dst == nullptr || src == nullptr) return report(cudaErrorInvalidValue);
+    std::memmove(dst, src, count);
+    return cudaSuccess;
+}
+
+inline cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                           cudaMemcpyKind kind) {
+    if (!valid_kind(kind)) return report(cudaErrorInvalidMemcpyDirection);
+    if (width > dpitch || width > spitch) return report(cudaErrorInvalidPitchValue);
+    if (width == 0 || height == 0) return cudaSuccess;
+    if (dst == nullptr || src == nullptr) return report(cudaErrorInvalidValue);
+    for (size_t row = 0; row < height; ++row)
+        std::memmove(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch, width);
+    return cudaSuccess;
+}
+
+inline cudaError_t fill(void* dst, int value, size_t count) {
+    if (count == 0) return cudaSuccess;
+    if (dst == nullptr) return report(cudaErrorInvalidValue);
+    std::memset(dst, value, count);
+    return cudaSuccess;
+}
+
+inline bool valid_device(int device) { return device == 0; }
+
+inline int processor_count() {
+#ifdef _OPENMP
+    return omp_get_num_procs();
+#else
+    unsigned int count = std::thread::hardware_concurrency();
+    return count == 0 ? 1 : static_cast<int>(count);
+#endif
+}
+
+inline size_t physical_memory_bytes() {
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page_size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page_size) : (size_t(8) << 30);
+}
+
+inline size_t available_memory_bytes() {
+    long pages = sysconf(_SC_AVPHYS_PAGES);
+    long page_size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page_size) : physical_memory_bytes() / 2;
+}
+
+inline void describe_device(cudaDeviceProp* prop) {
+    std::memset(prop, 0, sizeof(*prop));
+    std::strncpy(prop->name, "CPU (OpenMP)", sizeof(prop->name) - 1);
+    prop->totalGlobalMem = physical_memory_bytes();
+    prop->sharedMemPerBlock = 48 * 1024;
+    prop->sharedMemPerBlockOptin = 96 * 1024;
+    prop->sharedMemPerMultiprocessor = 100 * 1024;
+    prop->regsPerBlock = 65536;
+    prop->regsPerMultiprocessor = 65536;
+    prop->warpSize = 32;
+    prop->memPitch = 2147483647;
+    prop->maxThreadsPerBlock = 1024;
+    prop->maxThreadsDim[0] = 1024;
+    prop->maxThreadsDim[1] = 1024;
+    prop->maxThreadsDim[2] = 64;
+    prop->maxGridSize[0] = 2147483647;
+    prop->maxGridSize[1] = 65535;
+    prop->maxGridSize[2] = 65535;
+    prop->clockRate = 2000000;  // kHz
+    prop->memoryClockRate = 3200000;  // kHz
+    prop->memoryBusWidth = 64;
+    prop->totalConstMem = 64 * 1024;
+    prop->major = 8;
+    prop->minor = 0;
+    prop->textureAlignment = 512;
+    prop->texturePitchAlignment = 32;
+    prop->surfaceAlignment = 512;
+    prop->deviceOverlap = 1;
+    prop->multiProcessorCount = processor_count();
+    prop->integrated = 1;
+    prop->canMapHostMemory = 1;
+    prop->computeMode = cudaComputeModeDefault;
+    prop->concurrentKernels = 1;
+    prop->asyncEngineCount = 1;
+    prop->unifiedAddressing = 1;
+    prop->l2CacheSize = 4 * 1024 * 1024;
+    prop->maxThreadsPerMultiProcessor = 2048;
+    prop->maxBlocksPerMultiProcessor = 32;
+    prop->globalL1CacheSupported = 1;
+    prop->localL1CacheSupported = 1;
+    prop->managedMemory = 1;
+    prop->hostNativeAtomicSupported = 1;
+    prop->singleToDoublePrecisionPerfRatio = 2;
+    prop->pageableMemoryAccess = 1;
+    prop->concurrentManagedAccess = 1;
+    prop->canUseHostPointerForRegisteredMem = 1;
+    prop->pageableMemoryAccessUsesHostPageTables = 1;
+    prop->directManagedMemAccessFromHost = 1;
+    prop->hostRegisterSupported = 1;
+}
+
+inline int device_attribute(cudaDeviceAttr attr) {
+    cudaDeviceProp prop;
+    describe_device(&prop);
+    switch (attr) {
+        case cudaDevAttrMaxThreadsPerBlock: return prop.maxThreadsPerBlock;
+        case cudaDevAttrMaxBlockDimX: return prop.maxThreadsDim[0];
+        case cudaDevAttrMaxBlockDimY: return prop.maxThreadsDim[1];
+        case cudaDevAttrMaxBlockDimZ: return prop.maxThreadsDim[2];
+        case cudaDevAttrMaxGridDimX: return prop.maxGridSize[0];
+        case cudaDevAttrMaxGridDimY: return prop.maxGridSize[1];
+        case cudaDevAttrMaxGridDimZ: return prop.maxGridSize[2];
+        case cudaDevAttrMaxSharedMemoryPerBlock: return static_cast<int>(prop.sharedMemPerBlock);
+        case cudaDevAttrTotalConstantMemory: return static_cast<int>(prop.totalConstMem);
+        case cudaDevAttrWarpSize: return prop.warpSize;
+        case cudaDevAttrMaxPitch: return static_cast<int>(prop.memPitch);
+        case cudaDevAttrMaxRegistersPerBlock: return prop.regsPerBlock;
+        case cudaDevAttrClockRate: return prop.clockRate;
+        case cudaDevAttrTextureAlignment: return static_cast<int>(prop.textureAlignment);
+        case cudaDevAttrGpuOverlap: return prop.deviceOverlap;
+        case cudaDevAttrMultiProcessorCount: return prop.multiProcessorCount;
+        case cudaDevAttrIntegrated: return prop.integrated;
+        case cudaDevAttrCanMapHostMemory: return prop.canMapHostMemory;
+        case cudaDevAttrComputeMode: return prop.computeMode;
+        case cudaDevAttrConcurrentKernels: return prop.concurrentKernels;
+        case cudaDevAttrMemoryClockRate: return prop.memoryClockRate;
+        case cudaDevAttrGlobalMemoryBusWidth: return prop.memoryBusWidth;
+        case cudaDevAttrL2CacheSize: return prop.l2CacheSize;
+        case cudaDevAttrMaxThreadsPerMultiProcessor: return prop.maxThreadsPerMultiProcessor;
+        case cudaDevAttrAsyncEngineCount: return prop.asyncEngineCount;
+        case cudaDevAttrUnifiedAddressing: return prop.unifiedAddressing;
+        case cudaDevAttrComputeCapabilityMajor: return prop.major;
+        case cudaDevAttrComputeCapabilityMinor: return prop.minor;
+        case cudaDevAttrGlobalL1CacheSupported: return prop.globalL1CacheSupported;
+        case cudaDevAttrLocalL1CacheSupported: return prop.localL1CacheSupported;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: return static_cast<int>(prop.sharedMemPerMultiprocessor);
+        case cudaDevAttrMaxRegistersPerMultiprocessor: return prop.regsPerMultiprocessor;
+        case cudaDevAttrManagedMemory: return prop.managedMemory;
+        case cudaDevAttrHostNativeAtomicSupported: return prop.hostNativeAtomicSupported;
+        case cudaDevAttrSingleToDoublePrecisionPerfRatio: return prop.singleToDoublePrecisionPerfRatio;
+        case cudaDevAttrPageableMemoryAccess: return prop.pageableMemoryAccess;
+        case cudaDevAttrConcurrentManagedAccess: return prop.concurrentManagedAccess;
+        case cudaDevAttrCanUseHostPointerForRegisteredMem: return prop.canUseHostPointerForRegisteredMem;
+        case cudaDevAttrMaxSharedMemoryPerBlockOptin: return static_cast<int>(prop.sharedMemPerBlockOptin);
+        case cudaDevAttrHostRegisterSupported: return prop.hostRegisterSupported;
+        case cudaDevAttrPageableMemoryAccessUsesHostPageTables: return prop.pageableMemoryAccessUsesHostPageTables;
+        case cudaDevAttrDirectManagedMemAccessFromHost: return prop.directManagedMemAccessFromHost;
+        case cudaDevAttrMaxBlocksPerMultiprocessor: return prop.maxBlocksPerMultiProcessor;
+        default: return 0;
+    }
+}
+
+// Recorded stream and event handles; cudaStream_t 0 (and the legacy/per-thread
+// pseudo-streams) need no record.
+inline bool is_special_stream(cudaStream_t stream) {
+    return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+}  // namespace cuda_cpu
+
+// ---------------------------------------------------------------- errors
+inline const char* cudaGetErrorName(cudaError_t error) {
+    switch (error) {
+#define CUDA_CPU_ERROR_NAME(code) \
+    case code: return #code;
+        CUDA_CPU_ERROR_NAME(cudaSuccess)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidValue)
+        CUDA_CPU_ERROR_NAME(cudaErrorMemoryAllocation)
+        CUDA_CPU_ERROR_NAME(cudaErrorInitializationError)
+        CUDA_CPU_ERROR_NAME(cudaErrorCudartUnloading)
+        CUDA_CPU_ERROR_NAME(cudaErrorProfilerDisabled)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidConfiguration)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidPitchValue)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidSymbol)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidHostPointer)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidDevicePointer)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidTexture)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidMemcpyDirection)
+        CUDA_CPU_ERROR_NAME(cudaErrorNotYetImplemented)
+        CUDA_CPU_ERROR_NAME(cudaErrorInsufficientDriver)
+        CUDA_CPU_ERROR_NAME(cudaErrorMissingConfiguration)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidDeviceFunction)
+        CUDA_CPU_ERROR_NAME(cudaErrorNoDevice)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidDevice)
+        CUDA_CPU_ERROR_NAME(cudaErrorStartupFailure)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidKernelImage)
+        CUDA_CPU_ERROR_NAME(cudaErrorNoKernelImageForDevice)
+        CUDA_CPU_ERROR_NAME(cudaErrorUnsupportedLimit)
+        CUDA_CPU_ERROR_NAME(cudaErrorPeerAccessUnsupported)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidSource)
+        CUDA_CPU_ERROR_NAME(cudaErrorFileNotFound)
+        CUDA_CPU_ERROR_NAME(cudaErrorOperatingSystem)
+        CUDA_CPU_ERROR_NAME(cudaErrorInvalidResourceHandle)
+        CUDA_CPU_ERROR_NAME(cudaErrorIllegalState)
+        CUDA_CPU_ERROR_NAME(cudaErrorSymbolNotFound)
+        CUDA_CPU_ERROR_NAME(cudaErrorNotReady)
+        CUDA_CPU_ERROR_NAME(cudaErrorIllegalAddress)
+        CUDA_CPU_ERROR_NAME(cudaErrorLaunchOutOfResources)
+        CUDA_CPU_ERROR_NAME(cudaErrorLaunchTimeout)
+        CUDA_CPU_ERROR_NAME(cudaErrorPeerAccessAlreadyEnabled)
+        CUDA_CPU_ERROR_NAME(cudaErrorPeerAccessNotEnabled)
+        CUDA_CPU_ERROR_NAME(cudaErrorSetOnActiveProcess)
+        CUDA_CPU_ERROR_NAME(cudaErrorAssert)
+        CUDA_CPU_ERROR_NAME(cudaErrorHostMemoryAlreadyRegistered)
+        CUDA_CPU_ERROR_NAME(cudaErrorHostMemoryNotRegistered)
+        CUDA_CPU_ERROR_NAME(cudaErrorMisalignedAddress)
+        CUDA_CPU_ERROR_NAME(cudaErrorLaunchFailure)
+        CUDA_CPU_ERROR_NAME(cudaErrorCooperativeLaunchTooLarge)
+        CUDA_CPU_ERROR_NAME(cudaErrorNotPermitted)
+        CUDA_CPU_ERROR_NAME(cudaErrorNotSupported)
+        CUDA_CPU_ERROR_NAME(cudaErrorStreamCaptureUnsupported)
+        CUDA_CPU_ERROR_NAME(cudaErrorTimeout)
+        CUDA_CPU_ERROR_NAME(cudaErrorUnknown)
+#undef CUDA_CPU_ERROR_NAME
+    }
+    return "cudaErrorUnknown";
+}
+
+inline const char* cudaGetErrorString(cudaError_t error) {
+    switch (error) {
+        case cudaSuccess: return "no error";
+        case cudaErrorInvalidValue: return "invalid argument";
+        case cudaErrorMemoryAllocation: return "out of memory";
+        case cudaErrorInitializationError: return "initialization error";
+        case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+        case cudaErrorInvalidPitchValue: return "invalid pitch argument";
+        case cudaErrorInvalidSymbol: return "invalid device symbol";
+        case cudaErrorInvalidHostPointer: return "invalid host pointer";
+        case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+        case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+        case cudaErrorNotYetImplemented: return "feature not yet implemented";
+        case cudaErrorInvalidDeviceFunction: return "invalid device function";
+        case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+        case cudaErrorInvalidDevice: return "invalid device ordinal";
+        case cudaErrorUnsupportedLimit: return "unsupported limit";
+        case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+        case cudaErrorSymbolNotFound: return "named symbol not found";
+        case cudaErrorNotReady: return "device not ready";
+        case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+        case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+        case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
+        case cudaErrorHostMemoryAlreadyRegistered: return "part or all of the requested memory range is already mapped";
+        case cudaErrorHostMemoryNotRegistered: return "pointer does not correspond to a registered memory region";
+        case cudaErrorAssert: return "device-side assert triggered";
+        case cudaErrorLaunchFailure: return "unspecified launch failure";
+        case cudaErrorNotPermitted: return "operation not permitted";
+        case cudaErrorNotSupported: return "operation not supported";
+        case cudaErrorUnknown: return "unknown error";
+        default: return cudaGetErrorName(error);
+    }
+}
+
+inline cudaError_t cudaGetLastError() {
+    cudaError_t error = cuda_cpu::last_error();
+    cuda_cpu::last_error() = cudaSuccess;
+    return error;
+}
+inline cudaError_t cudaPeekAtLastError() { return cuda_cpu::last_error(); }
+
+// ---------------------------------------------------------------- memory
+inline cudaError_t cudaMalloc(void** ptr, size_t size) { return cuda_cpu::allocate(ptr, size, cudaMemoryTypeDevice); }
+template <class T>
+inline cudaError_t cudaMalloc(T** ptr, size_t size) { return cudaMalloc(reinterpret_cast<void**>(ptr), size); }
+inline cudaError_t cudaFree(void* ptr) { return cuda_cpu::release(ptr); }
+
+inline cudaError_t cudaMallocHost(void** ptr, size_t size) { return cuda_cpu::allocate(ptr, size, cudaMemoryTypeHost); }
+template <class T>
+inline cudaError_t cudaMallocHost(T** ptr, size_t size, unsigned int = 0) { return cudaMallocHost(reinterpret_cast<void**>(ptr), size); }
+inline cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) { return cuda_cpu::allocate(ptr, size, cudaMemoryTypeHost); }
+template <class T>
+inline cudaError_t cudaHostAlloc(T** ptr, size_t size, unsigned int flags) { return cudaHostAlloc(reinterpret_cast<void**>(ptr), size, flags); }
+inline cudaError_t cudaFreeHost(void* ptr) { return cuda_cpu::release(ptr); }
+
+inline cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int = cudaMemAttachGlobal) {
+    return cuda_cpu::allocate(ptr, size, cudaMemoryTypeManaged);
+}
+template <class T>
+inline cudaError_t cudaMallocManaged(T** ptr, size_t size, unsigned int flags = cudaMemAttachGlobal) {
+    return cudaMallocManaged(reinterpret_cast<void**>(ptr), size, flags);
+}
+
+inline cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t) { return cudaMalloc(ptr, size); }
+template <class T>
+inline cudaError_t cudaMallocAsync(T** ptr, size_t size, cudaStream_t stream) { return cudaMallocAsync(reinterpret_cast<void**>(ptr), size, stream); }
+inline cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) { return cudaFree(ptr); }
+
+inline cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+    if (pitch == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    const size_t row_alignment = 256;
+    *pitch = (width + row_alignment - 1) / row_alignment * row_alignment;
+    return cudaMalloc(ptr, *pitch * height);
+}
+template <class T>
+inline cudaError_t cudaMallocPitch(T** ptr, size_t* pitch, size_t width, size_t height) {
+    return cudaMallocPitch(reinterpret_cast<void**>(ptr), pitch, width, height);
+}
+
+inline cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int) {
+    if (ptr == nullptr || size == 0) return cuda_cpu::report(cudaErrorInvalidValue);
+    void* start;
+    cuda_cpu::Allocation existing;
+    if (cuda_cpu::allocations().find(ptr, &start, &existing)) return cuda_cpu::report(cudaErrorHostMemoryAlreadyRegistered);
+    cuda_cpu::allocations().insert(ptr, cuda_cpu::Allocation{size, cudaMemoryTypeHost, false});
+    return cudaSuccess;
+}
+inline cudaError_t cudaHostUnregister(void* ptr) {
+    cuda_cpu::Allocation removed;
+    if (!cuda_cpu::allocations().erase(ptr, &removed)) return cuda_cpu::report(cudaErrorHostMemoryNotRegistered);
+    return cudaSuccess;
+}
+inline cudaError_t cudaHostGetDevicePointer(void** device_ptr, void* host_ptr, unsigned int) {
+    if (device_ptr == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *device_ptr = host_ptr;
+    return cudaSuccess;
+}
+template <class T>
+inline cudaError_t cudaHostGetDevicePointer(T** device_ptr, void* host_ptr, unsigned int flags) {
+    return cudaHostGetDevicePointer(reinterpret_cast<void**>(device_ptr), host_ptr, flags);
+}
+
+inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+    return cuda_cpu::copy(dst, src, count, kind);
+}
+inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t = 0) {
+    return cuda_cpu::copy(dst, src, count, kind);
+}
+inline cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                                cudaMemcpyKind kind) {
+    return cuda_cpu::copy_2d(dst, dpitch, src, spitch, width, height, kind);
+}
+inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                     size_t height, cudaMemcpyKind kind, cudaStream_t = 0) {
+    return cuda_cpu::copy_2d(dst, dpitch, src, spitch, width, height, kind);
+}
+inline cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t count) {
+    if (!cuda_cpu::valid_device(dst_device) || !cuda_cpu::valid_device(src_device)) return cuda_cpu::report(cudaErrorInvalidDevice);
+    return cuda_cpu::copy(dst, src, count, cudaMemcpyDeviceToDevice);
+}
+inline cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t count, cudaStream_t = 0) {
+    return cudaMemcpyPeer(dst, dst_device, src, src_device, count);
+}
+inline cudaError_t cudaMemset(void* dst, int value, size_t count) { return cuda_cpu::fill(dst, value, count); }
+inline cudaError_t cudaMemsetAsync(void* dst, int value, size_t count, cudaStream_t = 0) { return cuda_cpu::fill(dst, value, count); }
+inline cudaError_t cudaMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height) {
+    if (width > pitch) return cuda_cpu::report(cudaErrorInvalidPitchValue);
+    for (size_t row = 0; row < height; ++row) {
+        cudaError_t error = cuda_cpu::fill(static_cast<char*>(dst) + row * pitch, value, width);
+        if (error != cudaSuccess) return error;
+    }
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t height, cudaStream_t = 0) {
+    return cudaMemset2D(dst, pitch, value, width, height);
+}
+inline cudaError_t cudaMemPrefetchAsync(const void*, size_t, int, cudaStream_t = 0) { return cudaSuccess; }
+inline cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, int) { return cudaSuccess; }
+
+inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+    if (free_bytes == nullptr || total_bytes == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *total_bytes = cuda_cpu::physical_memory_bytes();
+    *free_bytes = cuda_cpu::available_memory_bytes();
+    return cudaSuccess;
+}
+
+inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {
+    if (attributes == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    void* start;
+    cuda_cpu::Allocation allocation;
+    bool known = ptr != nullptr && cuda_cpu::allocations().find(ptr, &start, &allocation);
+    attributes->type = known ? allocation.type : cudaMemoryTypeUnregistered;
+    attributes->device = known ? 0 : cudaInvalidDeviceId;
+    attributes->devicePointer = known ? const_cast<void*>(ptr) : nullptr;
+    attributes->hostPointer = known && allocation.type != cudaMemoryTypeDevice ? const_cast<void*>(ptr) : nullptr;
+    return cudaSuccess;
+}
+
+// Symbols: __constant__ and __device__ variables are plain globals on the CPU.  The
+// symbol is taken by reference and must not be declared const.
+template <class T>
+inline cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t count, size_t offset = 0,
+                                      cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+    if (offset > sizeof(T) || count > sizeof(T) - offset) return cuda_cpu::report(cudaErrorInvalidValue);
+    return cuda_cpu::copy(reinterpret_cast<char*>(const_cast<T*>(&symbol)) + offset, src, count, kind);
+}
+template <class T>
+inline cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, size_t count, size_t offset = 0,
+                                           cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t = 0) {
+    return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+}
+template <class T>
+inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                                        cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+    if (offset > sizeof(T) || count > sizeof(T) - offset) return cuda_cpu::report(cudaErrorInvalidValue);
+    return cuda_cpu::copy(dst, reinterpret_cast<const char*>(&symbol) + offset, count, kind);
+}
+template <class T>
+inline cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t count, size_t offset = 0,
+                                             cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t = 0) {
+    return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+}
+template <class T>
+inline cudaError_t cudaGetSymbolAddress(void** address, const T& symbol) {
+    if (address == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *address = const_cast<T*>(&symbol);
+    return cudaSuccess;
+}
+template <class T>
+inline cudaError_t cudaGetSymbolSize(size_t* size, const T&) {
+    if (size == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *size = sizeof(T);
+    return cudaSuccess;
+}
+
+// ---------------------------------------------------------------- streams
+inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority) {
+    if (stream == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *stream = new CUstream_st{flags, priority};
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+    return cudaStreamCreateWithPriority(stream, flags, 0);
+}
+inline cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithPriority(stream, cudaStreamDefault, 0); }
+inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+    if (!cuda_cpu::is_special_stream(stream)) delete stream;
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int = 0) { return cudaSuccess; }
+inline cudaError_t cudaStreamGetPriority(cudaStream_t stream, int* priority) {
+    if (priority == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *priority = cuda_cpu::is_special_stream(stream) ? 0 : stream->priority;
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamGetFlags(cudaStream_t stream, unsigned int* flags) {
+    if (flags == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *flags = cuda_cpu::is_special_stream(stream) ? 0u : stream->flags;
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+    if (least != nullptr) *least = 0;
+    if (greatest != nullptr) *greatest = -1;
+    return cudaSuccess;
+}
+// Work issued to a stream is already done, so callbacks run at once.
+inline cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* user_data, unsigned int) {
+    if (callback == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    callback(stream, cudaSuccess, user_data);
+    return cudaSuccess;
+}
+inline cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t function, void* user_data) {
+    if (function == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    function(user_data);
+    return cudaSuccess;
+}
+
+// ---------------------------------------------------------------- events
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+    if (event == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *event = new CUevent_st{flags, false, std::chrono::steady_clock::time_point()};
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
+inline cudaError_t cudaEventCreate(cudaEvent_t* event, unsigned int flags) { return cudaEventCreateWithFlags(event, flags); }
+inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    if (event == nullptr) return cuda_cpu::report(cudaErrorInvalidResourceHandle);
+    delete event;
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t = 0) {
+    if (event == nullptr) return cuda_cpu::report(cudaErrorInvalidResourceHandle);
+    event->time = std::chrono::steady_clock::now();
+    event->recorded = true;
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream = 0, unsigned int = 0) {
+    return cudaEventRecord(event, stream);
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+    return event == nullptr ? cuda_cpu::report(cudaErrorInvalidResourceHandle) : cudaSuccess;
+}
+inline cudaError_t cudaEventQuery(cudaEvent_t event) {
+    return event == nullptr ? cuda_cpu::report(cudaErrorInvalidResourceHandle) : cudaSuccess;
+}
+inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+    if (ms == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    if (start == nullptr || end == nullptr) return cuda_cpu::report(cudaErrorInvalidResourceHandle);
+    if ((start->flags | end->flags) & cudaEventDisableTiming) return cuda_cpu::report(cudaErrorInvalidResourceHandle);
+    if (!start->recorded || !end->recorded) return cuda_cpu::report(cudaErrorInvalidResourceHandle);
+    *ms = std::chrono::duration<float, std::milli>(end->time - start->time).count();
+    return cudaSuccess;
+}
+
+// ---------------------------------------------------------------- device
+inline cudaError_t cudaGetDeviceCount(int* count) {
+    if (count == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *count = 1;
+    return cudaSuccess;
+}
+inline cudaError_t cudaSetDevice(int device) {
+    return cuda_cpu::valid_device(device) ? cudaSuccess : cuda_cpu::report(cudaErrorInvalidDevice);
+}
+inline cudaError_t cudaGetDevice(int* device) {
+    if (device == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
+inline cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp*) { return cudaGetDevice(device); }
+inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+    if (prop == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    if (!cuda_cpu::valid_device(device)) return cuda_cpu::report(cudaErrorInvalidDevice);
+    cuda_cpu::describe_device(prop);
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+    if (value == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    if (!cuda_cpu::valid_device(device)) return cuda_cpu::report(cudaErrorInvalidDevice);
+    *value = cuda_cpu::device_attribute(attr);
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+inline cudaError_t cudaThreadSynchronize() { return cudaSuccess; }
+// Allocations stay valid: host code may still hold pointers into them.
+inline cudaError_t cudaDeviceReset() { return cudaSuccess; }
+inline cudaError_t cudaThreadExit() { return cudaSuccess; }
+inline cudaError_t cudaSetDeviceFlags(unsigned int) { return cudaSuccess; }
+inline cudaError_t cudaGetDeviceFlags(unsigned int* flags) {
+    if (flags == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *flags = cudaDeviceMapHost;
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSetLimit(cudaLimit, size_t) { return cudaSuccess; }
+inline cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) {
+    if (value == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    switch (limit) {
+        case cudaLimitStackSize: *value = 1024; break;
+        case cudaLimitPrintfFifoSize: *value = 1 << 20; break;
+        case cudaLimitMallocHeapSize: *value = 8 << 20; break;
+        default: *value = 0; break;
+    }
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) { return cudaSuccess; }
+inline cudaError_t cudaDeviceGetCacheConfig(cudaFuncCache* config) {
+    if (config != nullptr) *config = cudaFuncCachePreferNone;
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSetSharedMemConfig(cudaSharedMemConfig) { return cudaSuccess; }
+inline cudaError_t cudaDeviceCanAccessPeer(int* can_access, int, int) {
+    if (can_access == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *can_access = 0;
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceEnablePeerAccess(int, unsigned int) { return cuda_cpu::report(cudaErrorPeerAccessUnsupported); }
+inline cudaError_t cudaDeviceDisablePeerAccess(int) { return cuda_cpu::report(cudaErrorPeerAccessNotEnabled); }
+inline cudaError_t cudaDriverGetVersion(int* version) {
+    if (version == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    *version = CUDART_VERSION;
+    return cudaSuccess;
+}
+inline cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(version); }
+
+// ---------------------------------------------------------------- kernels (attributes only)
+// Kernels are called directly by the lowered code; these queries accept any kernel symbol.
+template <class Kernel>
+inline cudaError_t cudaFuncSetAttribute(Kernel, cudaFuncAttribute, int) { return cudaSuccess; }
+template <class Kernel>
+inline cudaError_t cudaFuncSetCacheConfig(Kernel, cudaFuncCache) { return cudaSuccess; }
+template <class Kernel>
+inline cudaError_t cudaFuncSetSharedMemConfig(Kernel, cudaSharedMemConfig) { return cudaSuccess; }
+template <class Kernel>
+inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, Kernel) {
+    if (attributes == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    std::memset(attributes, 0, sizeof(*attributes));
+    attributes->maxThreadsPerBlock = 1024;
+    attributes->numRegs = 32;
+    attributes->ptxVersion = 80;
+    attributes->binaryVersion = 80;
+    attributes->maxDynamicSharedSizeBytes = 48 * 1024;
+    attributes->preferredShmemCarveout = -1;
+    return cudaSuccess;
+}
+template <class Kernel>
+inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int* min_grid_size, int* block_size, Kernel, size_t = 0, int block_size_limit = 0) {
+    if (min_grid_size == nullptr || block_size == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    int size = 256;
+    if (block_size_limit > 0 && block_size_limit < size) size = block_size_limit;
+    *block_size = size;
+    *min_grid_size = cuda_cpu::processor_count() * (2048 / size);
+    return cudaSuccess;
+}
+template <class Kernel, class SharedBytesOfBlock>
+inline cudaError_t cudaOccupancyMaxPotentialBlockSizeVariableSMem(int* min_grid_size, int* block_size, Kernel kernel,
+                                                                  SharedBytesOfBlock, int block_size_limit = 0) {
+    return cudaOccupancyMaxPotentialBlockSize(min_grid_size, block_size, kernel, 0, block_size_limit);
+}
+template <class Kernel>
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Kernel, int block_size, size_t) {
+    if (blocks == nullptr || block_size <= 0) return cuda_cpu::report(cudaErrorInvalidValue);
+    *blocks = block_size >= 2048 ? 1 : 2048 / block_size;
+    return cudaSuccess;
+}
+
+// ---------------------------------------------------------------- profiler
+inline cudaError_t cudaProfilerStart() { return cudaSuccess; }
+inline cudaError_t cudaProfilerStop() { return cudaSuccess; }

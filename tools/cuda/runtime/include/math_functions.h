@@ -1,0 +1,3 @@
+// CPU CUDA runtime: math_functions.h has nothing of its own here; everything is in cuda_runtime.h.
+#pragma once
+#include "cuda_runtime.h"

@@ -1,0 +1,344 @@
+// CPU CUDA runtime, Thrust subset: the algorithms.  Each takes an optional execution
+// policy first (thrust::device, thrust::host, thrust::seq, thrust::cuda::par[.on(s)]),
+// which changes nothing on the CPU.  Element-wise algorithms over random-access ranges run
+// with OpenMP when large; reductions and scans are sequential left folds (their floating
+// point results may differ from the GPU's tree order in the last bits, as Thrust allows).
+#pragma once
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "core.h"
+
+namespace thrust {
+
+template <class A, class B>
+using pair = std::pair<A, B>;
+using std::make_pair;
+
+namespace detail {
+
+template <class It>
+using value_of = typename std::iterator_traits<It>::value_type;
+template <class It>
+using difference_of = typename std::iterator_traits<It>::difference_type;
+template <class It>
+constexpr bool is_random_access =
+    std::is_base_of<std::random_access_iterator_tag, typename std::iterator_traits<It>::iterator_category>::value;
+
+constexpr std::ptrdiff_t parallel_threshold = 1 << 15;
+
+template <class In, class Out, class F>
+Out transform_impl(In first, In last, Out result, F f) {
+    if constexpr (is_random_access<In> && is_random_access<Out>) {
+        const std::ptrdiff_t n = last - first;
+#pragma omp parallel for schedule(static) if (n > parallel_threshold)
+        for (std::ptrdiff_t i = 0; i < n; ++i) result[i] = f(first[i]);
+        return result + n;
+    } else {
+        return std::transform(first, last, result, f);
+    }
+}
+template <class In1, class In2, class Out, class F>
+Out transform_impl(In1 first1, In1 last1, In2 first2, Out result, F f) {
+    if constexpr (is_random_access<In1> && is_random_access<In2> && is_random_access<Out>) {
+        const std::ptrdiff_t n = last1 - first1;
+#pragma omp parallel for schedule(static) if (n > parallel_threshold)
+        for (std::ptrdiff_t i = 0; i < n; ++i) result[i] = f(first1[i], first2[i]);
+        return result + n;
+    } else {
+        return std::transform(first1, last1, first2, result, f);
+    }
+}
+
+template <class In>
+value_of<In> reduce_impl(In first, In last) { return std::accumulate(first, last, value_of<In>(), plus<>()); }
+template <class In, class T>
+T reduce_impl(In first, In last, T init) { return std::accumulate(first, last, init, plus<>()); }
+template <class In, class T, class Op>
+T reduce_impl(In first, In last, T init, Op op) { return std::accumulate(first, last, init, op); }
+
+template <class In, class Unary, class T, class Binary>
+T transform_reduce_impl(In first, In last, Unary unary, T init, Binary binary) {
+    for (; first != last; ++first) init = binary(init, unary(*first));
+    return init;
+}
+
+template <class In1, class In2, class T>
+T inner_product_impl(In1 first1, In1 last1, In2 first2, T init) { return std::inner_product(first1, last1, first2, init); }
+template <class In1, class In2, class T, class Op1, class Op2>
+T inner_product_impl(In1 first1, In1 last1, In2 first2, T init, Op1 sum, Op2 product) {
+    return std::inner_product(first1, last1, first2, init, sum, product);
+}
+
+template <class In, class T>
+difference_of<In> count_impl(In first, In last, const T& value) { return std::count(first, last, value); }
+template <class In, class Pred>
+difference_of<In> count_if_impl(In first, In last, Pred pred) { return std::count_if(first, last, pred); }
+
+template <class It>
+void sort_impl(It first, It last) { std::sort(first, last); }
+template <class It, class Comp>
+void sort_impl(It first, It last, Comp comp) { std::sort(first, last, comp); }
+template <class It>
+void stable_sort_impl(It first, It last) { std::stable_sort(first, last); }
+template <class It, class Comp>
+void stable_sort_impl(It first, It last, Comp comp) { std::stable_sort(first, last, comp); }
+
+// Stable: equal keys keep their values' order (what Thrust's radix sort does).
+template <class KeyIt, class ValueIt, class Comp>
+void sort_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values_first, Comp comp) {
+    const std::ptrdiff_t n = std::distance(keys_first, keys_last);
+    std::vector<std::ptrdiff_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), std::ptrdiff_t(0));
+    std::vector<value_of<KeyIt>> keys(keys_first, keys_last);
+    std::vector<value_of<ValueIt>> values(values_first, std::next(values_first, n));
+    std::stable_sort(order.begin(), order.end(), [&](std::ptrdiff_t a, std::ptrdiff_t b) {
+        return comp(keys[static_cast<size_t>(a)], keys[static_cast<size_t>(b)]);
+    });
+    for (std::ptrdiff_t i = 0; i < n; ++i, ++keys_first, ++values_first) {
+        *keys_first = keys[static_cast<size_t>(order[static_cast<size_t>(i)])];
+        *values_first = values[static_cast<size_t>(order[static_cast<size_t>(i)])];
+    }
+}
+template <class KeyIt, class ValueIt>
+void sort_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values_first) {
+    sort_by_key_impl(keys_first, keys_last, values_first, less<>());
+}
+template <class KeyIt, class ValueIt, class... Comp>
+void stable_sort_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values_first, Comp... comp) {
+    sort_by_key_impl(keys_first, keys_last, values_first, comp...);
+}
+
+template <class It, class T>
+void fill_impl(It first, It last, const T& value) {
+    if constexpr (is_random_access<It>) {
+        const std::ptrdiff_t n = last - first;
+#pragma omp parallel for schedule(static) if (n > parallel_threshold)
+        for (std::ptrdiff_t i = 0; i < n; ++i) first[i] = value;
+    } else {
+        std::fill(first, last, value);
+    }
+}
+template <class It, class Size, class T>
+It fill_n_impl(It first, Size n, const T& value) { return std::fill_n(first, n, value); }
+template <class It, class T>
+void uninitialized_fill_impl(It first, It last, const T& value) { fill_impl(first, last, value); }
+
+template <class In, class Out>
+Out copy_impl(In first, In last, Out result) { return std::copy(first, last, result); }
+template <class In, class Size, class Out>
+Out copy_n_impl(In first, Size n, Out result) { return std::copy_n(first, n, result); }
+template <class In, class Out>
+Out uninitialized_copy_impl(In first, In last, Out result) { return std::copy(first, last, result); }
+template <class In, class Out, class Pred>
+Out copy_if_impl(In first, In last, Out result, Pred pred) { return std::copy_if(first, last, result, pred); }
+template <class In, class Stencil, class Out, class Pred>
+Out copy_if_impl(In first, In last, Stencil stencil, Out result, Pred pred) {
+    for (; first != last; ++first, ++stencil)
+        if (pred(*stencil)) *result++ = *first;
+    return result;
+}
+
+template <class It, class T>
+void sequence_impl(It first, It last, T init, T step) {
+    using V = value_of<It>;
+    if constexpr (is_random_access<It>) {
+        const std::ptrdiff_t n = last - first;
+#pragma omp parallel for schedule(static) if (n > parallel_threshold)
+        for (std::ptrdiff_t i = 0; i < n; ++i) first[i] = static_cast<V>(init + static_cast<T>(i) * step);
+    } else {
+        for (std::ptrdiff_t i = 0; first != last; ++first, ++i) *first = static_cast<V>(init + static_cast<T>(i) * step);
+    }
+}
+template <class It, class T>
+void sequence_impl(It first, It last, T init) { sequence_impl(first, last, init, T(1)); }
+template <class It>
+void sequence_impl(It first, It last) { sequence_impl(first, last, value_of<It>(0), value_of<It>(1)); }
+
+template <class It, class F>
+void tabulate_impl(It first, It last, F f) {
+    const std::ptrdiff_t n = std::distance(first, last);
+    for (std::ptrdiff_t i = 0; i < n; ++i, ++first) *first = f(i);
+}
+
+// Scans read each input before writing its output, so result may equal first.
+template <class In, class Out, class Op>
+Out inclusive_scan_impl(In first, In last, Out result, Op op) {
+    if (first == last) return result;
+    value_of<In> sum = *first;
+    *result = sum;
+    for (++first, ++result; first != last; ++first, ++result) {
+        sum = op(sum, *first);
+        *result = sum;
+    }
+    return result;
+}
+template <class In, class Out>
+Out inclusive_scan_impl(In first, In last, Out result) { return inclusive_scan_impl(first, last, result, plus<>()); }
+template <class In, class Out, class T, class Op>
+Out exclusive_scan_impl(In first, In last, Out result, T init, Op op) {
+    T sum = init;
+    for (; first != last; ++first, ++result) {
+        T next = op(sum, *first);
+        *result = sum;
+        sum = next;
+    }
+    return result;
+}
+template <class In, class Out, class T>
+Out exclusive_scan_impl(In first, In last, Out result, T init) { return exclusive_scan_impl(first, last, result, init, plus<>()); }
+template <class In, class Out>
+Out exclusive_scan_impl(In first, In last, Out result) { return exclusive_scan_impl(first, last, result, value_of<In>(0), plus<>()); }
+
+template <class KeyIt, class ValueIt, class KeyOut, class ValueOut, class Pred, class Op>
+pair<KeyOut, ValueOut> reduce_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values_first, KeyOut keys_out,
+                                          ValueOut values_out, Pred equal, Op op) {
+    if (keys_first == keys_last) return pair<KeyOut, ValueOut>(keys_out, values_out);
+    value_of<KeyIt> key = *keys_first;
+    value_of<ValueIt> sum = *values_first;
+    for (++keys_first, ++values_first; keys_first != keys_last; ++keys_first, ++values_first) {
+        if (equal(key, *keys_first)) {
+            sum = op(sum, *values_first);
+        } else {
+            *keys_out++ = key;
+            *values_out++ = sum;
+            key = *keys_first;
+            sum = *values_first;
+        }
+    }
+    *keys_out++ = key;
+    *values_out++ = sum;
+    return pair<KeyOut, ValueOut>(keys_out, values_out);
+}
+template <class KeyIt, class ValueIt, class KeyOut, class ValueOut, class Pred>
+pair<KeyOut, ValueOut> reduce_by_key_impl(KeyIt kf, KeyIt kl, ValueIt vf, KeyOut ko, ValueOut vo, Pred equal) {
+    return reduce_by_key_impl(kf, kl, vf, ko, vo, equal, plus<>());
+}
+template <class KeyIt, class ValueIt, class KeyOut, class ValueOut>
+pair<KeyOut, ValueOut> reduce_by_key_impl(KeyIt kf, KeyIt kl, ValueIt vf, KeyOut ko, ValueOut vo) {
+    return reduce_by_key_impl(kf, kl, vf, ko, vo, equal_to<>(), plus<>());
+}
+
+template <class It, class... Comp>
+It min_element_impl(It first, It last, Comp... comp) { return std::min_element(first, last, comp...); }
+template <class It, class... Comp>
+It max_element_impl(It first, It last, Comp... comp) { return std::max_element(first, last, comp...); }
+template <class It, class... Comp>
+pair<It, It> minmax_element_impl(It first, It last, Comp... comp) { return std::minmax_element(first, last, comp...); }
+template <class It, class T>
+It find_impl(It first, It last, const T& value) { return std::find(first, last, value); }
+template <class It, class Pred>
+It find_if_impl(It first, It last, Pred pred) { return std::find_if(first, last, pred); }
+template <class In1, class In2, class... Pred>
+bool equal_impl(In1 first1, In1 last1, In2 first2, Pred... pred) { return std::equal(first1, last1, first2, pred...); }
+template <class It, class... Pred>
+It unique_impl(It first, It last, Pred... pred) { return std::unique(first, last, pred...); }
+template <class It>
+void reverse_impl(It first, It last) { std::reverse(first, last); }
+template <class It, class F>
+It for_each_impl(It first, It last, F f) {
+    std::for_each(first, last, f);
+    return last;
+}
+template <class It, class Size, class F>
+It for_each_n_impl(It first, Size n, F f) { return std::for_each_n(first, n, f); }
+template <class MapIt, class In, class Out>
+Out gather_impl(MapIt map_first, MapIt map_last, In input, Out result) {
+    for (; map_first != map_last; ++map_first, ++result) *result = input[*map_first];
+    return result;
+}
+template <class In, class MapIt, class Out>
+void scatter_impl(In first, In last, MapIt map, Out result) {
+    for (; first != last; ++first, ++map) result[*map] = *first;
+}
+template <class It, class T>
+void replace_impl(It first, It last, const T& old_value, const T& new_value) { std::replace(first, last, old_value, new_value); }
+template <class It, class Pred>
+It remove_if_impl(It first, It last, Pred pred) { return std::remove_if(first, last, pred); }
+template <class It, class T>
+It remove_impl(It first, It last, const T& value) { return std::remove(first, last, value); }
+template <class It, class Gen>
+void generate_impl(It first, It last, Gen gen) { std::generate(first, last, gen); }
+template <class In, class Out, class... Op>
+Out adjacent_difference_impl(In first, In last, Out result, Op... op) { return std::adjacent_difference(first, last, result, op...); }
+template <class It, class Pred>
+bool all_of_impl(It first, It last, Pred pred) { return std::all_of(first, last, pred); }
+template <class It, class Pred>
+bool any_of_impl(It first, It last, Pred pred) { return std::any_of(first, last, pred); }
+template <class It, class Pred>
+bool none_of_impl(It first, It last, Pred pred) { return std::none_of(first, last, pred); }
+template <class It, class... Comp>
+bool is_sorted_impl(It first, It last, Comp... comp) { return std::is_sorted(first, last, comp...); }
+template <class It, class T, class... Comp>
+It lower_bound_impl(It first, It last, const T& value, Comp... comp) { return std::lower_bound(first, last, value, comp...); }
+template <class It, class T, class... Comp>
+It upper_bound_impl(It first, It last, const T& value, Comp... comp) { return std::upper_bound(first, last, value, comp...); }
+template <class It, class T, class... Comp>
+bool binary_search_impl(It first, It last, const T& value, Comp... comp) { return std::binary_search(first, last, value, comp...); }
+
+}  // namespace detail
+
+// thrust::name(args...) and thrust::name(policy, args...) both call detail::name_impl(args...).
+#define CUDA_CPU_THRUST_ALGORITHM(name)                                                                       \
+    template <class First, class... Rest, std::enable_if_t<!detail::is_policy<First>::value, int> = 0>       \
+    inline auto name(First&& first, Rest&&... rest)                                                           \
+        ->decltype(detail::name##_impl(std::forward<First>(first), std::forward<Rest>(rest)...)) {            \
+        return detail::name##_impl(std::forward<First>(first), std::forward<Rest>(rest)...);                  \
+    }                                                                                                         \
+    template <class Policy, class... Rest, std::enable_if_t<detail::is_policy<Policy>::value, int> = 0>      \
+    inline auto name(const Policy&, Rest&&... rest)->decltype(detail::name##_impl(std::forward<Rest>(rest)...)) { \
+        return detail::name##_impl(std::forward<Rest>(rest)...);                                              \
+    }
+CUDA_CPU_THRUST_ALGORITHM(transform)
+CUDA_CPU_THRUST_ALGORITHM(reduce)
+CUDA_CPU_THRUST_ALGORITHM(transform_reduce)
+CUDA_CPU_THRUST_ALGORITHM(inner_product)
+CUDA_CPU_THRUST_ALGORITHM(count)
+CUDA_CPU_THRUST_ALGORITHM(count_if)
+CUDA_CPU_THRUST_ALGORITHM(sort)
+CUDA_CPU_THRUST_ALGORITHM(stable_sort)
+CUDA_CPU_THRUST_ALGORITHM(sort_by_key)
+CUDA_CPU_THRUST_ALGORITHM(stable_sort_by_key)
+CUDA_CPU_THRUST_ALGORITHM(fill)
+CUDA_CPU_THRUST_ALGORITHM(fill_n)
+CUDA_CPU_THRUST_ALGORITHM(uninitialized_fill)
+CUDA_CPU_THRUST_ALGORITHM(copy)
+CUDA_CPU_THRUST_ALGORITHM(copy_n)
+CUDA_CPU_THRUST_ALGORITHM(uninitialized_copy)
+CUDA_CPU_THRUST_ALGORITHM(copy_if)
+CUDA_CPU_THRUST_ALGORITHM(sequence)
+CUDA_CPU_THRUST_ALGORITHM(tabulate)
+CUDA_CPU_THRUST_ALGORITHM(inclusive_scan)
+CUDA_CPU_THRUST_ALGORITHM(exclusive_scan)
+CUDA_CPU_THRUST_ALGORITHM(reduce_by_key)
+CUDA_CPU_THRUST_ALGORITHM(min_element)
+CUDA_CPU_THRUST_ALGORITHM(max_element)
+CUDA_CPU_THRUST_ALGORITHM(minmax_element)
+CUDA_CPU_THRUST_ALGORITHM(find)
+CUDA_CPU_THRUST_ALGORITHM(find_if)
+CUDA_CPU_THRUST_ALGORITHM(equal)
+CUDA_CPU_THRUST_ALGORITHM(unique)
+CUDA_CPU_THRUST_ALGORITHM(reverse)
+CUDA_CPU_THRUST_ALGORITHM(for_each)
+CUDA_CPU_THRUST_ALGORITHM(for_each_n)
+CUDA_CPU_THRUST_ALGORITHM(gather)
+CUDA_CPU_THRUST_ALGORITHM(scatter)
+CUDA_CPU_THRUST_ALGORITHM(replace)
+CUDA_CPU_THRUST_ALGORITHM(remove_if)
+CUDA_CPU_THRUST_ALGORITHM(remove)
+CUDA_CPU_THRUST_ALGORITHM(generate)
+CUDA_CPU_THRUST_ALGORITHM(adjacent_difference)
+CUDA_CPU_THRUST_ALGORITHM(all_of)
+CUDA_CPU_THRUST_ALGORITHM(any_of)
+CUDA_CPU_THRUST_ALGORITHM(none_of)
+CUDA_CPU_THRUST_ALGORITHM(is_sorted)
+CUDA_CPU_THRUST_ALGORITHM(lower_bound)
+CUDA_CPU_THRUST_ALGORITHM(upper_bound)
+CUDA_CPU_THRUST_ALGORITHM(binary_search)
+#undef CUDA_CPU_THRUST_ALGORITHM
+
+}  // namespace thrust

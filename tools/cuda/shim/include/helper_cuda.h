@@ -1,2 +1,0 @@
-// parse shim: everything is declared by cuda_shim.h
-#pragma once

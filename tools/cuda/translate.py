@@ -1,0 +1,290 @@
+"""Whole-file products of the lowering: the device side of a file (`lower_source`), a task's
+translation unit with its entry function (`lower_task`) and a host+device port (`translate_file`)."""
+
+from __future__ import annotations
+
+import re
+
+import clang.cindex as ci
+from pydantic import BaseModel
+
+from . import frontend as fe
+from .frontend import CudaModule, Translation, parse_translation
+from .lowering import PRELUDE, K, KernelLowering, LoweringUnsupported
+
+NAMESPACE = "cudacpu_kernels"
+
+
+class Unsupported(BaseModel):
+    feature: str
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: unsupported {self.feature}: {self.message}"
+
+
+class LoweringError(Exception):
+    """A kernel that a task needs cannot be lowered; the message names file, line and feature."""
+
+    def __init__(self, message: str, unsupported: list[Unsupported] | None = None):
+        super().__init__(message)
+        self.unsupported = unsupported or []
+
+
+class LoweredKernel(BaseModel):
+    name: str
+    file: str
+    line: int
+    lowered: bool
+    thread_loops: int = 0  # regions: loops over the block's threads
+    per_thread: list[str] = []  # variables kept per thread across barriers
+    features: list[str] = []
+
+
+class LoweredModule(BaseModel):
+    cpp: str
+    kernels: list[LoweredKernel] = []
+    unsupported: list[Unsupported] = []
+    module: CudaModule | None = None
+
+    def kernel(self, name: str) -> LoweredKernel:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _facts(tr: Translation) -> tuple[set[int], set[int]]:
+    facts = fe._device_fn_facts(tr)
+    sync = {off for off, (_, s, _) in facts.items() if s}
+    coords = {off for off, (c, s, _) in facts.items() if c and not s}
+    return sync, coords
+
+
+def _lower_kernel(tr: Translation, cursor: ci.Cursor, sync: set[int], coords: set[int]) -> tuple[str, LoweredKernel]:
+    info = tr.module.kernel(cursor.spelling)  # type: ignore[union-attr]
+    for feat in info.features:
+        if feat.startswith("unsupported:"):
+            what = feat.split(":", 1)[1]
+            raise LoweringUnsupported(what, cursor.location.line, f"kernel {cursor.spelling} uses {what}")
+    low = KernelLowering(tr, cursor, sync, coords)
+    low.lower_body()
+    low.analyze()
+    text = low.emit_function()
+    record = LoweredKernel(name=cursor.spelling, file=tr.filename, line=cursor.location.line, lowered=True,
+                           thread_loops=len([r for r in low.regions if r.items]),
+                           per_thread=[v.name for v in low.vars if v.promoted], features=info.features)
+    return text, record
+
+
+def _stub(cursor: ci.Cursor, tr: Translation, problem: Unsupported) -> str:
+    params = fe.params_of(cursor)
+    extra = ", " + tr.text(params[0].extent.start.offset, params[-1].extent.end.offset) if params else ""
+    head = ""
+    if cursor.kind == K.FUNCTION_TEMPLATE:
+        text = tr.text(cursor.extent.start.offset, cursor.extent.end.offset)
+        m = re.match(r"template\s*<", text)
+        if m:
+            depth, i = 0, m.end() - 1
+            for i in range(m.end() - 1, len(text)):
+                depth += text[i] == "<"
+                depth -= text[i] == ">"
+                if depth == 0:
+                    break
+            head = text[: i + 1] + "\n"
+    msg = str(problem).replace("\\", "\\\\").replace('"', '\\"')
+    return (f"{head}void {cursor.spelling}(dim3, dim3, std::size_t{extra}) {{\n"
+            f"    cudacpu::unsupported(\"{msg}\");\n}}")
+
+
+class _Edits:
+    def __init__(self, tr: Translation):
+        self.tr = tr
+        self.edits: list[tuple[int, int, str]] = []
+
+    def replace(self, start: int, end: int, text: str) -> None:
+        self.edits.append((start, end, text))
+
+    def apply(self) -> str:
+        out, pos = [], 0
+        for s, e, text in sorted(self.edits):
+            if s < pos:
+                continue
+            out.append(self.tr.text(pos, s))
+            out.append(text)
+            pos = e
+        out.append(self.tr.source[pos:].decode())
+        return "".join(out)
+
+
+def _wrap(text: str) -> str:
+    return f"namespace {NAMESPACE} {{\n{text}\n}}  // namespace {NAMESPACE}"
+
+
+def _outer_extent(cursor: ci.Cursor) -> tuple[int, int]:
+    parent = cursor.lexical_parent
+    if parent is not None and parent.kind == K.LINKAGE_SPEC and len(list(parent.get_children())) == 1:
+        return parent.extent.start.offset, parent.extent.end.offset
+    return cursor.extent.start.offset, cursor.extent.end.offset
+
+
+def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, drop_main: bool) -> LoweredModule:
+    mod = tr.module
+    assert mod is not None
+    result = LoweredModule(cpp="", module=mod)
+    sync, coords = _facts(tr)
+    edits = _Edits(tr)
+    wanted = set(kernels) if kernels else None
+    if wanted:
+        missing = wanted - set(tr.kernels)
+        if missing:
+            raise LoweringError(f"{tr.filename}: no kernel named {', '.join(sorted(missing))}")
+    for name, cursor in tr.kernels.items():
+        start, end = _outer_extent(cursor)
+        if wanted is not None and name not in wanted:
+            edits.replace(start, end, "")
+            continue
+        try:
+            text, record = _lower_kernel(tr, cursor, sync, coords)
+        except LoweringUnsupported as exc:
+            problem = Unsupported(feature=exc.feature, file=tr.filename, line=exc.line or cursor.location.line,
+                                  message=exc.message)
+            result.unsupported.append(problem)
+            text = _stub(cursor, tr, problem)
+            record = LoweredKernel(name=name, file=tr.filename, line=cursor.location.line, lowered=False,
+                                   features=mod.kernel(name).features)
+        result.kernels.append(record)
+        edits.replace(start, end, f"// CUDA kernel {name} ({tr.filename}:{cursor.location.line}), lowered\n" + _wrap(text))
+    coord_fn_kept = False
+    for c in tr.tu.cursor.walk_preorder():
+        if not tr.in_main(c) or c.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
+            continue
+        start, end = _outer_extent(c)
+        if fe.is_kernel(c):
+            if not c.is_definition():  # a prototype
+                edits.replace(start, _after(tr, end), _wrap(_prototype(c, tr)))
+            continue
+        if fe.is_device(c):
+            if c.is_definition() and c.location.offset in sync:
+                edits.replace(start, end, f"// __device__ {c.spelling}: inlined into the kernels that call it")
+            elif c.is_definition() and c.location.offset in coords:
+                coord_fn_kept = True
+            continue
+        if not c.is_definition():
+            continue
+        if (drop_main and c.spelling == "main") or not keep_host:
+            edits.replace(start, end, "")
+    if keep_host:
+        for c in tr.tu.cursor.walk_preorder():
+            if c.kind == K.CALL_EXPR and tr.in_main(c):
+                launch = fe.parse_launch(c, tr)
+                if launch is not None:
+                    edits.replace(launch.start, launch.end, _launch_call(launch))
+    head = ['#include "cuda_runtime.h"', PRELUDE.rstrip()]
+    if coord_fn_kept:
+        head.append("// Thread coordinates for __device__ functions that read them; the lowered kernels set them.\n"
+                    "static thread_local uint3 threadIdx, blockIdx;\nstatic thread_local dim3 blockDim, gridDim;")
+    result.cpp = "\n".join(head) + "\n\n" + edits.apply()
+    return result
+
+
+def _after(tr: Translation, end: int) -> int:
+    src = tr.source
+    i = end
+    while i < len(src) and src[i:i + 1] in (b" ", b"\t"):
+        i += 1
+    return i + 1 if src[i:i + 1] == b";" else end
+
+
+def _prototype(c: ci.Cursor, tr: Translation) -> str:
+    params = fe.params_of(c)
+    extra = ", " + tr.text(params[0].extent.start.offset, params[-1].extent.end.offset) if params else ""
+    head = ""
+    if c.kind == K.FUNCTION_TEMPLATE:
+        head = re.match(r"template\s*<[^{;]*?>\s*(?=__global__|void|static|inline)",
+                        tr.text(c.extent.start.offset, c.extent.end.offset), re.S)
+        head = head.group(0) if head else ""
+    return f"{head}void {c.spelling}(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes{extra});"
+
+
+def _launch_call(launch: fe.Launch) -> str:
+    kernel = launch.kernel_text
+    if "::" in kernel.split("<")[0]:
+        qual, _, last = kernel.partition("<")[0].rpartition("::")
+        rest = kernel[len(kernel.partition("<")[0]):]
+        kernel = f"{qual}::{NAMESPACE}::{last}{rest}"
+    else:
+        kernel = f"{NAMESPACE}::{kernel}"
+    cfg = launch.config + ["0"] * (3 - len(launch.config))
+    args = f", {launch.args_text}" if launch.args_text.strip() else ""
+    return f"{kernel}(dim3({cfg[0]}), dim3({cfg[1]}), {cfg[2]}{args})"
+
+
+# ---------------------------------------------------------------------------------------
+# Public API
+
+
+def lower_source(source: str, filename: str = "input.cu", *, kernels: list[str] | None = None) -> LoweredModule:
+    """The device side of a file as C++: kernels lowered, __device__ code kept, host functions dropped."""
+    tr = parse_translation(source, filename)
+    return _transform(tr, kernels=kernels, keep_host=False, drop_main=True)
+
+
+def translate_file(source: str, filename: str = "input.cu") -> LoweredModule:
+    """The whole file for a CPU port: host code as written, kernels lowered, launches rewritten."""
+    tr = parse_translation(source, filename)
+    return _transform(tr, kernels=None, keep_host=True, drop_main=False)
+
+
+def lower_task(task) -> str:
+    """A complete translation unit for a kernel task: the lowered kernels and the entry function."""
+    if not task.launches:
+        raise LoweringError(f"task {task.name}: no launches given (the planner infers them; the compiler needs them)")
+    needed = sorted({launch.kernel for launch in task.launches})
+    filename = str(task.source_path() or f"{task.name}.cu")
+    tr = parse_translation(task.source(), filename)
+    missing = [k for k in needed if k not in tr.kernels]
+    if missing:
+        raise LoweringError(f"{filename}: task {task.name} launches {', '.join(missing)}, which the file does not define")
+    lowered = _transform(tr, kernels=needed, keep_host=False, drop_main=True)
+    if lowered.unsupported:
+        first = lowered.unsupported[0]
+        raise LoweringError(str(first), lowered.unsupported)
+    lines = [task.entry_signature() + " {"]
+    for launch in task.launches:
+        lines.append("    " + _task_launch(task, launch, tr))
+    lines.append("}")
+    return lowered.cpp + "\n\n// Entry point of the task: the launches in order.\n" + "\n".join(lines) + "\n"
+
+
+def _task_launch(task, launch, tr: Translation) -> str:
+    (gx, gy, gz), (bx, by, bz) = launch.dims()
+    kernel = tr.kernels[launch.kernel]
+    params = fe.params_of(kernel)
+    if len(params) != len(launch.args):
+        raise LoweringError(f"task {task.name}: {launch.kernel} takes {len(params)} arguments, the launch gives "
+                            f"{len(launch.args)}")
+    tparams = {c.spelling for c in kernel.get_children() if c.kind in (K.TEMPLATE_TYPE_PARAMETER,
+                                                                       K.TEMPLATE_NON_TYPE_PARAMETER)}
+    buffers = {b.name: b for b in task.buffers}
+    args = []
+    for p, a in zip(params, launch.args):
+        text = str(a).lower() if isinstance(a, bool) else str(a)
+        ptype = p.type.spelling
+        if isinstance(a, str) and a in buffers and "*" in ptype and not any(
+                re.search(rf"\b{re.escape(t)}\b", ptype) for t in tparams):
+            from tools.spec import c_type
+
+            pointee = re.sub(r"\b(const|volatile|__restrict)\b|\*", "", ptype).strip()
+            if " ".join(pointee.split()) != c_type(buffers[a].dtype):
+                text = f"reinterpret_cast<{ptype}>({a})"
+        args.append(text)
+    targs = f"<{', '.join(launch.template_args)}>" if launch.template_args else ""
+    arglist = "".join(", " + x for x in args)
+    return (f"{NAMESPACE}::{launch.kernel}{targs}(dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), "
+            f"{launch.shared_bytes}{arglist});")
