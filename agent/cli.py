@@ -183,7 +183,9 @@ def config_show() -> None:
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns the command's exit code instead of raising it.
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
     except UserError as exc:
         err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)

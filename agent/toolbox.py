@@ -55,8 +55,7 @@ class LiveToolbox:
         except CudaParseError as exc:
             observations.append(Observation(kind="unsupported", message=f"CUDA front end: {exc}", severity="warning"))
         lowering, why = lower(task)
-        if why:
-            observations.append(why)
+        observations += why
         launches = "given by the task" if task.launches else "not given: to be inferred from the source"
         return {
             "kernels": kernels,
@@ -129,16 +128,18 @@ class LiveToolbox:
         }
 
 
-def lower(task: Task) -> tuple[str | None, Observation | None]:
-    """The deterministic lowering, or why there is none."""
-    from tools.cuda import LoweringError, Unsupported, lower_task
+def lower(task: Task) -> tuple[str | None, list[Observation]]:
+    """The deterministic lowering, or why there is none (one observation per unsupported construct)."""
+    from tools.cuda import LoweringError, lower_task
 
     try:
-        return lower_task(task), None
-    except Unsupported as exc:
-        return None, Observation(kind="unsupported", message=str(exc))
+        return lower_task(task), []
     except LoweringError as exc:
-        return None, Observation(kind="unsupported", message=f"lowering failed: {exc}")
+        found = [
+            Observation(kind="unsupported", message=f"unsupported {u.feature}: {u.message}", file=u.file, line=u.line, data={"feature": u.feature})
+            for u in exc.unsupported
+        ]
+        return None, found or [Observation(kind="unsupported", message=f"lowering failed: {exc}")]
 
 
 def _median(stats: Any) -> float | None:

@@ -25,8 +25,8 @@ class Bounds:
     """Shape limits for random operator instances."""
 
     min_dim: int = 4
-    max_dim: int = 64
-    max_elems: int = 1 << 15  # per tensor
+    max_dim: int = 256
+    max_elems: int = 1 << 18  # per tensor
     max_batch: int = 4
     max_channels: int = 32
     max_spatial: int = 32

@@ -16,7 +16,7 @@ import json
 import re
 from pathlib import Path
 
-from .csource import repair_reference
+from .csource import CXX_KEYWORDS, repair_reference
 from .format import Record, load_records
 
 _C_DTYPES = {
@@ -59,9 +59,15 @@ def ir_signature(ir_code: str) -> list[str]:
     return re.findall(r"(\w+)\s*:\s*T\.(?:Buffer|handle)", m.group(1))
 
 
+def safe_name(name: str) -> str:
+    """Buffer names that are C++ keywords get the suffix repair_reference gives them."""
+    return f"{name}_" if name in CXX_KEYWORDS else name
+
+
 def _order(rec: Record, proto: list[tuple[str, str]] | None) -> list[str]:
-    names = [*rec.input_name, *rec.output_name]
-    for candidate in ([p for p, _ in proto] if proto else [], ir_signature(rec.ir_code)):
+    names = [safe_name(n) for n in (*rec.input_name, *rec.output_name)]
+    ir_names = [safe_name(n) for n in ir_signature(rec.ir_code)]
+    for candidate in ([p for p, _ in proto] if proto else [], ir_names):
         if candidate and set(names) <= set(candidate):
             return [n for n in candidate if n in names]
     return names
@@ -83,8 +89,8 @@ def to_task(rec: Record, out_dir: Path, index: int = 0) -> Path:
     buffers = []
     for role, names, shapes in (("input", rec.input_name, rec.input_shape), ("output", rec.output_name, rec.output_shape)):
         for bname, shape in zip(names, shapes):
-            dtype = dtypes.get(bname) or _C_DTYPES.get(ctypes.get(bname, "float"), "float32")
-            buf = {"name": bname, "dtype": dtype, "shape": list(shape) or [1], "role": role}
+            dtype = dtypes.get(bname) or _C_DTYPES.get(ctypes.get(safe_name(bname), "float"), "float32")
+            buf = {"name": safe_name(bname), "dtype": dtype, "shape": list(shape) or [1], "role": role}
             if role == "input":
                 buf.update(_input_gen(dtype, ranges.get(bname)))
             buffers.append(buf)
@@ -105,7 +111,7 @@ def to_task(rec: Record, out_dir: Path, index: int = 0) -> Path:
     }
     if rec.launches:
         task["launches"] = [{"kernel": l.kernel, "grid": l.grid, "block": l.block, "shared_bytes": l.shared_bytes,
-                             "args": l.args} for l in rec.launches]
+                             "args": [safe_name(a) for a in l.args]} for l in rec.launches]
     if notes:
         task["description"] += " | reference repaired: " + "; ".join(notes)
     path = out_dir / f"{name}.json"

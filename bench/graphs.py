@@ -124,8 +124,8 @@ def _pick(g: _Graph):
 
 def random_graph(rng: random.Random, bounds: Bounds, index: int, nodes: tuple[int, int] = (3, 7)) -> Workload:
     g = _Graph(rng)
-    m = rng.randint(max(4, bounds.min_dim), min(bounds.max_dim, 64))
-    n = rng.randint(max(4, bounds.min_dim), min(bounds.max_dim, 64))
+    m = rng.randint(max(4, bounds.min_dim), min(bounds.max_dim, 128))
+    n = rng.randint(max(4, bounds.min_dim), min(bounds.max_dim, 128))
     for _ in range(rng.choice([1, 1, 2])):
         g.values.append(g.placeholder([m, n], "x"))
     target = rng.randint(*nodes)

@@ -38,8 +38,18 @@ def _bwrap_usable() -> bool:
 class LocalSandbox:
     kind = "local"
 
-    def __init__(self, limits: Limits | None = None, *, use_bwrap: bool | None = None, root: Path | None = None):
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        use_bwrap: bool | None = None,
+        root: Path | None = None,
+        hide: Sequence[Path | str] = (),
+    ):
+        """`hide`: host directories masked by an empty tmpfs under bwrap (e.g. a task's
+        directory, so a candidate cannot read the reference's files); $HOME always is."""
         self.limits = limits or Limits()
+        self.hide = [str(Path(p).resolve()) for p in (Path.home(), *hide)]
         self._tmp = tempfile.mkdtemp(prefix="agent-sbx-", dir=root)
         self.workdir = Path(self._tmp)
         self.bwrap = _bwrap_usable() if use_bwrap is None else use_bwrap
@@ -86,9 +96,10 @@ class LocalSandbox:
         if not self.bwrap:
             return argv
         wd = str(self.workdir)
+        masks = [arg for path in self.hide if not wd.startswith(path + "/") for arg in ("--tmpfs", path)]
         return [
             "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--bind", wd, wd, "--unshare-net", "--unshare-pid",
+            "--tmpfs", "/tmp", *masks, "--bind", wd, wd, "--unshare-net", "--unshare-pid",
             "--unshare-ipc", "--die-with-parent", "--new-session", "--chdir", str(cwd), *argv,
         ]
 

@@ -298,26 +298,40 @@ def _pointee(ctype: str) -> str | None:
     return " ".join(w for w in base.split() if w not in ("const", "volatile"))
 
 
-def _kernel_params(task: Task) -> dict[str, list[tuple[str, str]]]:
-    """kernel name -> [(type, name)], from the libclang front end, else a regex over __global__ signatures."""
+_GLOBAL_SIG = re.compile(
+    r"__global__\s+(?:[\w:<>]+\s+)*?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)")
+
+
+def _regex_kernel_params(source: str) -> dict[str, list[tuple[str, str]]]:
+    """Plain `__global__ void name(T a, U* b)` signatures; templates and macros are left to libclang."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for m in _GLOBAL_SIG.finditer(source):
+        params = []
+        for raw in filter(None, (p.strip() for p in m[2].split(","))):
+            pm = re.match(r"(.*?)(\w+)\s*(\[[^\]]*\])?$", raw)
+            if not pm or not pm[1].strip():
+                break
+            params.append(((pm[1] + ("*" if pm[3] else "")).strip(), pm[2]))
+        else:
+            out[m[1]] = params
+    return out
+
+
+def _kernel_params(task: Task, wanted: set[str]) -> dict[str, list[tuple[str, str]]]:
+    """kernel name -> [(type, name)]: a quick regex over the source first; the libclang front end
+    (seconds per file) only when some launched kernel is not found that way."""
     source = task.source()
+    found = _regex_kernel_params(source)
+    if wanted <= set(found):
+        return found
     try:
         from tools.cuda import parse_cuda
 
         module = parse_cuda(source, task.cuda or f"{task.name}.cu")
-        if module.kernels:
-            return {k.name: [(p.type, p.name) for p in k.params] for k in module.kernels}
-    except Exception:  # noqa: BLE001 - fall back to the regex below
+        found.update({k.name: [(p.type, p.name) for p in k.params] for k in module.kernels})
+    except Exception:  # noqa: BLE001 - keep what the regex found
         pass
-    out: dict[str, list[tuple[str, str]]] = {}
-    for m in re.finditer(r"__global__\s+(?:[\w:<>]+\s+)*?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)", source):
-        params = []
-        for raw in filter(None, (p.strip() for p in m[2].split(","))):
-            pm = re.match(r"(.*?)(\w+)\s*(\[[^\]]*\])?$", raw)
-            if pm:
-                params.append(((pm[1] + (pm[3] and "*" or "")).strip(), pm[2]))
-        out[m[1]] = params
-    return out
+    return found
 
 
 def validate_task_deep(task: Task) -> None:
@@ -328,7 +342,7 @@ def validate_task_deep(task: Task) -> None:
     if not task.launches:
         return
     try:
-        kernels = _kernel_params(task)
+        kernels = _kernel_params(task, {launch.kernel for launch in task.launches})
     except OSError as exc:
         raise TaskError(f"{origin}: field 'cuda': cannot read {task.cuda} ({exc.strerror})") from None
     buffers = {b.name: b for b in task.buffers}

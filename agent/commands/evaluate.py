@@ -1,7 +1,58 @@
-"""`agent evaluate`: not built yet."""
+"""`agent eval BENCH`: run a translator over a benchmark and write the evaluation report.
 
-from ..errors import NotBuiltYet
+BENCH is a task file, a directory of task files, an HPCTransEval JSON file, or a
+directory of them (bench/data). Records are converted to tasks under REPORT_DIR/tasks;
+each kernel runs through the agent's graph (agent.runner.run_tasks: resumable from
+REPORT_DIR/runs/checkpoints.sqlite, `--jobs` kernels at a time); the report is
+REPORT_DIR/report.json, report.md and PNG plots (bench.evaluate).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from agent.configuration import Settings
+from agent.errors import UserError
 
 
-def run(*args, **kwargs) -> int:
-    raise NotBuiltYet("`agent evaluate` is not built yet")
+def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, console: Console | None = None) -> int:
+    """Exit status 0 only when every task came out correct."""
+    from agent.runner import run_tasks
+    from agent.translators.factory import make_translator
+    from bench.evaluate import BenchError, build_report, resolve, task_row, write_report
+    from tools.spec import TaskError
+
+    console = console or Console()
+    if limit is not None and limit < 1:
+        raise UserError(f"--limit must be >= 1, got {limit}")
+    make_translator(cfg.llm, cfg)  # a bad --llm spec fails here, before any work
+    try:
+        tasks = resolve(bench, out, limit=limit)
+    except BenchError as exc:
+        raise UserError(str(exc)) from None
+    console.print(f"evaluating {len(tasks)} tasks from {bench} with translator [bold]{cfg.llm}[/]", highlight=False)
+    try:
+        outcomes = run_tasks([t.path for t in tasks], cfg, out=out / "runs", console=console)
+    except TaskError as exc:
+        raise UserError(str(exc)) from None
+    rows = [task_row(t, o.result) for t, o in zip(tasks, outcomes)]
+    report = build_report(str(bench), cfg.llm, rows)
+    files = write_report(report, out)
+    console.print(summary_table(report))
+    console.print(f"report: {', '.join(str(f) for f in files)}", highlight=False)
+    return 0 if rows and all(r["correct"] for r in rows) else 1
+
+
+def summary_table(report: dict) -> Table:
+    table = Table(title=f"{report['benchmark']} with {report['translator']}")
+    for col in ("category", "tasks", "compiled", "correct", "geomean speedup", "faster"):
+        table.add_column(col, justify="left" if col == "category" else "right")
+    s = report["summary"]
+    for name, c in [*s["by_category"].items(), ("all", s)]:
+        table.add_row(name, str(c["total"]), str(c["compiled"]), str(c["correct"]),
+                      f"{c['geomean_speedup']:.2f}" if c["geomean_speedup"] else "-",
+                      f"{100 * c['faster_share']:.0f}%" if c["faster_share"] is not None else "-")
+    return table

@@ -63,11 +63,21 @@ def run(trace: Path, *, offline: bool = False, console: Console | None = None) -
     new_trace = workdir / "replay.jsonl"
     console.print(f"replaying {trace} ({'offline: tool results from the trace' if offline else 'tools re-run'}); new trace: {new_trace}", highlight=False)
     replays = []
-    with TraceWriter(new_trace, argv=["agent", "replay", str(trace)] + (["--offline"] if offline else []), config=recorded.header.get("config", {})) as writer:
-        for kernel in recorded.kernels():
-            outcome = replay_kernel(recorded, kernel, settings, writer=writer, workdir=workdir / kernel, offline=offline)
-            if outcome is not None:
-                replays.append(outcome)
+    sandbox = None if offline else _open_sandbox(settings)
+    if sandbox is not None:
+        console.print(f"sandbox: [bold]{sandbox.kind}[/] ({sandbox.mode})", highlight=False)
+    argv = ["agent", "replay", str(trace)] + (["--offline"] if offline else [])
+    try:
+        with TraceWriter(new_trace, argv=argv, config=recorded.header.get("config", {})) as writer:
+            writer.event("node_start", node="run", data={"replay_of": str(trace), "offline": offline,
+                                                         "sandbox": {"kind": sandbox.kind, "mode": sandbox.mode} if sandbox else None})
+            for kernel in recorded.kernels():
+                outcome = replay_kernel(recorded, kernel, settings, writer=writer, workdir=workdir / kernel, sandbox=sandbox)
+                if outcome is not None:
+                    replays.append(outcome)
+    finally:
+        if sandbox is not None:
+            sandbox.close()
     if not replays:
         raise UserError(f"{trace}: no kernel in this trace can be replayed (no task artifacts recorded)")
     console.print(_replay_table(replays))
@@ -92,9 +102,9 @@ def _read(trace: Path) -> Trace:
 
 
 def settings_from_header(header: dict[str, Any]) -> Settings:
-    """The recorded run's configuration (budgets above all), with no key and a local-capable sandbox."""
+    """The recorded run's configuration (budgets above all), with no key, and this machine's sandbox choice."""
     config = {k: v for k, v in (header.get("config") or {}).items() if k not in ("openai_api_key", "anthropic_api_key")}
-    config["sandbox"] = "auto"
+    config["sandbox"] = load_settings().sandbox
     try:
         return Settings(**config)
     except Exception:  # a trace from another version: keep what still validates
@@ -106,7 +116,16 @@ def settings_from_header(header: dict[str, Any]) -> Settings:
             return base
 
 
-def replay_kernel(recorded: Trace, kernel: str, settings: Settings, *, writer: TraceWriter, workdir: Path, offline: bool) -> KernelReplay | None:
+def _open_sandbox(settings: Settings):
+    from sandboxes import open_sandbox
+
+    from agent.toolbox import limits_of
+
+    return open_sandbox(settings.sandbox, limits=limits_of(settings), image=settings.docker_image)
+
+
+def replay_kernel(recorded: Trace, kernel: str, settings: Settings, *, writer: TraceWriter, workdir: Path, sandbox: Any) -> KernelReplay | None:
+    """Replay one kernel; `sandbox` None means offline (tool results from the trace)."""
     events = recorded.of(kernel)
     task = rebuild_task(events, workdir)
     if task is None:
@@ -114,26 +133,18 @@ def replay_kernel(recorded: Trace, kernel: str, settings: Settings, *, writer: T
     spec = _translator_spec(events, settings)
     attempts = _by_attempt(events)
     steer = _Steer(kernel, [e["data"] for e in events if e["type"] == "decision" and e["node"] == "decide"])
-    translator = _replay_translator(spec, attempts, settings, offline)
-    sandbox = None
-    if offline:
+    translator = _replay_translator(spec, attempts, settings, offline=sandbox is None)
+    if sandbox is None:
         tools: Any = RecordedToolbox(events)
     else:
-        from sandboxes import open_sandbox
+        from agent.toolbox import LiveToolbox
 
-        from agent.toolbox import LiveToolbox, limits_of
-
-        sandbox = open_sandbox(settings.sandbox, limits=limits_of(settings), image=settings.docker_image)
         tools = LiveToolbox(settings, sandbox)
     ctx = GraphContext(settings=settings, trace=writer, tools=tools, translator_for=lambda _spec: translator, steer=steer)
-    try:
-        graph = build_graph(ctx)
-        start = initial_state(kernel=kernel, task=task.model_dump(mode="json", exclude_none=True), base_dir=str(task.base_dir),
-                              translator=spec, run_limits={})
-        final = graph.invoke(start, {"recursion_limit": recursion_limit(settings)})
-    finally:
-        if sandbox is not None:
-            sandbox.close()
+    graph = build_graph(ctx)
+    start = initial_state(kernel=kernel, task=task.model_dump(mode="json", exclude_none=True), base_dir=str(task.base_dir),
+                          translator=spec, run_limits={})
+    final = graph.invoke(start, {"recursion_limit": recursion_limit(settings)})
     new_events = [e for e in read_trace(writer.path).of(kernel)]
     recorded_status = _final_status(events)
     replayed_status = (final.get("result") or {}).get("status")

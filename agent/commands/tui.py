@@ -1,7 +1,73 @@
-"""`agent tui`: not built yet."""
+"""`agent tui [PATH]`: the interactive terminal UI.
 
-from ..errors import NotBuiltYet
+PATH is a kernel task file, a directory of tasks, a trace (.jsonl) or a CUDA repository;
+none means the current directory. Tasks run in the same output directory, checkpoints and
+trace as `agent port PATH` would use, so either command continues what the other began.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from agent.configuration import Settings
+from agent.errors import UserError
 
 
-def run(*args, **kwargs) -> int:
-    raise NotBuiltYet("`agent tui` is not built yet")
+def run(path: Path | None, cfg: Settings, *, start: bool, out: Path | None = None) -> int:
+    app = make_app(path or Path("."), cfg, start=start, out=out)
+    try:
+        app.run()
+    finally:
+        if app.session is not None:
+            _close(app.session)
+    return 0
+
+
+def make_app(path: Path, cfg: Settings, *, start: bool, out: Path | None = None):
+    """The app for PATH: the viewer for a trace, the main screen for tasks; UserError for anything else."""
+    from agent.tui import Session, TuiApp
+
+    if path.is_file() and path.suffix == ".jsonl":
+        return TuiApp(trace=_read_trace(path))
+    tasks = _task_files(path)
+    if tasks is None:
+        raise UserError(f"{path}: no kernel tasks here; `agent tui` opens a task file, a directory of tasks or a trace "
+                        f"(use `agent port` for a whole repository)")
+    from agent.translators.factory import make_translator
+    from tools.spec import TaskError
+
+    make_translator(cfg.llm, cfg)  # a bad --llm spec or a missing key: one clear line before the screen opens
+    out = out or Path("port-out") / (path.stem if path.is_file() else path.resolve().name)
+    try:
+        session = Session(tasks, cfg, out=out)
+    except TaskError as exc:
+        raise UserError(str(exc)) from None
+    return TuiApp(session, start=start)
+
+
+def _task_files(path: Path) -> list[Path] | None:
+    from agent.commands.port import task_files
+
+    return task_files(path)
+
+
+def _read_trace(path: Path):
+    from agent.trace import TraceError, read_trace
+
+    try:
+        return read_trace(path)
+    except TraceError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _close(session) -> None:
+    """Let the node in flight finish, so its work is checkpointed; Ctrl-C leaves it to be redone."""
+    if session.close(timeout=0.5):
+        return
+    print("agent tui: finishing the step in flight so that it is checkpointed (Ctrl-C to leave it to the next run)...",
+          file=sys.stderr)
+    try:
+        session.close()
+    except KeyboardInterrupt:
+        print("left; the next run redoes that step", file=sys.stderr)

@@ -50,7 +50,7 @@ class CompilerTranslator:
         from agent.toolbox import lower
 
         code, why = lower(request.task)
-        return Translation(code=code, notes="deterministic lowering", observations=[why] if why else [])
+        return Translation(code=code, notes="deterministic lowering", observations=why)
 
     def _optimize(self, request: TranslateRequest) -> Translation:
         base = request.best_code or request.previous_code

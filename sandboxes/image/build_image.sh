@@ -7,7 +7,8 @@
 #
 # The root filesystem tarball is cached under $AGENT_SANDBOX_CACHE (default
 # /var/cache/agent-sandbox), keyed by the release, the package list and this script,
-# so a re-run only re-imports it (seconds). --force rebuilds from scratch.
+# so a re-run only re-imports it (seconds), or does nothing when the image already holds
+# it. --force rebuilds from scratch.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -90,6 +91,11 @@ build_rootfs() {
 }
 
 start=$SECONDS
+current=$(docker image inspect --format '{{ index .Config.Labels "agent.sandbox.rootfs" }}' "$image" 2>/dev/null || true)
+if [[ $force -eq 0 && $current == "$key" ]]; then
+    log "$image is up to date (root filesystem $key; --force rebuilds it)"
+    exit 0
+fi
 if [[ $force -eq 1 || ! -s "$tarball" ]]; then
     rm -f "$cache"/rootfs-*.tar
     build_rootfs

@@ -448,8 +448,9 @@ class KernelLowering:
                 text = re.sub(rf"\b{re.escape(c.spelling)}\b", ctx.subst[c.hash], text)
         return text
 
-    def expr_class(self, expr: ci.Cursor, ctx: Ctx) -> tuple[str, bool]:
-        """('uniform' | 'remat' | 'none', tainted) of an expression."""
+    def expr_class(self, expr: ci.Cursor, ctx: Ctx, allow_assign: set[int] = frozenset()) -> tuple[str, bool]:
+        """('uniform' | 'remat' | 'none', tainted) of an expression; assignments to the
+        variables in `allow_assign` (a loop's own variables in its header) are allowed."""
         rank = {"uniform": 0, "remat": 1, "none": 2}
         worst, tainted = "uniform", False
 
@@ -493,11 +494,15 @@ class KernelLowering:
                 ref = base.referenced if base is not None and base.kind == K.DECL_REF_EXPR else None
                 if ref is None or not fe.is_constant(ref):
                     bump("none")
-            elif k == K.UNARY_OPERATOR and _op_token(c) in ("*", "++", "--", "&"):
+            elif k == K.UNARY_OPERATOR and _op_token(c) in ("*", "&"):
                 bump("none")
-            elif k in (K.BINARY_OPERATOR,) and _op_token(c) == "=":
-                bump("none")
-            elif k in (K.COMPOUND_ASSIGNMENT_OPERATOR, K.CXX_NEW_EXPR, K.CXX_DELETE_EXPR, K.LAMBDA_EXPR):
+            elif (k == K.UNARY_OPERATOR and _op_token(c) in ("++", "--")) or (k == K.BINARY_OPERATOR and _op_token(c) == "=") \
+                    or k == K.COMPOUND_ASSIGNMENT_OPERATOR:
+                target = _strip(_children(c)[0]) if _children(c) else None
+                if target is None or target.kind != K.DECL_REF_EXPR or target.referenced is None \
+                        or target.referenced.hash not in allow_assign:
+                    bump("none")
+            elif k in (K.CXX_NEW_EXPR, K.CXX_DELETE_EXPR, K.LAMBDA_EXPR):
                 bump("none")
             elif k == K.MEMBER_REF_EXPR and any(t.spelling == "->" for t in _tokens(c)):
                 bump("none")
@@ -628,28 +633,22 @@ class KernelLowering:
                 raise _unsupported("warp intrinsic in loop header", s, "a warp intrinsic in a loop header")
         loop_vars: list[Var] = []
         if init is not None and init.kind == K.DECL_STMT:
-            for v in _children(init):
-                if v.kind == K.VAR_DECL:
-                    var = self.lookup(v, ctx)
-                    loop_vars.append(var)
+            loop_vars = [self.lookup(v, ctx) for v in _children(init) if v.kind == K.VAR_DECL]
+        # The loop runs once per block: its variables are block-uniform when the header is
+        # (assignments to them in the header allowed) and the body does not assign them.
+        own = {v.cursor.hash for v in loop_vars if v.cursor is not None}
+        inits = [v.init[0] for v in loop_vars if v.init is not None]
         for var in loop_vars:
-            var.kind = "uniform" if var.kind in ("uniform",) or (var.init and self.expr_class(var.init[0], ctx)[0] == "uniform") else "none"
-        # The loop variables of a hoisted loop are block-uniform when init, condition and
-        # increment are; the body must not assign them.
-        for var in loop_vars:
-            var.block_level = True
-            var.kind = "uniform"
-        uniform = all(self.expr_class(p, ctx)[0] == "uniform" for p in (init, cond, inc) if p is not None
-                      and not (p is init and p.kind == K.DECL_STMT)) and all(
-            var.init is None or self.expr_class(var.init[0], ctx)[0] == "uniform" for var in loop_vars)
-        if uniform and body is not None:
-            assigned = self._written(body)
-            if any(var.cursor is not None and var.cursor.hash in assigned for var in loop_vars):
-                uniform = False
-        if not uniform or masks and self._has_barrier(body):
-            if not uniform:
-                raise _unsupported("barrier in thread-dependent loop", s, "a loop containing barriers or warp "
-                                   "intrinsics whose trip count may depend on the thread")
+            var.kind, var.block_level = "uniform", True
+        parts = [p for p in (init, cond, inc) if p is not None and p.kind != K.DECL_STMT] + inits
+        uniform = all(self.expr_class(p, ctx, allow_assign=own)[0] == "uniform" for p in parts)
+        if uniform and body is not None and own & self._written(body):
+            uniform = False
+        if not uniform:
+            for var in loop_vars:
+                var.kind, var.block_level = "none", False
+            raise _unsupported("barrier in thread-dependent loop", s, "a loop containing barriers or warp "
+                               "intrinsics whose trip count may depend on the thread")
         self.cut(out)
         items: list = []
         self.lower_seq(_stmt_list(body), ctx, masks, items, in_loop=True)

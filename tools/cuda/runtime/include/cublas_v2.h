@@ -74,7 +74,7 @@ inline cublasStatus_t gemm(cublasOperation_t transa, cublasOperation_t transb, i
     if (transa != CUBLAS_OP_N) {
         a_copy.resize(static_cast<size_t>(m) * static_cast<size_t>(k));
         for (int l = 0; l < k; ++l)
-            for (int i = 0; i < m; ++i) a_copy[static_cast<size_t>(i) + static_cast<size_t>(l) * m] = op_at(a, lda, transa, i, l);
+            for (int i = 0; i < m; ++i) a_copy[static_cast<size_t>(i) + static_cast<size_t>(l) * static_cast<size_t>(m)] = op_at(a, lda, transa, i, l);
         a = a_copy.data();
         lda = m;
     }
@@ -264,7 +264,7 @@ inline cublasStatus_t copy_matrix(int rows, int cols, int elem_size, const void*
     if (rows < 0 || cols < 0 || elem_size <= 0 || lda < rows || ldb < rows) return CUBLAS_STATUS_INVALID_VALUE;
     for (int j = 0; j < cols; ++j)
         std::memmove(static_cast<char*>(b) + static_cast<long long>(j) * ldb * elem_size,
-                     static_cast<const char*>(a) + static_cast<long long>(j) * lda * elem_size, static_cast<size_t>(rows) * elem_size);
+                     static_cast<const char*>(a) + static_cast<long long>(j) * lda * elem_size, static_cast<size_t>(rows) * static_cast<size_t>(elem_size));
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -380,7 +380,7 @@ inline cublasStatus_t cublasGetVectorAsync(int n, int elem_size, const void* x, 
 }
 
 // ---------------------------------------------------------------- S and D entry points
-#define CUDA_CPU_CUBLAS_FOR_TYPE(P, T)                                                                                          \
+#define CUDA_CPU_CUBLAS_FOR_TYPE(P, p, T)                                                                                        \
     inline cublasStatus_t cublas##P##axpy(cublasHandle_t h, int n, const T* alpha, const T* x, int incx, T* y, int incy) {     \
         if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
         return cuda_cpu::blas::axpy(n, alpha, x, incx, y, incy);                                                                \
@@ -401,11 +401,11 @@ inline cublasStatus_t cublasGetVectorAsync(int n, int elem_size, const void* x, 
         if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
         return cuda_cpu::blas::asum(n, x, incx, result);                                                                        \
     }                                                                                                                           \
-    inline cublasStatus_t cublasI##P##amax(cublasHandle_t h, int n, const T* x, int incx, int* result) {                      \
+    inline cublasStatus_t cublasI##p##amax(cublasHandle_t h, int n, const T* x, int incx, int* result) {                      \
         if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
         return cuda_cpu::blas::extreme_index(n, x, incx, result, [](T v, T best) { return v > best; });                         \
     }                                                                                                                           \
-    inline cublasStatus_t cublasI##P##amin(cublasHandle_t h, int n, const T* x, int incx, int* result) {                      \
+    inline cublasStatus_t cublasI##p##amin(cublasHandle_t h, int n, const T* x, int incx, int* result) {                      \
         if (h == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;                                                                 \
         return cuda_cpu::blas::extreme_index(n, x, incx, result, [](T v, T best) { return v < best; });                         \
     }                                                                                                                           \
@@ -457,6 +457,6 @@ inline cublasStatus_t cublasGetVectorAsync(int n, int elem_size, const void* x, 
         return cuda_cpu::blas::geam(transa, transb, m, n, alpha, a, lda, beta, b, ldb, c, ldc);                                 \
     }
 
-CUDA_CPU_CUBLAS_FOR_TYPE(S, float)
-CUDA_CPU_CUBLAS_FOR_TYPE(D, double)
+CUDA_CPU_CUBLAS_FOR_TYPE(S, s, float)
+CUDA_CPU_CUBLAS_FOR_TYPE(D, d, double)
 #undef CUDA_CPU_CUBLAS_FOR_TYPE

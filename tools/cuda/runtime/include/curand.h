@@ -97,8 +97,8 @@ inline curandStatus_t generate_normal_pairs(curandGenerator_t generator, T* out,
             u1 = to_uniform_double(raw(per * pair), raw(per * pair + 1));
             u2 = to_uniform_double(raw(per * pair + 2), raw(per * pair + 3));
         } else {
-            u1 = to_uniform_float(raw(pair));
-            u2 = to_uniform_float(raw(pair + 1));
+            u1 = double(to_uniform_float(raw(pair)));
+            u2 = double(to_uniform_float(raw(pair + 1)));
         }
         double z0, z1;
         box_muller(u1, u2, &z0, &z1);
@@ -113,13 +113,13 @@ inline unsigned int poisson(double lambda, unsigned long long seed, unsigned lon
         double limit = std::exp(-lambda), product = 1.0;
         unsigned int count = 0;
         for (unsigned long long j = 0;; ++j) {
-            product *= to_uniform_float(element(seed, stream, j));
+            product *= double(to_uniform_float(element(seed, stream, j)));
             if (product <= limit) return count;
             ++count;
         }
     }
     double z0, z1;
-    box_muller(to_uniform_float(element(seed, stream, 0)), to_uniform_float(element(seed, stream, 1)), &z0, &z1);
+    box_muller(double(to_uniform_float(element(seed, stream, 0))), double(to_uniform_float(element(seed, stream, 1))), &z0, &z1);
     double value = std::floor(lambda + std::sqrt(lambda) * z0 + 0.5);
     return value < 0.0 ? 0u : static_cast<unsigned int>(value);
 }
@@ -182,18 +182,18 @@ inline curandStatus_t curandGenerateUniformDouble(curandGenerator_t generator, d
     });
 }
 inline curandStatus_t curandGenerateNormal(curandGenerator_t generator, float* out, size_t n, float mean, float stddev) {
-    return cuda_cpu::rand::generate_normal_pairs(generator, out, n, false, [mean, stddev](double z) { return mean + stddev * z; });
+    return cuda_cpu::rand::generate_normal_pairs(generator, out, n, false, [mean, stddev](double z) { return double(mean) + double(stddev) * z; });
 }
 inline curandStatus_t curandGenerateNormalDouble(curandGenerator_t generator, double* out, size_t n, double mean, double stddev) {
-    return cuda_cpu::rand::generate_normal_pairs(generator, out, n, true, [mean, stddev](double z) { return mean + stddev * z; });
+    return cuda_cpu::rand::generate_normal_pairs(generator, out, n, true, [mean, stddev](double z) { return double(mean) + double(stddev) * z; });
 }
 inline curandStatus_t curandGenerateLogNormal(curandGenerator_t generator, float* out, size_t n, float mean, float stddev) {
     return cuda_cpu::rand::generate_normal_pairs(generator, out, n, false,
-                                                 [mean, stddev](double z) { return std::exp(mean + stddev * z); });
+                                                 [mean, stddev](double z) { return std::exp(double(mean) + double(stddev) * z); });
 }
 inline curandStatus_t curandGenerateLogNormalDouble(curandGenerator_t generator, double* out, size_t n, double mean, double stddev) {
     return cuda_cpu::rand::generate_normal_pairs(generator, out, n, true,
-                                                 [mean, stddev](double z) { return std::exp(mean + stddev * z); });
+                                                 [mean, stddev](double z) { return std::exp(double(mean) + double(stddev) * z); });
 }
 inline curandStatus_t curandGeneratePoisson(curandGenerator_t generator, unsigned int* out, size_t n, double lambda) {
     if (!(lambda > 0.0)) return CURAND_STATUS_OUT_OF_RANGE;

@@ -82,7 +82,7 @@ inline float curand_normal(cuda_cpu::rand::PhiloxState* state) {
         state->has_spare_normal = 0;
         return static_cast<float>(state->spare_normal);
     }
-    double u1 = curand_uniform(state), u2 = curand_uniform(state), z0, z1;
+    double u1 = double(curand_uniform(state)), u2 = double(curand_uniform(state)), z0, z1;
     cuda_cpu::rand::box_muller(u1, u2, &z0, &z1);
     state->has_spare_normal = 1;
     state->spare_normal = static_cast<float>(z1);
@@ -110,7 +110,7 @@ inline unsigned int curand_poisson(cuda_cpu::rand::PhiloxState* state, double la
     if (lambda < 64.0) {
         double limit = exp(-lambda), product = 1.0;
         unsigned int count = 0;
-        while ((product *= curand_uniform(state)) > limit) ++count;
+        while ((product *= double(curand_uniform(state))) > limit) ++count;
         return count;
     }
     double value = floor(lambda + sqrt(lambda) * curand_normal_double(state) + 0.5);

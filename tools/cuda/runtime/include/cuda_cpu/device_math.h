@@ -21,6 +21,9 @@
 
 namespace cuda_cpu {
 
+__extension__ typedef __int128 int128;  // __extension__: no -Wpedantic warning
+__extension__ typedef unsigned __int128 uint128;
+
 template <class To, class From>
 inline To bit_cast(const From& from) {
     static_assert(sizeof(To) == sizeof(From), "bit_cast needs equal sizes");
@@ -164,21 +167,21 @@ inline float erfinvf(float y) { return static_cast<float>(cuda_cpu::erfinv(y)); 
 inline double erfinv(double y) { return cuda_cpu::erfinv(y); }
 inline float erfcinvf(float y) { return static_cast<float>(cuda_cpu::erfcinv(y)); }
 inline double erfcinv(double y) { return cuda_cpu::erfcinv(y); }
-inline float normcdfinvf(float p) { return static_cast<float>(-M_SQRT2 * cuda_cpu::erfcinv(2.0 * p)); }
-inline double normcdfinv(double p) { return -M_SQRT2 * cuda_cpu::erfcinv(2.0 * p); }
+inline float normcdfinvf(float p) { return static_cast<float>(-M_SQRT2 * cuda_cpu::erfcinv(2.0 * double(p))); }
+inline double normcdfinv(double p) { return -M_SQRT2 * cuda_cpu::erfcinv(2.0 * double(p)); }
 inline float erfcxf(float x) { return static_cast<float>(cuda_cpu::erfcx(x)); }
 inline double erfcx(double x) { return cuda_cpu::erfcx(x); }
 inline float rhypotf(float x, float y) { return 1.0f / hypotf(x, y); }
 inline double rhypot(double x, double y) { return 1.0 / hypot(x, y); }
-inline float norm3df(float a, float b, float c) { return static_cast<float>(sqrt(double(a) * a + double(b) * b + double(c) * c)); }
+inline float norm3df(float a, float b, float c) { return static_cast<float>(sqrt(double(a) * double(a) + double(b) * double(b) + double(c) * double(c))); }
 inline double norm3d(double a, double b, double c) { return sqrt(a * a + b * b + c * c); }
 inline float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c); }
 inline double rnorm3d(double a, double b, double c) { return 1.0 / norm3d(a, b, c); }
-inline float norm4df(float a, float b, float c, float d) { return static_cast<float>(sqrt(double(a) * a + double(b) * b + double(c) * c + double(d) * d)); }
+inline float norm4df(float a, float b, float c, float d) { return static_cast<float>(sqrt(double(a) * double(a) + double(b) * double(b) + double(c) * double(c) + double(d) * double(d))); }
 inline double norm4d(double a, double b, double c, double d) { return sqrt(a * a + b * b + c * c + d * d); }
 inline float rnorm4df(float a, float b, float c, float d) { return 1.0f / norm4df(a, b, c, d); }
 inline double rnorm4d(double a, double b, double c, double d) { return 1.0 / norm4d(a, b, c, d); }
-inline float normf(int dim, const float* v) { double s = 0; for (int i = 0; i < dim; ++i) s += double(v[i]) * v[i]; return static_cast<float>(sqrt(s)); }
+inline float normf(int dim, const float* v) { double s = 0; for (int i = 0; i < dim; ++i) s += double(v[i]) * double(v[i]); return static_cast<float>(sqrt(s)); }
 inline double norm(int dim, const double* v) { double s = 0; for (int i = 0; i < dim; ++i) s += v[i] * v[i]; return sqrt(s); }
 inline float rnormf(int dim, const float* v) { return 1.0f / normf(dim, v); }
 inline double rnorm(int dim, const double* v) { return 1.0 / norm(dim, v); }
@@ -318,9 +321,9 @@ inline int __mul24(int a, int b) {
 inline unsigned int __umul24(unsigned int a, unsigned int b) { return (a & 0xffffffu) * (b & 0xffffffu); }
 inline int __mulhi(int a, int b) { return static_cast<int>((static_cast<long long>(a) * b) >> 32); }
 inline unsigned int __umulhi(unsigned int a, unsigned int b) { return static_cast<unsigned int>((static_cast<unsigned long long>(a) * b) >> 32); }
-inline long long __mul64hi(long long a, long long b) { return static_cast<long long>((static_cast<__int128>(a) * b) >> 64); }
+inline long long __mul64hi(long long a, long long b) { return static_cast<long long>((static_cast<cuda_cpu::int128>(a) * b) >> 64); }
 inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
-    return static_cast<unsigned long long>((static_cast<unsigned __int128>(a) * b) >> 64);
+    return static_cast<unsigned long long>((static_cast<cuda_cpu::uint128>(a) * b) >> 64);
 }
 inline unsigned int __sad(int x, int y, unsigned int z) {
     return z + static_cast<unsigned int>(x > y ? static_cast<long long>(x) - y : static_cast<long long>(y) - x);

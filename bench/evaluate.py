@@ -1,0 +1,241 @@
+"""Score a translator on benchmark tasks: compile pass, correct (execute pass), speedup.
+
+`resolve` turns what the user points at (a task file, a directory of task files, an
+HPCTransEval JSON file, or a directory of such files like bench/data) into task files.
+`build_report` turns per-task results into the DESIGN.md "Evaluation report"; `write_report`
+writes report.json, report.md and PNG plots. Running the translator is the caller's job
+(agent/commands/evaluate.py drives the agent's graph), so this module needs only `tools`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.result import KernelResult
+from tools.spec import Task, TaskError, load_task
+
+from .convert import ConvertError, convert_file
+from .format import BenchFormatError
+
+COMPILED = ("correct", "incorrect", "runtime_error", "timeout")
+
+
+class BenchError(Exception):
+    """A benchmark that cannot be evaluated; the message names the file and cause."""
+
+
+@dataclass
+class BenchTask:
+    path: Path
+    task: Task
+
+    @property
+    def category(self) -> str:
+        return self.task.category or "uncategorized"
+
+
+def _is_task_file(path: Path) -> bool:
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return isinstance(raw, dict) and "buffers" in raw and "reference" in raw
+
+
+def _is_record_file(path: Path) -> bool:
+    if path.name in ("manifest.json", "report.json") or path.suffix not in (".json", ".jsonl"):
+        return False
+    try:
+        head = path.read_text()[:4096].lstrip()
+    except OSError:
+        return False
+    return head.startswith("[") or (path.suffix == ".jsonl" and '"cuda_code"' in head)
+
+
+def resolve(bench: Path, workdir: Path, *, limit: int | None = None) -> list[BenchTask]:
+    """Task files for `bench`; records are converted into `workdir/tasks`."""
+    if bench.is_file():
+        paths = [bench] if _is_task_file(bench) else _convert([bench], workdir)
+    elif bench.is_dir():
+        files = sorted(p for p in bench.glob("*.json*") if p.is_file())
+        tasks = [p for p in files if _is_task_file(p)]
+        records = [p for p in files if p not in tasks and _is_record_file(p)]
+        paths = tasks + _convert(records, workdir)
+    else:
+        raise BenchError(f"{bench}: no such file or directory")
+    if not paths:
+        raise BenchError(f"{bench}: no kernel tasks or HPCTransEval records found")
+    if limit is not None:
+        paths = paths[:limit]
+    out = []
+    for p in paths:
+        try:
+            out.append(BenchTask(p, load_task(p)))
+        except TaskError as exc:
+            raise BenchError(str(exc)) from None
+    return out
+
+
+def _convert(files: list[Path], workdir: Path) -> list[Path]:
+    paths: list[Path] = []
+    for f in files:
+        try:
+            paths += convert_file(f, workdir / "tasks" / f.stem)
+        except (BenchFormatError, ConvertError) as exc:
+            raise BenchError(f"{f}: {exc}") from None
+    return paths
+
+
+# ------------------------------------------------------------------ report
+
+
+def task_row(bt: BenchTask, result: KernelResult) -> dict:
+    correct = result.status == "correct"
+    speedup = result.speedup_vs_reference if correct else None
+    return {
+        "name": bt.task.name,
+        "category": bt.category,
+        "status": result.status,
+        "compiled": result.status in COMPILED,
+        "correct": correct,
+        "speedup": speedup,
+        "launches_inferred": not bt.task.launches,
+        "reference_kind": result.reference_kind,
+        "time_s": result.time_s.model_dump(),
+        "iterations": result.iterations,
+    }
+
+
+def summarize(rows: list[dict]) -> dict:
+    total = len(rows)
+    speedups = [r["speedup"] for r in rows if r["correct"] and r["speedup"]]
+    geomean = math.exp(sum(math.log(s) for s in speedups) / len(speedups)) if speedups else None
+    return {
+        "total": total,
+        "compiled": sum(r["compiled"] for r in rows),
+        "correct": sum(r["correct"] for r in rows),
+        "compile_rate": _share(sum(r["compiled"] for r in rows), total),
+        "correct_rate": _share(sum(r["correct"] for r in rows), total),
+        "geomean_speedup": geomean,
+        # share of ALL tasks that are correct and faster than the reference
+        "faster_share": _share(sum(1 for s in speedups if s > 1.0), total),
+    }
+
+
+def _share(n: int, total: int) -> float | None:
+    return n / total if total else None
+
+
+def build_report(benchmark: str, translator: str, rows: list[dict]) -> dict:
+    summary = summarize(rows)
+    categories = sorted({r["category"] for r in rows})
+    summary["by_category"] = {c: summarize([r for r in rows if r["category"] == c]) for c in categories}
+    return {
+        "benchmark": benchmark,
+        "translator": translator,
+        "machine": machine(),
+        "reference_build": "gcc -O3 -march=native -fopenmp (tools/verify)",
+        "tasks": rows,
+        "summary": summary,
+    }
+
+
+def machine() -> dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "system": platform.platform(), "python": platform.python_version()}
+
+
+def write_report(report: dict, out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    files = [out / "report.json", out / "report.md"]
+    files[0].write_text(json.dumps(report, indent=1) + "\n")
+    files[1].write_text(markdown(report))
+    files += plots(report, out)
+    return files
+
+
+def _fmt(v, pct: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{100 * v:.1f}%" if pct else f"{v:.2f}"
+
+
+def markdown(report: dict) -> str:
+    s = report["summary"]
+    lines = [
+        f"# Evaluation: {report['benchmark']}",
+        "",
+        f"Translator: `{report['translator']}`; machine: {report['machine']['cpu']} ({report['machine']['cores']} cores).",
+        f"Speedup = reference time / candidate time (reference: {report['reference_build']}), over correct tasks.",
+        "",
+        "| category | tasks | compiled | correct | geomean speedup | faster than reference |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, c in [*s["by_category"].items(), ("**all**", s)]:
+        lines.append(f"| {name} | {c['total']} | {c['compiled']} ({_fmt(c['compile_rate'], True)}) | "
+                     f"{c['correct']} ({_fmt(c['correct_rate'], True)}) | {_fmt(c['geomean_speedup'])} | {_fmt(c['faster_share'], True)} |")
+    inferred = sum(1 for t in report["tasks"] if t["launches_inferred"])
+    lines += ["", f"Tasks whose launch configuration was inferred by the planner: {inferred}.", "",
+              "## Tasks", "", "| task | category | status | speedup |", "|---|---|---|---:|"]
+    for t in report["tasks"]:
+        lines.append(f"| {t['name']} | {t['category']} | {t['status']} | {_fmt(t['speedup'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def plots(report: dict, out: Path) -> list[Path]:
+    """Pass rates and geomean speedup per category; the speedup distribution."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by = report["summary"]["by_category"]
+    cats = list(by)
+    files = []
+    if cats:
+        fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(cats)), 3.5))
+        xs = range(len(cats))
+        ax.bar([x - 0.2 for x in xs], [100 * (by[c]["compile_rate"] or 0) for c in cats], 0.4, label="compiled")
+        ax.bar([x + 0.2 for x in xs], [100 * (by[c]["correct_rate"] or 0) for c in cats], 0.4, label="correct")
+        ax.set_xticks(list(xs), cats, rotation=30, ha="right")
+        ax.set_ylabel("% of tasks")
+        ax.set_ylim(0, 105)
+        ax.legend()
+        ax.set_title(f"{report['translator']}: pass rates")
+        fig.tight_layout()
+        files.append(_save(fig, out / "pass_rates.png"))
+        fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(cats)), 3.5))
+        ax.bar(cats, [by[c]["geomean_speedup"] or 0 for c in cats])
+        ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+        ax.set_ylabel("geomean speedup vs C reference")
+        ax.tick_params(axis="x", rotation=30)
+        fig.tight_layout()
+        files.append(_save(fig, out / "speedup_by_category.png"))
+    speedups = [t["speedup"] for t in report["tasks"] if t["speedup"]]
+    if speedups:
+        fig, ax = plt.subplots(figsize=(5, 3.5))
+        ax.hist([math.log10(s) for s in speedups], bins=20)
+        ax.axvline(0.0, color="gray", linestyle="--", linewidth=1)
+        ax.set_xlabel("log10(speedup vs C reference)")
+        ax.set_ylabel("tasks")
+        fig.tight_layout()
+        files.append(_save(fig, out / "speedup_hist.png"))
+    plt.close("all")
+    return files
+
+
+def _save(fig, path: Path) -> Path:
+    fig.savefig(path, dpi=100)
+    return path

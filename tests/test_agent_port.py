@@ -1,0 +1,79 @@
+"""`agent port` with the default `compiler` translator, and its errors."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from agent.commands import port
+from agent.configuration import load_settings
+from agent.trace import read_trace
+from tools.result import KernelResult
+
+TESTS = Path(__file__).parent
+AGENT = str(Path(sys.executable).parent / "agent")
+CORPUS = ["vector_add", "matrix_add_2d"]  # tests/kernels, written for the compiler's corpus
+
+
+def test_compiler_ports_corpus_tasks_end_to_end_without_network(tmp_path):
+    tasks = tmp_path / "tasks"
+    for name in CORPUS:
+        shutil.copytree(TESTS / "kernels" / name, tasks / name)
+    out = tmp_path / "out"
+    console = Console(file=(tmp_path / "console.txt").open("w"), width=160)
+    assert port.run(tasks, load_settings(sandbox="local"), out=out, console=console) == 0
+    console.file.close()
+    printed = (tmp_path / "console.txt").read_text()
+    assert "sandbox: local" in printed and "port results" in printed
+    for name in CORPUS:
+        result = KernelResult.read(out / name)
+        assert result.status == "correct", name
+        assert result.backend == "compiler" and result.tokens == 0 and result.cost_usd == 0
+        assert result.reference_kind == "python" and result.time_s.candidate and result.speedup_vs_reference
+        assert result.trace == str(out / "trace.jsonl")
+        assert 'extern "C" void ' + name in (out / name / f"{name}.cpp").read_text()
+    trace = read_trace(out / "trace.jsonl")
+    assert not trace.of(type="llm_request")  # the compiler asks no model
+    assert trace.events[0]["node"] == "run" and trace.events[0]["data"]["sandbox"]["kind"] == "local"
+    for name in CORPUS:
+        candidates = [e for e in trace.of(name, type="artifact") if e["data"]["role"] == "candidate"]
+        assert len(candidates) == 1 and "extern" in candidates[0]["data"]["code"]
+
+
+def cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("AGENT_")}
+    return subprocess.run([AGENT, *args], capture_output=True, text=True, cwd=cwd, env={**clean, **(env or {})}, timeout=120)
+
+
+def test_cli_errors_are_one_clear_line(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "main.cu").write_text("int main() { return 0; }\n")
+    (repo / "package.json").write_text('{"name": "not a task"}')
+    done = cli("port", str(repo), cwd=tmp_path)
+    assert done.returncode == 2 and "porting whole repositories is not built yet" in done.stderr
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"name": "x", "buffers": [')
+    done = cli("port", str(bad), cwd=tmp_path)
+    assert done.returncode == 1 and "bad.json" in done.stderr and "Traceback" not in done.stderr
+
+    task = TESTS / "agent_fixtures" / "tasks" / "scale" / "task.json"
+    done = cli("port", str(task), "--llm", "openai:gpt-4o", cwd=tmp_path)
+    assert done.returncode == 1 and "API key" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "port-out").exists()  # refused before any work
+
+
+def test_task_directory_discovery(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps({"name": "a", "cuda_code": "", "buffers": []}))
+    (tmp_path / "notes.json").write_text('{"title": "not a task"}')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "task.json").write_text(json.dumps({"name": "b", "cuda": "k.cu", "buffers": []}))
+    assert port.task_files(tmp_path) == [tmp_path / "a.json", tmp_path / "sub" / "task.json"]
+    assert port.task_files(tmp_path / "sub" / "task.json") == [tmp_path / "sub" / "task.json"]
+    (tmp_path / "empty").mkdir()
+    assert port.task_files(tmp_path / "empty") is None

@@ -1,0 +1,197 @@
+"""The CPU cuBLAS subset against numpy, column-major like cuBLAS: gemm for every transpose
+combination (float and double, padded leading dimensions), strided-batched gemm, geam,
+gemv, and the level-1 routines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from test_runtime_support import build, run
+
+M, N, K, PAD = 37, 29, 23, 3
+BUFFER = 64 * 64
+
+CUBLAS_PROGRAM = r"""
+#include <cublas_v2.h>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+static std::vector<double> load(const char* path) {
+    FILE* file = std::fopen(path, "rb");
+    std::vector<double> data(64 * 64);
+    if (std::fread(data.data(), sizeof(double), data.size(), file) != data.size()) std::abort();
+    std::fclose(file);
+    return data;
+}
+
+template <class T>
+static void save(FILE* out, const std::vector<T>& data) { std::fwrite(data.data(), sizeof(T), data.size(), out); }
+
+template <class T>
+static std::vector<T> as(const std::vector<double>& v) { return std::vector<T>(v.begin(), v.end()); }
+
+#define CHECK(call) do { cublasStatus_t s_ = (call); if (s_ != CUBLAS_STATUS_SUCCESS) { printf("fail %s %d\n", #call, s_); return 1; } } while (0)
+
+template <class T, class Gemm, class Gemv, class Axpy, class Dot, class Scal, class Nrm2, class Asum, class Amax, class Batched, class Geam>
+static int exercise(cublasHandle_t handle, FILE* out, Gemm gemm, Gemv gemv, Axpy axpy, Dot dot, Scal scal, Nrm2 nrm2, Asum asum,
+                    Amax amax, Batched batched, Geam geam) {
+    const int m = MM, n = NN, k = KK, pad = PAD;
+    std::vector<T> a = as<T>(load("a.bin")), b = as<T>(load("b.bin")), c0 = as<T>(load("c.bin"));
+    std::vector<T> x = as<T>(load("x.bin")), y0 = as<T>(load("y.bin"));
+    const T alpha = T(1.5), beta = T(-0.5), zero = T(0);
+    cublasOperation_t ops[2] = {CUBLAS_OP_N, CUBLAS_OP_T};
+    for (cublasOperation_t op_a : ops)
+        for (cublasOperation_t op_b : ops) {
+            int lda = (op_a == CUBLAS_OP_N ? m : k) + pad, ldb = (op_b == CUBLAS_OP_N ? k : n) + pad, ldc = m + pad;
+            std::vector<T> c = c0;
+            CHECK(gemm(handle, op_a, op_b, m, n, k, &alpha, a.data(), lda, b.data(), ldb, &beta, c.data(), ldc));
+            save(out, c);
+        }
+    // beta = 0 must ignore NaN in C.
+    std::vector<T> c_nan(c0.size(), T(NAN));
+    CHECK(gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.data(), m, b.data(), k, &zero, c_nan.data(), m));
+    save(out, c_nan);
+    // Two batches of N x N products with strides.
+    std::vector<T> c_batch = c0;
+    long long stride_a = m * k, stride_b = k * n, stride_c = m * n;
+    CHECK(batched(handle, CUBLAS_OP_N, CUBLAS_OP_N, 16, 8, 4, &alpha, a.data(), 16, stride_a, b.data(), 4, stride_b, &beta,
+                  c_batch.data(), 16, stride_c, 2));
+    save(out, c_batch);
+    std::vector<T> c_geam = c0;
+    CHECK(geam(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &alpha, a.data(), n, &beta, b.data(), m, c_geam.data(), m));
+    save(out, c_geam);
+    for (cublasOperation_t op : ops) {
+        std::vector<T> y = y0;
+        CHECK(gemv(handle, op, m, n, &alpha, a.data(), m + pad, x.data(), 2, &beta, y.data(), 1));
+        save(out, y);
+    }
+    std::vector<T> y = y0;
+    CHECK(axpy(handle, 50, &alpha, x.data(), 1, y.data(), 2));
+    save(out, y);
+    std::vector<T> scaled = x;
+    CHECK(scal(handle, 40, &beta, scaled.data(), 3));
+    save(out, scaled);
+    T results[4];
+    int index = 0;
+    CHECK(dot(handle, 100, x.data(), 1, y0.data(), 1, &results[0]));
+    CHECK(nrm2(handle, 100, x.data(), 1, &results[1]));
+    CHECK(asum(handle, 50, x.data(), 2, &results[2]));
+    CHECK(amax(handle, 100, x.data(), 1, &index));
+    results[3] = T(index);
+    save(out, std::vector<T>(results, results + 4));
+    return 0;
+}
+
+int main() {
+    cublasHandle_t handle;
+    CHECK(cublasCreate(&handle));
+    CHECK(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
+    FILE* out = std::fopen("out_s.bin", "wb");
+    if (exercise<float>(handle, out, cublasSgemm, cublasSgemv, cublasSaxpy, cublasSdot, cublasSscal, cublasSnrm2, cublasSasum,
+                        cublasIsamax, cublasSgemmStridedBatched, cublasSgeam)) return 1;
+    std::fclose(out);
+    out = std::fopen("out_d.bin", "wb");
+    if (exercise<double>(handle, out, cublasDgemm, cublasDgemv, cublasDaxpy, cublasDdot, cublasDscal, cublasDnrm2, cublasDasum,
+                         cublasIdamax, cublasDgemmStridedBatched, cublasDgeam)) return 1;
+    std::fclose(out);
+    // Matrix helpers: copy a 3 x 2 block between leading dimensions 5 and 3.
+    float src[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, dst[6] = {0};
+    CHECK(cublasSetMatrix(3, 2, sizeof(float), src, 5, dst, 3));
+    printf("setmatrix %g %g %g %g %g %g\n", dst[0], dst[1], dst[2], dst[3], dst[4], dst[5]);
+    float vec[3] = {0};
+    CHECK(cublasGetVector(3, sizeof(float), src, 3, vec, 1));
+    printf("getvector %g %g %g\n", vec[0], vec[1], vec[2]);
+    float one = 1, zero_s = 0;
+    printf("bad_lda %d\n", cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, src, 2, src, 4, &zero_s, dst, 4));
+    CHECK(cublasDestroy(handle));
+    return 0;
+}
+"""
+
+
+def column_major(buffer: np.ndarray, rows: int, cols: int, ld: int) -> np.ndarray:
+    return buffer[: ld * cols].reshape(cols, ld).T[:rows, :]
+
+
+def expected_outputs(a, b, c0, x, y0) -> list[np.ndarray]:
+    """What exercise() writes, computed with numpy in float64."""
+    alpha, beta = 1.5, -0.5
+    outputs = []
+    for op_a in "NT":
+        for op_b in "NT":
+            lda = (M if op_a == "N" else K) + PAD
+            ldb = (K if op_b == "N" else N) + PAD
+            ldc = M + PAD
+            A = column_major(a, M, K, lda) if op_a == "N" else column_major(a, K, M, lda).T
+            B = column_major(b, K, N, ldb) if op_b == "N" else column_major(b, N, K, ldb).T
+            c = c0.copy()
+            view = c[: ldc * N].reshape(N, ldc).T
+            view[:M, :] = alpha * A @ B + beta * view[:M, :]
+            outputs.append(c)
+    c = np.full_like(c0, np.nan)
+    c[: M * N] = (alpha * column_major(a, M, K, M) @ column_major(b, K, N, K)).T.ravel()
+    outputs.append(c)
+    c = c0.copy()
+    for batch in range(2):
+        A = column_major(a[batch * M * K :], 16, 4, 16)
+        B = column_major(b[batch * K * N :], 4, 8, 4)
+        C = c[batch * M * N : batch * M * N + 16 * 8].reshape(8, 16).T
+        c[batch * M * N : batch * M * N + 16 * 8] = (alpha * A @ B + beta * C).T.ravel()
+    outputs.append(c)
+    c = c0.copy()
+    c[: M * N] = (alpha * column_major(a, N, M, N).T + beta * column_major(b, M, N, M)).T.ravel()
+    outputs.append(c)
+    A = column_major(a, M, N, M + PAD)
+    for op in "NT":
+        y = y0.copy()
+        if op == "N":
+            y[:M] = alpha * A @ x[: 2 * N : 2] + beta * y[:M]
+        else:
+            y[:N] = alpha * A.T @ x[: 2 * M : 2] + beta * y[:N]
+        outputs.append(y)
+    y = y0.copy()
+    y[: 100 : 2] += alpha * x[:50]
+    outputs.append(y)
+    scaled = x.copy()
+    scaled[: 120 : 3] *= beta
+    outputs.append(scaled)
+    scalars = np.array([x[:100] @ y0[:100], np.linalg.norm(x[:100]), np.abs(x[:100:2]).sum(), np.argmax(np.abs(x[:100])) + 1])
+    outputs.append(scalars)
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def cublas_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("cublas")
+    rng = np.random.default_rng(3)
+    inputs = {name: rng.uniform(-1, 1, BUFFER) for name in ("a", "b", "c", "x", "y")}
+    for name, values in inputs.items():
+        values.tofile(workdir / f"{name}.bin")
+    exe = build({"cublas.cpp": CUBLAS_PROGRAM}, workdir, extra_flags=(f"-DMM={M}", f"-DNN={N}", f"-DKK={K}", f"-DPAD={PAD}"))
+    output = run(exe, threads=2)
+    return workdir, inputs, output
+
+
+@pytest.mark.parametrize("dtype, suffix, rtol", [(np.float32, "s", 2e-5), (np.float64, "d", 1e-12)])
+def test_blas_routines_match_numpy(cublas_run, dtype, suffix, rtol):
+    workdir, inputs, _ = cublas_run
+    cast = {name: values.astype(dtype).astype(np.float64) for name, values in inputs.items()}
+    expected = expected_outputs(cast["a"], cast["b"], cast["c"], cast["x"], cast["y"])
+    got = np.fromfile(workdir / f"out_{suffix}.bin", dtype=dtype).astype(np.float64)
+    names = ["gemm_NN", "gemm_NT", "gemm_TN", "gemm_TT", "gemm_beta0", "gemm_strided_batched", "geam", "gemv_N", "gemv_T",
+             "axpy", "scal", "dot_nrm2_asum_amax"]
+    offset = 0
+    for name, want in zip(names, expected):
+        part = got[offset : offset + want.size]
+        offset += want.size
+        assert np.allclose(part, want, rtol=rtol, atol=rtol, equal_nan=True), name
+    assert offset == got.size
+
+
+def test_matrix_helpers_and_argument_checks(cublas_run):
+    lines = cublas_run[2].splitlines()
+    assert lines[0].split() == ["setmatrix", "0", "1", "2", "5", "6", "7"]
+    assert lines[1].split() == ["getvector", "0", "3", "6"]
+    assert lines[2].split() == ["bad_lda", "7"]  # CUBLAS_STATUS_INVALID_VALUE

@@ -1,0 +1,269 @@
+"""__half and __nv_bfloat16: conversions bit-exact against numpy (float16) and a numpy model
+of bfloat16 rounding, in every rounding mode; arithmetic correctly rounded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from test_runtime_support import build, run
+
+HALF_PROGRAM = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cstdio>
+#include <vector>
+
+template <class T>
+static std::vector<T> load(const char* path) {
+    FILE* file = std::fopen(path, "rb");
+    std::fseek(file, 0, SEEK_END);
+    long bytes = std::ftell(file);
+    std::fseek(file, 0, SEEK_SET);
+    std::vector<T> data(static_cast<size_t>(bytes) / sizeof(T));
+    if (std::fread(data.data(), sizeof(T), data.size(), file) != data.size()) std::abort();
+    std::fclose(file);
+    return data;
+}
+
+template <class T>
+static void save(const char* path, const std::vector<T>& data) {
+    FILE* file = std::fopen(path, "wb");
+    std::fwrite(data.data(), sizeof(T), data.size(), file);
+    std::fclose(file);
+}
+
+int main() {
+    std::vector<float> floats = load<float>("floats.bin");
+    std::vector<double> doubles = load<double>("doubles.bin");
+    std::vector<unsigned short> pairs = load<unsigned short>("pairs.bin");  // a0 b0 c0 a1 b1 c1 ...
+    const size_t n = floats.size();
+
+    // float -> 16 bit in four rounding modes, for half and bfloat16.
+    std::vector<unsigned short> half_bits(4 * n), bf16_bits(4 * n);
+    for (size_t i = 0; i < n; ++i) {
+        half_bits[i] = __half_as_ushort(__float2half(floats[i]));
+        half_bits[n + i] = __half_as_ushort(__float2half_rz(floats[i]));
+        half_bits[2 * n + i] = __half_as_ushort(__float2half_rd(floats[i]));
+        half_bits[3 * n + i] = __half_as_ushort(__float2half_ru(floats[i]));
+        bf16_bits[i] = __bfloat16_as_ushort(__float2bfloat16(floats[i]));
+        bf16_bits[n + i] = __bfloat16_as_ushort(__float2bfloat16_rz(floats[i]));
+        bf16_bits[2 * n + i] = __bfloat16_as_ushort(__float2bfloat16_rd(floats[i]));
+        bf16_bits[3 * n + i] = __bfloat16_as_ushort(__float2bfloat16_ru(floats[i]));
+    }
+    save("half_from_float.bin", half_bits);
+    save("bf16_from_float.bin", bf16_bits);
+
+    std::vector<unsigned short> half_from_double(doubles.size()), bf16_from_double(doubles.size());
+    for (size_t i = 0; i < doubles.size(); ++i) {
+        half_from_double[i] = __half_as_ushort(__double2half(doubles[i]));
+        bf16_from_double[i] = __bfloat16_as_ushort(__double2bfloat16(doubles[i]));
+    }
+    save("half_from_double.bin", half_from_double);
+    save("bf16_from_double.bin", bf16_from_double);
+
+    // Every 16-bit pattern back to float.
+    std::vector<float> half_to_float(65536), bf16_to_float(65536);
+    for (unsigned int bits = 0; bits < 65536; ++bits) {
+        half_to_float[bits] = __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+        bf16_to_float[bits] = __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(bits)));
+    }
+    save("half_to_float.bin", half_to_float);
+    save("bf16_to_float.bin", bf16_to_float);
+
+    // Arithmetic on half triples (a, b, c): add, sub, mul, div, fma, operators, max, min.
+    const size_t triples = pairs.size() / 3;
+    std::vector<unsigned short> arithmetic(8 * triples);
+    for (size_t i = 0; i < triples; ++i) {
+        __half a = __ushort_as_half(pairs[3 * i]), b = __ushort_as_half(pairs[3 * i + 1]), c = __ushort_as_half(pairs[3 * i + 2]);
+        arithmetic[8 * i + 0] = __half_as_ushort(__hadd(a, b));
+        arithmetic[8 * i + 1] = __half_as_ushort(__hsub(a, b));
+        arithmetic[8 * i + 2] = __half_as_ushort(__hmul(a, b));
+        arithmetic[8 * i + 3] = __half_as_ushort(__hdiv(a, b));
+        arithmetic[8 * i + 4] = __half_as_ushort(__hfma(a, b, c));
+        arithmetic[8 * i + 5] = __half_as_ushort(a * b + c);
+        arithmetic[8 * i + 6] = __half_as_ushort(__hmax(a, b));
+        arithmetic[8 * i + 7] = __half_as_ushort(-__hmin(a, b));
+    }
+    save("arithmetic.bin", arithmetic);
+
+    // A few fixed checks: integer constructors, comparisons, half2, bfloat16 arithmetic.
+    __half from_int = 2049;  // ties to even: 2048
+    __half2 pair = __floats2half2_rn(1.5f, -2.0f);
+    pair = __hmul2(pair, __float2half2_rn(3.0f));
+    __nv_bfloat16 x = __float2bfloat16(1.0f), y = __float2bfloat16(0.00390625f);  // 2^-8: 1 + 2^-8 ties to 1
+    printf("checks %g %g %g %d %d %d %g %g %d %g\n", __half2float(from_int), __low2float(pair), __high2float(pair),
+           int(__float2half(1.0f) < __float2half(2.0f)), int(__heq(__float2half(0.0f), __float2half(-0.0f))),
+           int(__hisnan(__float2half(NAN))), __bfloat162float(__hadd(x, y)), __bfloat162float(x * __float2bfloat16(3.0f)),
+           __hisinf(__float2half(70000.0f)), __half2float(hsqrt(__float2half(2.0f))));
+    return 0;
+}
+"""
+
+
+def special_floats() -> np.ndarray:
+    """Values around every binary16 boundary: ties, subnormals, overflow, signed zeros."""
+    halves = np.arange(0, 0x7C00, dtype=np.uint16).view(np.float16).astype(np.float64)
+    midpoints = (halves[:-1] + halves[1:]) / 2  # exact in float32 (one more bit than half)
+    extra = np.array([0.0, -0.0, 65504.0, 65519.99, 65520.0, 1e6, 2.0**-25, 2.0**-25 * 1.01, 2.0**-24 * 0.49, np.inf])
+    values = np.concatenate([halves, midpoints, extra])
+    return np.concatenate([values, -values]).astype(np.float32)
+
+
+def random_floats(rng: np.random.Generator, count: int) -> np.ndarray:
+    bits = rng.integers(0, 2**32, size=count, dtype=np.uint64).astype(np.uint32)
+    values = bits.view(np.float32)
+    return values[np.isfinite(values)]
+
+
+def bfloat16_rne(values: np.ndarray) -> np.ndarray:
+    """Round float32 to bfloat16 bits, nearest even, by bit arithmetic in numpy."""
+    bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return rounded.astype(np.uint16)
+
+
+def neighbours(values: np.ndarray, nearest: np.ndarray, to_float, next_up, next_down):
+    """(largest representable <= v, smallest representable >= v) from the nearest value."""
+    nearest_f = to_float(nearest)
+    below = np.where(nearest_f <= values, nearest, next_down(nearest))
+    above = np.where(nearest_f >= values, nearest, next_up(nearest))
+    return below, above
+
+
+@pytest.fixture(scope="module")
+def half_run(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("half")
+    rng = np.random.default_rng(7)
+    floats = np.concatenate([special_floats(), random_floats(rng, 200_000), rng.normal(0, 100, 50_000).astype(np.float32)])
+    doubles = np.concatenate(
+        [rng.normal(0, 1000, 50_000), special_floats().astype(np.float64) * (1 + 2.0**-40), rng.uniform(-1e-5, 1e-5, 20_000)]
+    )
+    finite_halves = np.arange(0, 0x7C00, dtype=np.uint16)
+    finite_halves = np.concatenate([finite_halves, finite_halves | 0x8000])
+    pairs = rng.choice(finite_halves, size=3 * 60_000).astype(np.uint16)
+    floats.tofile(workdir / "floats.bin")
+    doubles.tofile(workdir / "doubles.bin")
+    pairs.tofile(workdir / "pairs.bin")
+    exe = build({"half.cpp": HALF_PROGRAM}, workdir)
+    output = run(exe, threads=1)
+    return workdir, floats, doubles, pairs, output
+
+
+def test_float_to_half_matches_numpy_in_all_rounding_modes(half_run):
+    workdir, floats, *_ = half_run
+    n = floats.size
+    got = np.fromfile(workdir / "half_from_float.bin", dtype=np.uint16).reshape(4, n)
+    with np.errstate(over="ignore"):
+        nearest = floats.astype(np.float16)
+    assert np.array_equal(got[0], nearest.view(np.uint16))
+    values = floats.astype(np.float64)
+    with np.errstate(over="ignore"):
+        below, above = neighbours(
+            values, nearest, lambda h: h.astype(np.float64),
+            lambda h: np.nextafter(h, np.float16(np.inf)), lambda h: np.nextafter(h, np.float16(-np.inf)),
+        )
+    toward_zero = np.where(values >= 0, below, above)
+    for mode, expected in ((1, toward_zero), (2, below), (3, above)):
+        mismatch = np.flatnonzero(got[mode] != expected.view(np.uint16))
+        # -0.0 vs +0.0 for values that round to zero from below is the only freedom: none expected.
+        assert mismatch.size == 0, (mode, floats[mismatch[:5]], got[mode][mismatch[:5]], expected.view(np.uint16)[mismatch[:5]])
+
+
+def test_float_to_bfloat16_matches_bit_model(half_run):
+    workdir, floats, *_ = half_run
+    n = floats.size
+    got = np.fromfile(workdir / "bf16_from_float.bin", dtype=np.uint16).reshape(4, n)
+    nearest = bfloat16_rne(floats)
+    assert np.array_equal(got[0], nearest)
+
+    def to_float(b):
+        return (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+    def step(b, direction):
+        f = (b.astype(np.uint32) << 16).view(np.float32)
+        # Next bfloat16 in a direction: move by one unit in the last bfloat16 place via the bit pattern.
+        sign_flip = (f == 0) & (direction < 0)
+        moved = np.where((f > 0) == (direction > 0), b.astype(np.int32) + 1, b.astype(np.int32) - 1)
+        moved = np.where(f == 0, np.where(direction > 0, 0x0001, 0x8001), moved)
+        return np.where(sign_flip, 0x8001, moved).astype(np.uint16)
+
+    values = floats.astype(np.float64)
+    below, above = neighbours(values, nearest, to_float, lambda b: step(b, 1), lambda b: step(b, -1))
+    toward_zero = np.where(values >= 0, below, above)
+    truncated = (floats.view(np.uint32) >> 16).astype(np.uint16)
+    assert np.array_equal(got[1], truncated)  # rz is truncation of the bits
+    assert np.array_equal(to_float(got[1]), to_float(toward_zero))
+    assert np.array_equal(to_float(got[2]), to_float(below))
+    assert np.array_equal(to_float(got[3]), to_float(above))
+
+
+def test_double_conversions_round_once(half_run):
+    workdir, _, doubles, *_ = half_run
+    got_half = np.fromfile(workdir / "half_from_double.bin", dtype=np.uint16)
+    with np.errstate(over="ignore"):
+        assert np.array_equal(got_half, doubles.astype(np.float16).view(np.uint16))
+    got_bf16 = np.fromfile(workdir / "bf16_from_double.bin", dtype=np.uint16)
+    # Model: round the double to 8 significant bits directly (ties to even), no float step.
+    mantissa, exponent = np.frexp(doubles)
+    exponent = np.maximum(exponent, -125)  # bfloat16 subnormal spacing 2^-133
+    scale = np.ldexp(1.0, exponent - 8)
+    expected = (np.rint(doubles / scale) * scale).astype(np.float32)
+    assert np.array_equal((got_bf16.astype(np.uint32) << 16).view(np.float32), expected)
+
+
+def test_every_16_bit_pattern_converts_back_exactly(half_run):
+    workdir, *_ = half_run
+    patterns = np.arange(65536, dtype=np.uint16)
+    half = np.fromfile(workdir / "half_to_float.bin", dtype=np.float32)
+    expected = patterns.view(np.float16).astype(np.float32)
+    finite = np.isfinite(expected) | np.isinf(expected)
+    assert np.array_equal(half[finite], expected[finite])
+    assert np.all(np.isnan(half[~finite]))
+    bf16 = np.fromfile(workdir / "bf16_to_float.bin", dtype=np.float32)
+    assert np.array_equal(bf16.view(np.uint32), patterns.astype(np.uint32) << 16)
+
+
+def test_half_arithmetic_is_correctly_rounded(half_run):
+    workdir, _, _, pairs, _ = half_run
+    got = np.fromfile(workdir / "arithmetic.bin", dtype=np.uint16).reshape(-1, 8)
+    a, b, c = (pairs.reshape(-1, 3)[:, i].view(np.float16) for i in range(3))
+    with np.errstate(all="ignore"):
+        fma = (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float16)
+        # The operators round the product, then the sum (no contraction into fma).
+        expected = [a + b, a - b, a * b, a / b, fma, (a * b) + c, np.fmax(a, b), -np.fmin(a, b)]
+    for column, values in enumerate(expected):
+        got_values = got[:, column].view(np.float16)
+        same = (got_values == values) | (np.isnan(got_values) & np.isnan(values))
+        assert same.all(), (column, a[~same][:3], b[~same][:3], got_values[~same][:3], values[~same][:3])
+
+
+def test_fixed_half_and_bfloat16_checks(half_run):
+    output = half_run[-1]
+    assert output.split()[1:] == ["2048", "4.5", "-6", "1", "1", "1", "1", "3", "1", "1.41406"]
+
+
+NO_OPERATORS_PROGRAM = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cstdio>
+// With CUDA's opt-out macros, code defines its own operators: ours must not collide.
+__half operator+(const __half& a, const __half& b) { return __hadd(a, b); }
+__nv_bfloat16 operator*(const __nv_bfloat16& a, const __nv_bfloat16& b) { return __hmul(a, b); }
+int main() {
+    __half h = __float2half(1.25f) + __float2half(2.0f);
+    __nv_bfloat16 b = __float2bfloat16(1.5f) * __float2bfloat16(2.0f);
+    printf("%g %g\n", __half2float(h), __bfloat162float(b));
+    return 0;
+}
+"""
+
+
+def test_cuda_opt_out_macros_remove_conversions_and_operators(tmp_path):
+    flags = tuple(
+        f"-D__CUDA_NO_{kind}__"
+        for kind in ("HALF_CONVERSIONS", "HALF_OPERATORS", "HALF2_OPERATORS", "BFLOAT16_CONVERSIONS", "BFLOAT16_OPERATORS",
+                     "BFLOAT162_OPERATORS")
+    )
+    exe = build({"no_operators.cpp": NO_OPERATORS_PROGRAM}, tmp_path, extra_flags=flags)
+    assert run(exe).split() == ["3.25", "3"]

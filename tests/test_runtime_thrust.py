@@ -1,0 +1,193 @@
+"""The CPU Thrust subset against numpy/itertools: vectors, transform, reduce, sort and
+sort_by_key, fill, copy, sequence, scans, count, transform_reduce, reduce_by_key, fancy
+iterators, device_ptr and the execution policies."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from test_runtime_support import build, parse_lines
+
+THRUST_PROGRAM = r"""
+#include <thrust/device_vector.h>
+#include <thrust/host_vector.h>
+#include <thrust/transform.h>
+#include <thrust/reduce.h>
+#include <thrust/sort.h>
+#include <thrust/fill.h>
+#include <thrust/copy.h>
+#include <thrust/sequence.h>
+#include <thrust/scan.h>
+#include <thrust/count.h>
+#include <thrust/transform_reduce.h>
+#include <thrust/extrema.h>
+#include <thrust/functional.h>
+#include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <cstdio>
+#include <vector>
+
+struct saxpy {
+    float a;
+    __host__ __device__ float operator()(float x, float y) const { return a * x + y; }
+};
+struct is_odd {
+    __host__ __device__ bool operator()(int x) const { return x % 2 != 0; }
+};
+struct square {
+    __host__ __device__ long long operator()(int x) const { return static_cast<long long>(x) * x; }
+};
+
+template <class Vector>
+static void show(const char* name, const Vector& v) {
+    printf("%s", name);
+    for (size_t i = 0; i < v.size(); ++i) printf(" %.9g", static_cast<double>(v[i]));
+    printf("\n");
+}
+
+int main() {
+    std::vector<int> input;
+    int value;
+    while (std::scanf("%d", &value) == 1) input.push_back(value);
+    const int n = static_cast<int>(input.size());
+
+    thrust::host_vector<int> host(input.begin(), input.end());
+    thrust::device_vector<int> d = host;  // host -> device
+    thrust::device_vector<float> x(n), y(n), z(n);
+    thrust::sequence(x.begin(), x.end(), 0.5f, 0.25f);
+    thrust::fill(thrust::device, y.begin(), y.end(), 2.0f);
+    thrust::transform(x.begin(), x.end(), y.begin(), z.begin(), saxpy{3.0f});
+    show("saxpy", z);
+    thrust::device_vector<int> negated(n);
+    thrust::transform(thrust::device, d.begin(), d.end(), negated.begin(), thrust::negate<int>());
+    show("negate", negated);
+
+    printf("sum %d\n", thrust::reduce(d.begin(), d.end()));
+    printf("product_mod %d\n", thrust::reduce(thrust::host, d.begin(), d.begin() + 5, 1, thrust::multiplies<int>()));
+    printf("max %d\n", thrust::reduce(d.begin(), d.end(), -1000000, thrust::maximum<int>()));
+    printf("min %d\n", thrust::reduce(thrust::cuda::par.on(0), d.begin(), d.end(), 1000000, thrust::minimum<int>()));
+    printf("count %ld\n", static_cast<long>(thrust::count(d.begin(), d.end(), input[0])));
+    printf("count_if %ld\n", static_cast<long>(thrust::count_if(d.begin(), d.end(), is_odd())));
+    printf("sum_squares %lld\n", thrust::transform_reduce(d.begin(), d.end(), square(), 0LL, thrust::plus<long long>()));
+    printf("max_element %d\n", *thrust::max_element(d.begin(), d.end()));
+
+    thrust::device_vector<int> inclusive(n), exclusive(n);
+    thrust::inclusive_scan(d.begin(), d.end(), inclusive.begin());
+    thrust::exclusive_scan(d.begin(), d.end(), exclusive.begin());
+    show("inclusive", inclusive);
+    show("exclusive", exclusive);
+    thrust::device_vector<int> running_max(d);
+    thrust::inclusive_scan(running_max.begin(), running_max.end(), running_max.begin(), thrust::maximum<int>());  // in place
+    show("running_max", running_max);
+    thrust::exclusive_scan(thrust::device, d.begin(), d.end(), exclusive.begin(), 10, thrust::plus<int>());
+    show("exclusive10", exclusive);
+
+    // Keys: the values mod 7; values: their positions.  sort_by_key keeps equal keys in order.
+    thrust::device_vector<int> keys(n), positions(n);
+    thrust::transform(d.begin(), d.end(), keys.begin(), [](int v) { return ((v % 7) + 7) % 7; });
+    thrust::sequence(positions.begin(), positions.end());
+    thrust::sort_by_key(keys.begin(), keys.end(), positions.begin());
+    show("sorted_keys", keys);
+    show("sorted_positions", positions);
+    thrust::device_vector<int> unique_keys(n), key_counts(n);
+    auto ends = thrust::reduce_by_key(keys.begin(), keys.end(), thrust::make_constant_iterator(1), unique_keys.begin(), key_counts.begin());
+    unique_keys.resize(ends.first - unique_keys.begin());
+    key_counts.resize(ends.second - key_counts.begin());
+    show("unique_keys", unique_keys);
+    show("key_counts", key_counts);
+
+    thrust::device_vector<int> sorted = d;
+    thrust::sort(sorted.begin(), sorted.end());
+    show("sorted", sorted);
+    thrust::sort(thrust::device, sorted.begin(), sorted.end(), thrust::greater<int>());
+    show("sorted_desc", sorted);
+
+    // Copies through raw pointers, device_ptr and back to the host.
+    int* raw = thrust::raw_pointer_cast(d.data());
+    thrust::device_ptr<int> begin = thrust::device_pointer_cast(raw);
+    thrust::host_vector<int> back(n);
+    thrust::copy(begin, begin + n, back.begin());
+    printf("copy_back %d\n", int(back == host));
+    thrust::device_vector<int> odds(n);
+    auto odd_end = thrust::copy_if(d.begin(), d.end(), odds.begin(), is_odd());
+    odds.resize(odd_end - odds.begin());
+    show("odds", odds);
+    thrust::device_vector<long long> squares(5);
+    thrust::transform(thrust::make_counting_iterator(0), thrust::make_counting_iterator(5), squares.begin(), square());
+    show("squares", squares);
+    printf("transform_iterator_sum %lld\n",
+           thrust::reduce(thrust::make_transform_iterator(thrust::make_counting_iterator(1), square()),
+                          thrust::make_transform_iterator(thrust::make_counting_iterator(11), square()), 0LL));
+    thrust::fill_n(d.begin(), 3, 7);
+    printf("fill_n %d %d %d %d\n", int(d[0]), int(d[1]), int(d[2]), int(d[3] == input[3]));
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def thrust_run(tmp_path_factory):
+    rng = np.random.default_rng(11)
+    values = rng.integers(-50, 50, size=300)
+    exe = build({"thrust.cpp": THRUST_PROGRAM}, tmp_path_factory.mktemp("thrust"))
+    result = subprocess.run([str(exe)], input=" ".join(map(str, values)), capture_output=True, text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="2"))
+    assert result.returncode == 0, result.stderr
+    return values, parse_lines(result.stdout)
+
+
+def ints(table, key) -> list[int]:
+    return [int(v) for v in table[key]]
+
+
+def test_transform_fill_sequence(thrust_run):
+    values, out = thrust_run
+    x = 0.5 + 0.25 * np.arange(values.size, dtype=np.float32)
+    assert np.allclose([float(v) for v in out["saxpy"]], 3 * x + 2, rtol=1e-6)
+    assert ints(out, "negate") == list(-values)
+
+
+def test_reductions(thrust_run):
+    values, out = thrust_run
+    assert ints(out, "sum") == [values.sum()]
+    assert ints(out, "product_mod") == [int(np.prod(values[:5]))]
+    assert ints(out, "max") == [values.max()] and ints(out, "min") == [values.min()]
+    assert ints(out, "count") == [int((values == values[0]).sum())]
+    assert ints(out, "count_if") == [int((values % 2 != 0).sum())]
+    assert ints(out, "sum_squares") == [int((values.astype(np.int64) ** 2).sum())]
+    assert ints(out, "max_element") == [values.max()]
+
+
+def test_scans(thrust_run):
+    values, out = thrust_run
+    assert ints(out, "inclusive") == list(itertools.accumulate(values))
+    assert ints(out, "exclusive") == list(itertools.accumulate(values[:-1], initial=0))
+    assert ints(out, "running_max") == list(itertools.accumulate(values, max))
+    assert ints(out, "exclusive10") == list(itertools.accumulate(values[:-1], initial=10))
+
+
+def test_sorts_are_correct_and_sort_by_key_is_stable(thrust_run):
+    values, out = thrust_run
+    keys = values % 7
+    order = np.argsort(keys, kind="stable")
+    assert ints(out, "sorted_keys") == list(keys[order])
+    assert ints(out, "sorted_positions") == list(order)
+    unique, counts = np.unique(keys, return_counts=True)
+    assert ints(out, "unique_keys") == list(unique) and ints(out, "key_counts") == list(counts)
+    assert ints(out, "sorted") == sorted(values)
+    assert ints(out, "sorted_desc") == sorted(values, reverse=True)
+
+
+def test_copies_pointers_and_iterators(thrust_run):
+    values, out = thrust_run
+    assert out["copy_back"] == ["1"]
+    assert ints(out, "odds") == [v for v in values if v % 2 != 0]
+    assert ints(out, "squares") == [0, 1, 4, 9, 16]
+    assert ints(out, "transform_iterator_sum") == [sum(i * i for i in range(1, 11))]
+    assert out["fill_n"] == ["7", "7", "7", "1"]

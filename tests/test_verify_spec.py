@@ -1,0 +1,97 @@
+"""Bad task files give one clear message naming the file and the field."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tools.spec import TaskError, load_task, validate_task_deep
+
+FIX = Path(__file__).parent / "verify_fixtures"
+
+
+def write_task(tmp_path: Path, fixture: str, edit) -> Path:
+    for f in (FIX / fixture).iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    raw = json.loads((tmp_path / "task.json").read_text())
+    edit(raw)
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def error_of(path: Path, deep: bool = False) -> str:
+    with pytest.raises(TaskError) as info:
+        task = load_task(path)
+        if deep:
+            validate_task_deep(task)
+    return str(info.value)
+
+
+def test_fixtures_are_valid():
+    for name in ("vadd", "scale_count", "prefix"):
+        validate_task_deep(load_task(FIX / name / "task.json"))
+
+
+def test_unknown_dtype_names_field(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r["buffers"][1].update(dtype="float128"))
+    msg = error_of(path)
+    assert str(path) in msg and "field 'buffers[1].dtype'" in msg and "unknown dtype 'float128'" in msg
+
+
+def test_missing_cuda_file(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r.update(cuda="nope.cu"))
+    assert error_of(path) == f"{path}: field 'cuda': file not found: nope.cu"
+
+
+def test_missing_reference_file(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r["reference"].update(path="gone.c"))
+    assert error_of(path) == f"{path}: field 'reference.path': file not found: gone.c"
+
+
+def test_c_reference_function_not_found(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r["reference"].update(function="vadd_reff"))
+    assert error_of(path) == f"{path}: field 'reference.function': function 'vadd_reff' not found in ref.c"
+
+
+def test_python_reference_function_not_found(tmp_path):
+    path = write_task(tmp_path, "scale_count", lambda r: r["reference"].update(function="ref:missing"))
+    assert error_of(path) == f"{path}: field 'reference.function': function 'missing' not found in ref.py"
+    path = write_task(tmp_path, "scale_count", lambda r: r["reference"].update(function="nomodule:scale_count"))
+    assert "field 'reference.function': module 'nomodule' not found" in error_of(path)
+
+
+def test_reference_args_unknown_name(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r["reference"].update(args=["n", "a", "b", "d"]))
+    assert "field 'reference.args[3]': unknown buffer or scalar 'd'" in error_of(path)
+
+
+def test_unknown_field_and_bad_json(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r.update(tolerence={"rtol": 1}))
+    assert "field 'tolerence': unknown field 'tolerence'" in error_of(path)
+    path.write_text('{"name": "x",')
+    assert "not valid JSON (line 1" in error_of(path)
+
+
+def test_launch_argument_count_mismatch(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r["launches"][0].update(args=["a", "b", "c"]))
+    msg = error_of(path, deep=True)
+    assert msg.startswith(f"{path}: field 'launches[0].args': 3 arguments for vadd_kernel, which has 4 parameters")
+
+
+def test_launch_buffer_to_value_parameter(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r["launches"][0].update(args=["a", "b", "n", "c"]))
+    msg = error_of(path, deep=True)
+    assert "field 'launches[0].args[2]': 'n' is not a buffer, but parameter 'float* c' is a pointer" in msg
+
+
+def test_launch_dtype_mismatch_and_unknown_kernel(tmp_path):
+    def retype(r):
+        r["buffers"][0]["dtype"] = "int32"
+    msg = error_of(write_task(tmp_path, "vadd", retype), deep=True)
+    assert "field 'launches[0].args[0]': buffer 'a' is int32, but parameter" in msg and "points to float" in msg
+    msg = error_of(write_task(tmp_path, "vadd", lambda r: r["launches"][0].update(kernel="vadd2")), deep=True)
+    assert "field 'launches[0].kernel': no __global__ function 'vadd2' in kernel.cu (kernels: vadd_kernel)" in msg
