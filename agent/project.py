@@ -7,6 +7,7 @@ repository is only read; everything is written under OUT.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -17,9 +18,9 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from sandboxes import Limits, open_sandbox
-from tools.project.check import build_in_sandbox, default_check_commands, read_expected, run_check
+from tools.project.check import BuildOutcome, build_in_sandbox, default_check_commands, read_expected, run_check
 from tools.project.discover import DiscoveryError, Project, discover
-from tools.project.tree import FileTranslation, build_port_tree
+from tools.project.tree import RUNTIME_DIR, FileTranslation, build_port_tree
 
 from .configuration import Settings
 from .errors import UserError
@@ -90,6 +91,53 @@ def _kernel_reports(project: Project, translations: list[FileTranslation], build
     return reports
 
 
+class PortState:
+    """What finished in an earlier run of the same port (OUT/port_state.json), keyed by content
+    hashes, so a second run redoes nothing whose inputs did not change."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            self.data = {}
+
+    def get(self, step: str, key: str) -> dict | None:
+        entry = self.data.get(step, {}).get(key)
+        return entry if isinstance(entry, dict) else None
+
+    def put(self, step: str, key: str, value: dict) -> None:
+        self.data.setdefault(step, {})[key] = value
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data))
+        tmp.replace(self.path)
+
+
+def content_hash(*parts: str | bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\0")
+    return digest.hexdigest()[:24]
+
+
+def tree_hash(*roots: Path) -> str:
+    parts: list[str | bytes] = []
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            parts += [str(path.relative_to(root)), path.read_bytes()]
+    return content_hash(*parts)
+
+
+def compiler_version() -> str:
+    """A hash of the deterministic compiler's own files: cached translations are redone when it changes."""
+    import tools.cuda
+
+    root = Path(tools.cuda.__file__).parent
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".h") and "runtime" not in p.parts)
+    return content_hash(*(p.read_bytes() for p in files))
+
+
 def write_reports(out: Path, report: PortReport) -> None:
     (out / "port_report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     lines = [
@@ -140,6 +188,7 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
         raise UserError(f"{out}: the output directory must be outside the repository being ported")
     out.mkdir(parents=True, exist_ok=True)
     writer = TraceWriter(trace or out / "trace.jsonl", config=cfg.masked(), secrets=cfg.secrets())
+    state = PortState(out / "port_state.json")
     limits = Limits(timeout_s=cfg.limits.timeout_s, memory_mb=cfg.limits.memory_mb, cpu_s=cfg.limits.cpu_s)
     with writer, Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                           console=console, transient=True) as progress:
@@ -150,29 +199,49 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
         step = progress.add_task("translating", total=len(project.cuda_sources) + 2)
         from tools.cuda import runtime_include_dir
 
+        compiler_id = compiler_version()
+
         def translate(source: str, path: str) -> FileTranslation:
             progress.update(step, description=f"translating {path}")
-            result = _translate_with_compiler(source, path)
-            writer.event("artifact", node="translate", data={"file": path, "code": result.cpp, "error": result.error,
-                                                             "unsupported": result.unsupported})
+            key = content_hash(compiler_id, cfg.llm, path, source)
+            if (done := state.get("translate", key)) is not None:
+                result = FileTranslation(**done)
+                writer.event("decision", node="translate", data={"file": path, "reused": True})
+            else:
+                result = _translate_with_compiler(source, path)
+                state.put("translate", key, result.__dict__)
+                writer.event("artifact", node="translate", data={"file": path, "code": result.cpp,
+                                                                 "error": result.error, "unsupported": result.unsupported})
             progress.advance(step)
             return result
 
         tree = build_port_tree(project, out, translate, runtime_include_dir(), list(cfg.compiler.cxxflags))
         sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
         writer.event("tool_call", node="build", data={"sandbox": sandbox.mode, "makefile": str(tree.makefile)})
+        targets = [t.name for t in project.executables]
+        expected = read_expected(out / "original_output.txt")
+        commands = [check_command] if check_command else default_check_commands(tree, targets, project.build.check_commands)
+        built_key = tree_hash(tree.root, out / RUNTIME_DIR)
+        check_key = content_hash(built_key, *commands, expected or "")
         try:
             progress.update(step, description="building with g++")
-            build = build_in_sandbox(tree, sandbox)
+            if (done := state.get("build", built_key)) is not None and done["ok"]:
+                build = BuildOutcome(True, done["output"])
+                writer.event("decision", node="build", data={"reused": True})
+            else:
+                build = build_in_sandbox(tree, sandbox)
+                state.put("build", built_key, {"ok": build.ok, "output": build.output[-4000:]})
+                writer.event("tool_result", node="build", data={"ok": build.ok, "output": build.output[-4000:]})
             progress.advance(step)
-            writer.event("tool_result", node="build", data={"ok": build.ok, "output": build.output[-4000:]})
-            targets = [t.name for t in project.executables]
-            expected = read_expected(out / "original_output.txt")
             if not build.ok:
                 check = CheckReport(command=None, passed=False, detail="the port did not build")
+            elif (done := state.get("check", check_key)) is not None:
+                check = CheckReport(**done)
+                writer.event("decision", node="check", data={"reused": True, **done})
             else:
+                if not sandbox.exists("src/Makefile.cpu"):  # the build was reused: build again in this sandbox
+                    build_in_sandbox(tree, sandbox)
                 progress.update(step, description="running the project's check")
-                commands = [check_command] if check_command else default_check_commands(tree, targets, project.build.check_commands)
                 outcomes = [run_check(sandbox, c, expected_output=expected) for c in commands]
                 for o in outcomes:
                     writer.event("tool_result", node="check", data={"command": o.command, "passed": o.passed,
@@ -181,6 +250,7 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
                 shown = failed[0] if failed else outcomes[0] if outcomes else None
                 check = CheckReport(command=" && ".join(commands) or None, passed=bool(outcomes) and not failed,
                                     detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"))
+                state.put("check", check_key, check.model_dump())
                 (out / "port_output.txt").write_text("\n".join(o.stdout for o in outcomes))
             progress.advance(step)
         finally:

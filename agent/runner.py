@@ -166,8 +166,8 @@ def run_tasks(
     sandboxes = _SandboxPool(settings)
     first = sandboxes.get()
     sandboxes.put(first)
-    console.print(f"sandbox: [bold]{first.kind}[/] ({first.mode})", highlight=False)
-    console.print(f"trace: {trace_path}   checkpoints: {out / CHECKPOINT_DB}", highlight=False)
+    console.print(f"sandbox: [bold]{first.kind}[/] ({first.mode})", highlight=False, soft_wrap=True)
+    console.print(f"trace: {trace_path}   checkpoints: {out / CHECKPOINT_DB}", highlight=False, soft_wrap=True)
     trace.event("node_start", node="run", data={
         "resumed": trace.resumed, "argv": sys.argv, "translator": settings.llm, "out": str(out),
         "sandbox": {"kind": first.kind, "mode": first.mode}, "tasks": [t.name for t in tasks],
@@ -195,6 +195,7 @@ def run_tasks(
                 outcomes = [one(task) for task in tasks]
     except KeyboardInterrupt:
         trace.event("error", node="run", data={"error": "interrupted (KeyboardInterrupt); run the same command to resume"})
+        console.print(f"[yellow]interrupted[/]: trace and checkpoints kept in {out}; run the same command to resume", highlight=False, soft_wrap=True)
         raise
     finally:
         trace.event("node_end", node="run", data={"kernels": {o.name: o.result.status for o in outcomes}})

@@ -20,7 +20,7 @@ import numpy as np
 
 from .csource import CSourceError, make_self_contained
 
-CUDA_TARGET = {"kind": "cuda", "arch": "sm_80"}
+CUDA_TARGET = {"kind": "cuda", "arch": "sm_80", "max_shared_memory_per_block": 49152, "max_threads_per_block": 1024}
 
 
 class LoweringError(Exception):

@@ -143,7 +143,7 @@ class LocalSandbox:
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc.pid)
-            out, err = proc.communicate()
+            out, err = _drain(proc)
         duration = time.monotonic() - start
         rc = proc.returncode
         sig = -rc if rc < 0 else (rc - 128 if rc > 128 and self.bwrap else None)
@@ -162,6 +162,19 @@ class LocalSandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _drain(proc: subprocess.Popen) -> tuple[bytes, bytes]:
+    """The output of a killed command; a descendant that left its process group (possible
+    without bwrap's PID namespace) may hold the pipes open, so wait only briefly."""
+    try:
+        return proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired as exc:
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe:
+                pipe.close()
+        proc.wait()
+        return exc.output or b"", exc.stderr or b""
 
 
 def _kill_group(pid: int) -> None:

@@ -1,12 +1,11 @@
 """`agent port` with the default `compiler` translator, and its errors."""
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from agent.commands import port
@@ -15,7 +14,6 @@ from agent.trace import read_trace
 from tools.result import KernelResult
 
 TESTS = Path(__file__).parent
-AGENT = str(Path(sys.executable).parent / "agent")
 CORPUS = ["vector_add", "matrix_add_2d"]  # tests/kernels, written for the compiler's corpus
 
 
@@ -44,27 +42,28 @@ def test_compiler_ports_corpus_tasks_end_to_end_without_network(tmp_path):
         assert len(candidates) == 1 and "extern" in candidates[0]["data"]["code"]
 
 
-def cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("AGENT_")}
-    return subprocess.run([AGENT, *args], capture_output=True, text=True, cwd=cwd, env={**clean, **(env or {})}, timeout=120)
+def cli(monkeypatch, capsys, *args: str) -> tuple[int, str]:
+    """`agent ARGS` in this process (the real entry point); returns (exit status, stderr)."""
+    from agent.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["agent", *args])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    return exit_.value.code, capsys.readouterr().err
 
 
-def test_cli_errors_are_one_clear_line(tmp_path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "main.cu").write_text("int main() { return 0; }\n")
-    (repo / "package.json").write_text('{"name": "not a task"}')
-    done = cli("port", str(repo), cwd=tmp_path)
-    assert done.returncode == 2 and "porting whole repositories is not built yet" in done.stderr
-
+def test_cli_errors_are_one_clear_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENAI_API_KEY", "AGENT_OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "x", "buffers": [')
-    done = cli("port", str(bad), cwd=tmp_path)
-    assert done.returncode == 1 and "bad.json" in done.stderr and "Traceback" not in done.stderr
+    code, err = cli(monkeypatch, capsys, "port", str(bad))
+    assert code == 1 and "bad.json" in err and "not valid JSON" in err
 
     task = TESTS / "agent_fixtures" / "tasks" / "scale" / "task.json"
-    done = cli("port", str(task), "--llm", "openai:gpt-4o", cwd=tmp_path)
-    assert done.returncode == 1 and "API key" in done.stderr and "Traceback" not in done.stderr
+    code, err = cli(monkeypatch, capsys, "port", str(task), "--llm", "openai:gpt-4o")
+    assert code == 1 and "API key" in err
     assert not (tmp_path / "port-out").exists()  # refused before any work
 
 

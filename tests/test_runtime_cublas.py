@@ -96,6 +96,21 @@ int main() {
     if (exercise<double>(handle, out, cublasDgemm, cublasDgemv, cublasDaxpy, cublasDdot, cublasDscal, cublasDnrm2, cublasDasum,
                          cublasIdamax, cublasDgemmStridedBatched, cublasDgeam)) return 1;
     std::fclose(out);
+    // Larger than one cache block in rows (256) and depth (128); small multiples of 1/4 keep
+    // every sum exact, so the result is compared bit for bit.
+    const int bm = 300, bn = 40, bk = 150;
+    std::vector<float> big_a(bm * bk), big_b(bk * bn), big_c(bm * bn);
+    for (int i = 0; i < bm * bk; ++i) big_a[i] = (i % 17) * 0.25f - 2.0f;
+    for (int i = 0; i < bk * bn; ++i) big_b[i] = (i % 13) * 0.25f - 1.5f;
+    FILE* big = std::fopen("out_big.bin", "wb");
+    const float big_alpha = 1.0f, big_beta = 0.0f;
+    for (cublasOperation_t op_a : {CUBLAS_OP_N, CUBLAS_OP_T}) {
+        int lda = op_a == CUBLAS_OP_N ? bm : bk;
+        CHECK(cublasSgemm(handle, op_a, CUBLAS_OP_T, bm, bn, bk, &big_alpha, big_a.data(), lda, big_b.data(), bn, &big_beta,
+                          big_c.data(), bm));
+        save(big, big_c);
+    }
+    std::fclose(big);
     // Matrix helpers: copy a 3 x 2 block between leading dimensions 5 and 3.
     float src[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, dst[6] = {0};
     CHECK(cublasSetMatrix(3, 2, sizeof(float), src, 5, dst, 3));
@@ -188,6 +203,19 @@ def test_blas_routines_match_numpy(cublas_run, dtype, suffix, rtol):
         offset += want.size
         assert np.allclose(part, want, rtol=rtol, atol=rtol, equal_nan=True), name
     assert offset == got.size
+
+
+def test_gemm_across_cache_blocks_is_exact(cublas_run):
+    workdir = cublas_run[0]
+    bm, bn, bk = 300, 40, 150
+    a = (np.arange(bm * bk) % 17) * 0.25 - 2.0
+    b = (np.arange(bk * bn) % 13) * 0.25 - 1.5
+    op_b = b.reshape(bk, bn)  # B is bn x bk column-major, so op(B) = B^T is this array
+    got = np.fromfile(workdir / "out_big.bin", dtype=np.float32).reshape(2, bn, bm)
+    expected_n = a.reshape(bk, bm).T @ op_b  # A column-major bm x bk
+    expected_t = a.reshape(bm, bk) @ op_b  # A column-major bk x bm, transposed
+    assert np.array_equal(got[0].T, expected_n)
+    assert np.array_equal(got[1].T, expected_t)
 
 
 def test_matrix_helpers_and_argument_checks(cublas_run):

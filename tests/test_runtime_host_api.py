@@ -61,6 +61,30 @@ int main() {
     printf("bad_pitch %d\n", cudaMemcpy2D(rows.data(), 4, pitched, pitch, 8, 1, cudaMemcpyDeviceToHost));
     cudaGetLastError();
 
+    // 3-D: host volume 5 x 4 x 3 floats -> pitched device volume -> another host volume.
+    std::vector<float> volume(60), volume_back(60, -1.0f);
+    for (int i = 0; i < 60; ++i) volume[i] = float(i);
+    cudaExtent extent = make_cudaExtent(5 * sizeof(float), 4, 3);
+    cudaPitchedPtr device_volume;
+    cudaMalloc3D(&device_volume, extent);
+    cudaMemcpy3DParms up = {};
+    up.srcPtr = make_cudaPitchedPtr(volume.data(), 5 * sizeof(float), 5, 4);
+    up.dstPtr = device_volume;
+    up.extent = extent;
+    up.kind = cudaMemcpyHostToDevice;
+    cudaMemcpy3D(&up);
+    cudaMemcpy3DParms down = {};
+    down.srcPtr = device_volume;
+    down.srcPos = make_cudaPos(sizeof(float), 1, 1);  // the sub-volume from (1, 1, 1)
+    down.dstPtr = make_cudaPitchedPtr(volume_back.data(), 5 * sizeof(float), 5, 4);
+    down.extent = make_cudaExtent(4 * sizeof(float), 3, 2);
+    down.kind = cudaMemcpyDeviceToHost;
+    cudaMemcpy3D(&down);
+    printf("copy3d %g %g %g %g\n", volume_back[0], volume_back[3], volume_back[5 * 4 + 5 * 2 + 3], volume_back[4]);
+    cudaMemset3D(device_volume, 0, extent);
+    printf("memset3d %g\n", static_cast<float*>(device_volume.ptr)[device_volume.pitch / sizeof(float) * 4 * 2 + 4]);
+    cudaFree(device_volume.ptr);
+
     // Errors: codes, strings, sticky last error.
     printf("bad_kind %d\n", cudaMemcpy(back.data(), device, 4, static_cast<cudaMemcpyKind>(7)));
     cudaError_t peeked = cudaPeekAtLastError();
@@ -178,6 +202,12 @@ def test_memory_round_trip(host_api):
     pitch = int(host_api["pitch"][0])
     assert pitch >= 40 and pitch % 256 == 0
     assert host_api["pitch"][2:] == ["6.5", "24.5"]  # rows[13] = host[13], rows[49] = host[49]
+
+
+def test_3d_copies_between_pitched_volumes(host_api):
+    # back[0] = v[1][1][1] = 20 + 5 + 1; back[3] = v[1][1][4]; back[(1, 2, 3)] = v[2][3][4]; back[4] untouched.
+    assert host_api["copy3d"] == ["26", "29", "59", "-1"]
+    assert host_api["memset3d"] == ["0"]
 
 
 def test_errors_are_reported_and_sticky(host_api):

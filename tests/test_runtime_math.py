@@ -244,3 +244,28 @@ def test_min_max_overloads_follow_cuda(math_results):
     assert math_results["minmax"] == ["-1", "2", "4294967295", "3", "7", "1.5", "2"]
     assert math_results["minmax_size_t"] == ["9", "-2"]
     assert math_results["ldg"] == ["0"]
+
+
+HOST_FALLBACKS_PROGRAM = r"""
+#include <cuda_runtime.h>
+#include <cstdio>
+// What helper_math.h (CUDA samples) defines for the host when __CUDACC__ is undefined.
+#ifndef __CUDACC__
+inline float fminf(float a, float b) { return a < b ? a : b; }
+inline float fmaxf(float a, float b) { return a > b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline int min(int a, int b) { return a < b ? a : b; }
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+#endif
+template <class T>
+T clamp(T v, T lo, T hi) { return max(lo, min(v, hi)); }
+int main() {
+    printf("%d %d %g %u %g\n", clamp(7, 0, 5), max(-3, 2), rsqrtf(4.0f), min(-1, 3u), max(1.0f, 2.5));
+    return 0;
+}
+"""
+
+
+def test_host_fallback_definitions_of_cuda_functions_coexist(tmp_path):
+    exe = build({"fallbacks.cpp": HOST_FALLBACKS_PROGRAM}, tmp_path)
+    assert run(exe).split() == ["5", "2", "0.5", "3", "2.5"]

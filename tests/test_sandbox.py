@@ -28,20 +28,28 @@ def _docker_skip_reason() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=pytest.mark.docker)])
-def box(request) -> Sandbox:
-    if request.param == "docker":
-        reason = _docker_skip_reason()
-        if reason and os.environ.get("AGENT_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"AGENT_REQUIRE_DOCKER=1 (CI) but {reason}")
-        if reason:
-            print(f"docker sandbox skipped: {reason}")
-            pytest.skip(f"docker sandbox: {reason}")
-        from sandboxes.docker import DockerSandbox
+KINDS = ["local", pytest.param("docker", marks=pytest.mark.docker)]
 
-        sandbox: Sandbox = DockerSandbox(Limits(timeout_s=60, memory_mb=2048), image=IMAGE)
-    else:
-        sandbox = LocalSandbox(Limits(timeout_s=60, memory_mb=2048))
+
+def make_box(kind: str, limits: Limits | None = None) -> Sandbox:
+    """A fresh sandbox of `kind`; Docker skips (or fails under AGENT_REQUIRE_DOCKER=1) without a daemon and image."""
+    limits = limits or Limits(timeout_s=60, memory_mb=2048)
+    if kind == "local":
+        return LocalSandbox(limits)
+    reason = _docker_skip_reason()
+    if reason and os.environ.get("AGENT_REQUIRE_DOCKER") == "1":
+        pytest.fail(f"AGENT_REQUIRE_DOCKER=1 (CI) but {reason}")
+    if reason:
+        print(f"docker sandbox skipped: {reason}")
+        pytest.skip(f"docker sandbox: {reason}")
+    from sandboxes.docker import DockerSandbox
+
+    return DockerSandbox(limits, image=IMAGE)
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def box(request) -> Sandbox:
+    sandbox = make_box(request.param)
     print(f"sandbox mode: {sandbox.mode}")
     yield sandbox
     sandbox.close()
@@ -77,6 +85,7 @@ int main() {
 
 
 def test_openmp_round_trip(box: Sandbox) -> None:
+    assert isinstance(box, Sandbox)
     box.put({"omp/sum.cpp": OPENMP_SUM})
     build = compile_cpp(box, ["omp/sum.cpp"], "omp/sum", flags=["-O2", "-fopenmp"])
     assert build.ok, build.summary()
@@ -106,11 +115,11 @@ def test_put_path_and_get(box: Sandbox, tmp_path: Path) -> None:
 
 def test_timeout_kills_children(box: Sandbox) -> None:
     marker = f"late-{uuid.uuid4().hex[:8]}.txt"
-    # The child would write the marker after 3 s; the parent outlives the 1 s limit.
-    run = box.run(f"(sleep 3; echo late > {marker}) & sleep 60", timeout_s=1)
+    # The child would write the marker after 2 s; the parent outlives the 1 s limit.
+    run = box.run(f"(sleep 2; echo late > {marker}) & sleep 60", timeout_s=1)
     assert run.timed_out and not run.ok
     assert any("time limit" in note for note in run.notes)
-    time.sleep(4)  # past the moment the child would have written
+    time.sleep(2.5)  # past the moment the child would have written
     assert not box.exists(marker)
 
 
@@ -118,9 +127,9 @@ def test_timeout_kills_escaped_session(box: Sandbox) -> None:
     require_isolation(box)
     marker = f"escaped-{uuid.uuid4().hex[:8]}.txt"
     # setsid leaves timeout's process group: only namespace/container-wide clean-up catches it.
-    run = box.run(f"setsid sh -c 'sleep 3; echo late > {marker}' </dev/null >/dev/null 2>&1 & sleep 60", timeout_s=1)
+    run = box.run(f"setsid sh -c 'sleep 2; echo late > {marker}' </dev/null >/dev/null 2>&1 & sleep 60", timeout_s=1)
     assert run.timed_out
-    time.sleep(4)
+    time.sleep(2.5)
     assert not box.exists(marker)
 
 
@@ -218,6 +227,54 @@ def test_nvcc_ptx_and_diagnostics(box: Sandbox) -> None:
     assert first.file.endswith("broken.cu") and first.line == 3 and first.severity == "error"
     assert "undeclared_value" in first.message and "undefined" in first.message
     assert parse_diagnostics(bad.output, "nvcc")[0].line == 3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_close_leaves_nothing_behind(kind: str) -> None:
+    box = make_box(kind)
+    box.put({"f.txt": "x"})
+    if isinstance(box, LocalSandbox):
+        where = box.workdir
+        box.close()
+        assert not where.exists()
+    else:
+        import docker
+
+        client = docker.from_env()
+        name = box.container.name
+        volume = box.volume.name
+        box.close()
+        assert not client.containers.list(all=True, filters={"name": name})
+        assert not client.volumes.list(filters={"name": volume})
+    box.close()  # a second close is harmless
+
+
+@pytest.mark.docker
+def test_reap_stale_removes_orphaned_containers() -> None:
+    if _docker_skip_reason():
+        pytest.skip(f"docker sandbox: {_docker_skip_reason()}")
+    import subprocess
+
+    import docker
+
+    from sandboxes.docker import LABEL, reap_stale
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a process id that no longer runs: the owner of a leftover container
+    client = docker.from_env()
+    labels = {LABEL: "1", f"{LABEL}.pid": str(gone.pid), f"{LABEL}.host": socket.gethostname()}
+    leftover = client.containers.create(IMAGE, ["sleep", "infinity"], labels=labels, network_mode="none")
+    live = make_box("docker")
+    try:
+        assert reap_stale(client) >= 1
+        assert not client.containers.list(all=True, filters={"id": leftover.id})
+        assert live.run(["true"]).ok  # a live owner's container is kept
+    finally:
+        live.close()
+        try:
+            leftover.remove(force=True)
+        except docker.errors.NotFound:
+            pass
 
 
 def test_open_sandbox_auto_says_which() -> None:

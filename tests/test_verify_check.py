@@ -164,3 +164,16 @@ extern "C" void scale_count(float* x, float* y, int32_t* cnt, int32_t rows, int3
     # cnt says init zeros, so "unwritten" shows as zeros vs the reference's counts
     assert m.buffer == "cnt" and m.first_index == (0,) and m.count > 40
     assert "output 'cnt'" in messages(r)
+
+
+def test_candidate_cannot_read_the_task_directory(box, vadd_task):
+    if not box.bwrap:
+        pytest.skip("bubblewrap is not usable here: the local sandbox cannot hide host directories")
+    probe = str(vadd_task.path_of("ref.c"))
+    peeking = '#include <cstdio>\n' + vadd(f"""
+  FILE* f = std::fopen("{probe}", "r");  // the reference's file, by absolute path
+  for (int i = 0; i < n; i++) c[i] = f ? a[i] + b[i] : 0.0f;
+  if (f) std::fclose(f);""")
+    r = check(vadd_task, peeking, box, seeds=[42], threads=[1])
+    assert r.status == "incorrect"  # it found nothing to read
+    assert box.hide.count(str(vadd_task.base_dir)) == 0  # the mask is lifted afterwards

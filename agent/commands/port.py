@@ -1,7 +1,7 @@
 """`agent port PATH`: a kernel task file, or a directory of task files, through the graph.
 
 A directory of tasks holds `*.json` task files, or subdirectories each with a `task.json`.
-Anything else is taken for a CUDA repository, which a separate module ports.
+Anything else is taken for a CUDA repository, which agent/project.py ports.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from agent.configuration import Settings
-from agent.errors import NotBuiltYet, UserError
+from agent.errors import UserError
 from tools.spec import TaskError
 
 
@@ -25,7 +25,9 @@ def run(path: Path, cfg: Settings, *, out: Path | None = None, trace: Path | Non
     console = console or Console()
     tasks = task_files(path)
     if tasks is None:
-        raise NotBuiltYet("porting whole repositories is not built yet")
+        from agent.project import port_repository
+
+        return port_repository(path, cfg, out=out, trace=trace, check_command=check_command, console=console)
     if check_command:
         raise UserError("--run checks a ported repository; it does not apply to kernel tasks")
     out = out or Path("port-out") / (path.stem if path.is_file() else path.resolve().name)
@@ -34,7 +36,7 @@ def run(path: Path, cfg: Settings, *, out: Path | None = None, trace: Path | Non
         outcomes = run_tasks(tasks, cfg, out=out, trace_path=trace, console=console)
     except TaskError as exc:
         raise UserError(str(exc)) from None
-    console.print(f"results in {out}/<kernel>/result.json", highlight=False)
+    console.print(f"results in {out}/<kernel>/result.json", highlight=False, soft_wrap=True)
     return 0 if outcomes and all(o.result.status == "correct" for o in outcomes) else 1
 
 

@@ -61,7 +61,7 @@ def run(trace: Path, *, offline: bool = False, console: Console | None = None) -
     settings = settings_from_header(recorded.header)
     workdir = Path(tempfile.mkdtemp(prefix="agent-replay-"))
     new_trace = workdir / "replay.jsonl"
-    console.print(f"replaying {trace} ({'offline: tool results from the trace' if offline else 'tools re-run'}); new trace: {new_trace}", highlight=False)
+    console.print(f"replaying {trace} ({'offline: tool results from the trace' if offline else 'tools re-run'}); new trace: {new_trace}", highlight=False, soft_wrap=True)
     replays = []
     sandbox = None if offline else _open_sandbox(settings)
     if sandbox is not None:

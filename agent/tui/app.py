@@ -57,7 +57,10 @@ class TuiApp(App[None]):
             self.push_screen(TraceScreen(self.trace, closable=False))
             return
         self.main = MainScreen()
-        self.push_screen(self.main)
+        self.push_screen(self.main)  # it calls `begin` once composed
+
+    def begin(self) -> None:
+        """Show what earlier sessions left, then start the driver (and the run, unless --no-start)."""
         self._load()
         session = self.session
         session.on_event = lambda event: self._post(SessionEvent(event))

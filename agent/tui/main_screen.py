@@ -67,6 +67,7 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(KernelTable).focus()
+        self.app.begin()
 
     # --- drawing -----------------------------------------------------------------------
     def write_log(self, line: str) -> None:

@@ -40,6 +40,7 @@ class KernelView:
     observations: list[dict[str, Any]] = field(default_factory=list)
     decision: dict[str, Any] = field(default_factory=dict)
     result_status: str | None = None  # set when the kernel's loop ended
+    accepted: int | None = None  # the attempt the user accepted as the result
     tokens: int = 0
     cost_usd: float = 0.0
     elapsed_s: float = 0.0
@@ -69,8 +70,8 @@ class KernelView:
 
     @property
     def speedup(self) -> float | None:
-        best = self.best
-        return best.speedup if best else None
+        chosen = self.attempts.get(self.accepted) if self.accepted else self.best
+        return chosen.speedup if chosen else None
 
     @property
     def finished(self) -> bool:
@@ -205,7 +206,9 @@ def _apply_step(view: KernelView, node: str | None, kind: str | None, data: dict
     elif kind == "decision":
         view.decision = data
         if node == "user" and data.get("next") in ("translate", "fix", "optimize"):  # a finished kernel reopened
-            view.result_status, view.stage = None, "paused"
+            view.result_status, view.stage, view.accepted = None, "paused", None
+        if node == "user" and data.get("accepted"):
+            view.accepted = data["accepted"]
         if data.get("translator"):
             view.translator = data["translator"]
     elif kind == "error":

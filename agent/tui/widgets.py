@@ -27,8 +27,8 @@ def summary_text(view: RunView, state: str) -> Text:
     geomean = speedup_text(s["geomean_speedup"])
     text = Text.assemble(
         (f" {state} ", "reverse bold"),
-        f" kernels {s['done']}/{s['kernels']} done · {s['correct']} correct · geomean {geomean}"
-        f" · {s['tokens']} tokens · ${s['cost_usd']:.4f}",
+        f" {s['done']}/{s['kernels']} done · {s['correct']} correct · geomean {geomean}"
+        f" · {s['tokens']} tok · ${s['cost_usd']:.4f}",
     )
     text.no_wrap = True
     return text

@@ -6,7 +6,7 @@
 #   sandboxes/image/build_image.sh [--force] [--image NAME:TAG]
 #
 # The root filesystem tarball is cached under $AGENT_SANDBOX_CACHE (default
-# /var/cache/agent-sandbox), keyed by the release, the package list and this script,
+# /var/cache/agent-sandbox), keyed by the release, the package list and the recipe number,
 # so a re-run only re-imports it (seconds), or does nothing when the image already holds
 # it. --force rebuilds from scratch.
 set -euo pipefail
@@ -54,7 +54,9 @@ mirror="${AGENT_SANDBOX_MIRROR:-$(host_mirror)}"
 packages=$(grep -v '^\s*#' "$here/packages.txt" | xargs | tr ' ' ',')
 
 cache="${AGENT_SANDBOX_CACHE:-/var/cache/agent-sandbox}"
-key=$(cat "$0" "$here/packages.txt" <(echo "$suite $(dpkg --print-architecture)") | sha256sum | cut -c1-16)
+# Bump when build_rootfs below changes what goes into the root filesystem.
+recipe=1
+key=$(cat "$here/packages.txt" <(echo "recipe $recipe $suite $(dpkg --print-architecture)") | sha256sum | cut -c1-16)
 tarball="$cache/rootfs-$suite-$key.tar"
 mkdir -p "$cache/debs"
 
@@ -111,4 +113,6 @@ docker import \
     --change 'CMD ["sleep", "infinity"]' \
     --change "LABEL agent.sandbox.image=1 agent.sandbox.rootfs=$key" \
     "$tarball" "$image" >/dev/null
+# The image this one replaced is left untagged: remove it (and older ones) unless a container uses it.
+docker image prune -f --filter "label=agent.sandbox.image=1" >/dev/null || true
 log "built $image ($(du -h "$tarball" | cut -f1) root filesystem) in $((SECONDS - start))s"

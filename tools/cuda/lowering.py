@@ -75,7 +75,9 @@ class Var:
     promoted: bool = False
     synthetic: bool = False
     regions: set[int] = field(default_factory=set)
+    ref_counts: dict[int, int] = field(default_factory=dict)  # region -> references (reads/writes)
     decl_region: int | None = None
+    drop_decl: bool = False  # recomputed where used, the original declaration is dead
     order: int = 0
 
     def ref(self, tid: str | None) -> str:
@@ -110,6 +112,7 @@ class Region:
     items: list = field(default_factory=list)
     closed: bool = False
     begins: list[int] = field(default_factory=list)  # exchange sites opened before the loop
+    loop_flag: Var | None = None  # innermost masked loop: `break` clears this flag
     hoisted: list[Var] = field(default_factory=list)
     remat: list[Var] = field(default_factory=list)
 
@@ -138,6 +141,18 @@ class BLoop:
 @dataclass(eq=False)
 class BJump:
     text: str
+
+
+@dataclass(eq=False)
+class BText:
+    text: str
+
+
+@dataclass(eq=False)
+class BAny:
+    """Leave a masked loop when no thread is still in it."""
+
+    flag: Var
 
 
 # ---------------------------------------------------------------------------------------
@@ -287,6 +302,8 @@ class KernelLowering:
         self.n = {n: self._fresh(n) for n in ("bx", "by", "bz", "tx", "ty", "tz", "tid", "nthreads", "exited",
                                                  "warp", "dynamic_shared")}
         self._sync_cache: dict[tuple[int, int], bool] = {}
+        self.loop_flags: list[Var] = []
+        self._cur_region: Region | None = None
 
     # ---- names -------------------------------------------------------------------------
 
@@ -513,7 +530,7 @@ class KernelLowering:
     def region(self, out: list, masks: tuple) -> Region:
         if out and isinstance(out[-1], Region) and not out[-1].closed and out[-1].masks == masks:
             return out[-1]
-        r = Region(id=len(self.regions), masks=masks)
+        r = Region(id=len(self.regions), masks=masks, loop_flag=self.loop_flags[-1] if self.loop_flags else None)
         self.regions.append(r)
         out.append(r)
         return r
@@ -644,17 +661,61 @@ class KernelLowering:
         uniform = all(self.expr_class(p, ctx, allow_assign=own)[0] == "uniform" for p in parts)
         if uniform and body is not None and own & self._written(body):
             uniform = False
-        if not uniform:
-            for var in loop_vars:
-                var.kind, var.block_level = "none", False
-            raise _unsupported("barrier in thread-dependent loop", s, "a loop containing barriers or warp "
-                               "intrinsics whose trip count may depend on the thread")
+        if uniform:
+            mark_regions, mark_out = len(self.regions), len(out)
+            try:
+                self.cut(out)
+                items: list = []
+                self.lower_seq(_stmt_list(body), ctx, masks, items, in_loop=True)
+                self.cut(items)
+                out.append(BLoop(kind, (init, ctx) if init is not None else None, (cond, ctx) if cond is not None else None,
+                                 (inc, ctx) if inc is not None else None, items))
+                return
+            except LoweringUnsupported as exc:
+                if exc.feature != "break in divergent code":
+                    raise
+                del self.regions[mark_regions:]
+                del out[mark_out:]
+        for var in loop_vars:
+            var.kind, var.block_level = "none", False
+        self._lower_masked_loop(kind, init, cond, inc, body, ctx, masks, out)
+
+    def _lower_masked_loop(self, kind, init, cond, inc, body, ctx: Ctx, masks: tuple, out: list) -> None:
+        """A loop whose trip count may differ between threads: every thread keeps a flag
+        `in_loop[tid]`; the block iterates while some thread is still in the loop and each
+        region of the body skips the threads that left it (break clears the flag)."""
+        flag = Var(name=self._fresh("in_loop"), type="bool", cursor=None, ctx=ctx, synthetic=True, promoted=True,
+                   tainted=True, order=len(self.vars))
+        self.vars.append(flag)
         self.cut(out)
-        items: list = []
-        self.lower_seq(_stmt_list(body), ctx, masks, items, in_loop=True)
-        self.cut(items)
-        out.append(BLoop(kind, (init, ctx) if init is not None else None, (cond, ctx) if cond is not None else None,
-                         (inc, ctx) if inc is not None else None, items))
+        out.append(BText(f"{flag.name}.fill(false);"))
+        r = self.region(out, masks)
+        if init is not None:
+            r.items.append(("stmt", init, ctx) if init.kind == K.DECL_STMT else ("expr", init, ctx))
+        r.items.append(("set", flag, "true"))
+        self.cut(out)
+        loop: list = []
+
+        def condition() -> None:
+            if cond is not None:
+                self.region(loop, masks).items.append(("loopcond", flag, (cond, ctx)))
+                self.cut(loop)
+            loop.append(BAny(flag))
+
+        if kind != "do":
+            condition()
+        self.loop_flags.append(flag)
+        try:
+            self.lower_seq(_stmt_list(body), ctx, masks + ((flag, True),), loop, in_loop=False)
+        finally:
+            self.loop_flags.pop()
+        self.cut(loop)
+        if inc is not None:
+            self.region(loop, masks + ((flag, True),)).items.append(("expr", inc, ctx))
+            self.cut(loop)
+        if kind == "do":
+            condition()
+        out.append(BLoop("while", None, None, None, loop))
 
     def _lower_sync_statement(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
         """An expression/declaration/if whose own expressions call barriers, warp intrinsics or
@@ -684,7 +745,7 @@ class KernelLowering:
             for call in exchanges:
                 site = self.sites
                 self.sites += 1
-                args = [a for a in _children(call)[1:]]
+                args = [a for a in _children(call)[1:] if a.extent.start.offset < a.extent.end.offset]
                 name = fe.call_name(call)
                 value = self._exchange_value(call, name, args)
                 r.begins.append(site)
@@ -824,8 +885,22 @@ class KernelLowering:
             if var.kind in ("uniform", "remat") and var.init is not None:
                 for rid in sorted(others):
                     self._add_remat(var, self.regions[rid])
+                var.drop_decl = True  # decided below
             else:
                 var.promoted = True
+        # A recomputed variable's original declaration is dead when its own region does not
+        # use it (counting uses in the initializers of other dead declarations as none).
+        for var in sorted(self.vars, key=lambda v: -v.order):
+            if not var.drop_decl:
+                continue
+            if var.ref_counts.get(var.decl_region, 0) > 0:  # type: ignore[arg-type]
+                var.drop_decl = False
+                continue
+            init, ictx = var.init  # type: ignore[misc]
+            for c in init.walk_preorder():
+                dep = self.lookup(c.referenced, ictx) if c.kind == K.DECL_REF_EXPR else None
+                if dep is not None and var.decl_region in dep.ref_counts:
+                    dep.ref_counts[var.decl_region] -= 1
         taken = set(self.block_names) | set(self.n.values())
         for var in sorted(self.vars, key=lambda v: v.order):
             if var.promoted or var.block_level:
@@ -860,6 +935,13 @@ class KernelLowering:
             self._scan(init, ictx, r)
         elif tag == "put":
             self._scan(item[2][1], item[3], r)
+        elif tag == "expr":
+            self._scan(item[1], item[2], r)
+        elif tag == "loopcond":
+            item[1].regions.add(r.id)
+            self._scan(item[2][0], item[2][1], r)
+        elif tag == "set":
+            item[1].regions.add(r.id)
 
     def _scan(self, c: ci.Cursor, ctx: Ctx, r: Region | None) -> list[Var]:
         found: list[Var] = []
@@ -869,6 +951,8 @@ class KernelLowering:
             if rep is not None:
                 if rep[0] == "var":
                     found.append(rep[1])
+                    if r is not None:
+                        rep[1].ref_counts[r.id] = rep[1].ref_counts.get(r.id, 0) + 1
                 elif rep[0] == "exchange":
                     for a in rep[4]:
                         visit(a)
@@ -886,6 +970,8 @@ class KernelLowering:
                 var = self.lookup(ref, ctx)
                 if var is not None:
                     found.append(var)
+                    if r is not None:
+                        var.ref_counts[r.id] = var.ref_counts.get(r.id, 0) + 1
                 elif fe.is_shared(ref) and ref.hash not in self.shared:
                     self._add_shared_decl(ref, None)
             elif x.kind == K.CALL_EXPR:
@@ -989,6 +1075,14 @@ class KernelLowering:
         if k == K.RETURN_STMT and ctx.is_kernel and tid is not None:
             reps.append((s, self._after_semicolon(e), self._return_text(tid, nest)))
             return
+        region = self._cur_region
+        if k in (K.BREAK_STMT, K.CONTINUE_STMT) and nest == 0 and tid is not None and region is not None \
+                and region.loop_flag is not None:
+            if k == K.CONTINUE_STMT:
+                raise _unsupported("continue in divergent loop", x, "continue in a loop with barriers or warp "
+                                   "intrinsics whose trip count depends on the thread")
+            reps.append((s, self._after_semicolon(e), f"{{ {region.loop_flag.name}[{tid}] = false; continue; }}"))
+            return
         if k == K.CALL_EXPR:
             d = self.tr.function_definition(fe.callee(x))
             if d is not None and d.location.offset in self.coord_functions:
@@ -1033,11 +1127,12 @@ class KernelLowering:
             if v.kind != K.VAR_DECL:
                 continue
             var = self.lookup(v, ctx)
-            if var is not None and (var.promoted or var.block_level or var.name != v.spelling):
+            if var is not None and (var.promoted or var.block_level or var.drop_decl or var.name != v.spelling):
                 return True
         return False
 
-    def _render_decl(self, decl: ci.Cursor, ctx: Ctx, tid: str | None, only: Var | None = None) -> str:
+    def _render_decl(self, decl: ci.Cursor, ctx: Ctx, tid: str | None, only: Var | None = None,
+                     block: bool = False) -> str:
         """A declaration statement with per-thread, hoisted or renamed variables."""
         parts = []
         for v in _children(decl):
@@ -1046,7 +1141,7 @@ class KernelLowering:
             var = self.lookup(v, ctx)
             if var is None or (only is not None and var is not only):
                 continue
-            if var.block_level and only is None:
+            if (var.block_level and not block or var.drop_decl) and only is None:
                 continue
             parts.append(self._render_var(v, var, ctx, tid))
         return " ".join(p for p in parts if p)
@@ -1128,7 +1223,7 @@ class KernelLowering:
             block_head.append(f"{n['exited']}.fill(false);")
         lines = [self._signature() + " {"]
         ind = "    "
-        if state:
+        if any(re.search(rf"\b{n['nthreads']}\b", x) for x in state + body):
             lines.append(f"{ind}const unsigned int {n['nthreads']} = blockDim.x * blockDim.y * blockDim.z;")
             lines.append(f"{ind}#pragma omp parallel")
             lines.append(f"{ind}{{")
@@ -1210,19 +1305,22 @@ class KernelLowering:
                     out.append(f"{ind}for ({init}; {cond}; {inc}) {{")
                     out += self._emit_items(it.body, ind + "    ") + [ind + "}"]
                 elif it.kind == "while":
-                    out.append(f"{ind}while ({cond}) {{")
+                    out.append(f"{ind}while ({cond or 'true'}) {{")
                     out += self._emit_items(it.body, ind + "    ") + [ind + "}"]
                 else:
                     out.append(f"{ind}do {{")
                     out += self._emit_items(it.body, ind + "    ") + [f"{ind}}} while ({cond});"]
-            elif isinstance(it, BJump):
+            elif isinstance(it, (BJump, BText)):
                 out.append(ind + it.text)
+            elif isinstance(it, BAny):
+                exited = f", &{self.n['exited']}" if self.exit_flags else ""
+                out.append(f"{ind}if (!cudacpu::any_thread({it.flag.name}, {self.n['nthreads']}{exited})) break;")
         return out
 
     def _block_text(self, part: tuple[ci.Cursor, Ctx]) -> str:
         c, ctx = part
         if c.kind == K.DECL_STMT:
-            return " ".join(self.render(c, ctx, None).split())
+            return " ".join(self._render_decl(c, ctx, None, block=True).split())
         return " ".join(self.render(c, ctx, None).split())
 
     def _emit_region(self, r: Region, ind: str) -> list[str]:
@@ -1231,6 +1329,7 @@ class KernelLowering:
         self._region_sets_coords = False
         self._region_needs_label = False
         self._label = f"next_thread_{r.id}"
+        self._cur_region = r
         body: list[str] = []
         inner = ind + " " * 12
         for var in r.remat:
@@ -1246,8 +1345,10 @@ class KernelLowering:
         guards = []
         if self.exit_flags:
             guards.append(f"if ({n['exited']}[{tid}]) continue;")
+        loopcond = [it[1] for it in r.items if it[0] == "loopcond"]
         for mask, polarity in r.masks:
-            guards.append(f"if ({'!' if polarity else ''}{mask.name}[{tid}]) continue;")
+            if mask not in loopcond:
+                guards.append(f"if ({'!' if polarity else ''}{mask.name}[{tid}]) continue;")
         if self._region_sets_coords or (self.uses_coord_functions and re.search(r"\w+\(", text)):
             guards.append("::threadIdx = threadIdx;")
         uses_tid = bool(guards and any(tid in g for g in guards)) or re.search(rf"\b{tid}\b", text)
@@ -1286,6 +1387,8 @@ class KernelLowering:
         if tag == "stmt":
             s, ctx = item[1], item[2]
             text = self.render(s, ctx, tid)
+            if not text.strip():
+                return []
             end = s.extent.end.offset
             if s.kind != K.COMPOUND_STMT and not text.rstrip().endswith((";", "}")):
                 text += self.tr.text(end, self._after_semicolon(end)).strip() or ";"
@@ -1298,6 +1401,14 @@ class KernelLowering:
             if var.promoted:
                 return [f"{ind}{var.ref(tid)} = {value};"]
             return [f"{ind}{_declarator(var.type, var.name)} = {value};"]
+        if tag == "expr":
+            return _reindent(self.render(item[1], item[2], tid) + ";", item[1].extent.start.column, ind)
+        if tag == "set":
+            return [f"{ind}{item[1].ref(tid)} = {item[2]};"]
+        if tag == "loopcond":
+            flag, (cond, cctx) = item[1], item[2]
+            value = " ".join(self.render(cond, cctx, tid).split())
+            return [f"{ind}if ({flag.ref(tid)}) {flag.ref(tid)} = {value};"]
         if tag == "put":
             site, (kind, value), ctx = item[1], item[2], item[3]
             v = self.render(value, ctx, tid)

@@ -183,6 +183,13 @@ inline int block_participants(const WarpExchange& x, int site) {
   return count;
 }
 
+// Is some thread (not exited) still inside a loop whose trip count differs between threads?
+inline bool any_thread(PerThread<bool>& in_loop, std::size_t nthreads, PerThread<bool>* exited = nullptr) {
+  for (std::size_t t = 0; t < nthreads; ++t)
+    if (in_loop[t] && !(exited && (*exited)[t])) return true;
+  return false;
+}
+
 [[noreturn]] inline void unsupported(const char* what) {
   std::fprintf(stderr, "cudacpu: %s\n", what);
   std::abort();

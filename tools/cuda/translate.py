@@ -189,8 +189,14 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
     if coord_fn_kept:
         head.append("// Thread coordinates for __device__ functions that read them; the lowered kernels set them.\n"
                     "static thread_local uint3 threadIdx, blockIdx;\nstatic thread_local dim3 blockDim, gridDim;")
-    result.cpp = "\n".join(head) + "\n\n" + edits.apply()
+    result.cpp = _unroll_pragmas("\n".join(head) + "\n\n" + edits.apply())
     return result
+
+
+def _unroll_pragmas(text: str) -> str:
+    """`#pragma unroll N` -> `#pragma GCC unroll N`; a bare `#pragma unroll` is left to g++ (as a comment)."""
+    text = re.sub(r"^(\s*)#\s*pragma\s+unroll\s+(\d+)\s*$", r"\1#pragma GCC unroll \2", text, flags=re.M)
+    return re.sub(r"^(\s*)#\s*pragma\s+unroll\b(.*)$", r"\1// #pragma unroll\2", text, flags=re.M)
 
 
 def _after(tr: Translation, end: int) -> int:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Literal, Sequence
+from collections import OrderedDict
+from contextlib import contextmanager
+from typing import Iterator, Literal, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -79,6 +81,25 @@ def build_candidate(
         if d.file.startswith(f"{WORK}/"):
             d.file = d.file[len(WORK) + 1:]
     return build
+
+
+@contextmanager
+def task_dir_hidden(sandbox: Sandbox, task: Task) -> Iterator[None]:
+    """While candidate code runs, a local bwrap sandbox masks the task's directory, so the
+    candidate cannot read the reference, its recorded outputs or the task's other files."""
+    hide = getattr(sandbox, "hide", None)
+    if task.base_dir is None or not isinstance(hide, list):
+        yield
+        return
+    entry = str(task.base_dir.resolve())
+    added = entry not in hide
+    if added:
+        hide.append(entry)
+    try:
+        yield
+    finally:
+        if added and entry in hide:
+            hide.remove(entry)
 
 
 def build_harness(sandbox: Sandbox, task: Task) -> str:
@@ -229,24 +250,62 @@ def check(
         return VerifyReport(status="compile_error", build=build, observations=compile_observations(build),
                             reference_kind=task.reference.kind, threads=thread_counts)
     exe = build_harness(sandbox, task)
+    wanted = list(seeds) if seeds else default_seeds(task)
+    key = reference_key(task)
+    if reference is None and task.reference.kind in CACHEABLE_KINDS and all((key, s) in _EXPECTED for s in wanted):
+        with task_dir_hidden(sandbox, task):
+            return _check_runs(task, sandbox, exe, None, wanted, thread_counts, build, timeout_s)
     ref = reference or open_reference(task, sandbox)
     try:
-        return _check_runs(task, sandbox, exe, ref, seeds, thread_counts, build, timeout_s)
+        with task_dir_hidden(sandbox, task):
+            return _check_runs(task, sandbox, exe, ref, ref.seeds(wanted), thread_counts, build, timeout_s)
     finally:
         if reference is None:
             ref.close()
 
 
-def _check_runs(task, sandbox, exe, ref, seeds, thread_counts, build, timeout_s) -> VerifyReport:
-    use_seeds = ref.seeds(list(seeds) if seeds else default_seeds(task))
-    report = VerifyReport(status="correct", reference_kind=ref.kind, build=build, seeds=use_seeds, threads=thread_counts)
-    if ref.note:
-        report.notes.append(ref.note)
+# Reference outputs are deterministic per (task, seed): the agent checks many candidates of one
+# task, so they are kept in memory instead of re-running the reference every time.
+CACHEABLE_KINDS = ("c", "python", "lowered")
+_EXPECTED: OrderedDict[tuple[str, int], tuple[dict[str, np.ndarray], str, str]] = OrderedDict()
+_CACHE_BYTES = 256 * 1024 * 1024
+
+
+def reference_key(task: Task) -> str:
+    """Identifies the task and the contents of its reference's files."""
+    h = hashlib.sha256(task.model_dump_json().encode() + str(task.base_dir).encode())
+    ref = task.reference
+    files = [ref.path] if ref.path else []
+    if ref.kind == "python" and ref.function and ":" in ref.function:
+        files.append(ref.function.split(":", 1)[0].replace(".", "/") + ".py")
+    for rel in files:
+        path = task.path_of(rel)
+        h.update(path.read_bytes() if path.is_file() else b"-")
+    return h.hexdigest()
+
+
+def _expected(task: Task, ref: Reference | None, key: str, seed: int, inputs: dict) -> tuple[dict, str, str]:
+    if ref is None or (key, seed) in _EXPECTED:
+        _EXPECTED.move_to_end((key, seed))
+        return _EXPECTED[(key, seed)]
+    entry = (ref.outputs(seed, inputs), ref.kind, ref.note)
+    if ref.kind in CACHEABLE_KINDS:
+        _EXPECTED[(key, seed)] = entry
+        while len(_EXPECTED) > 1 and sum(a.nbytes for v in _EXPECTED.values() for a in v[0].values()) > _CACHE_BYTES:
+            _EXPECTED.popitem(last=False)
+    return entry
+
+
+def _check_runs(task, sandbox, exe, ref, use_seeds, thread_counts, build, timeout_s) -> VerifyReport:
+    report = VerifyReport(status="correct", reference_kind=task.reference.kind, build=build, seeds=use_seeds, threads=thread_counts)
+    key = reference_key(task)
     errors = _Errors()
     worst: str | None = None
     for seed in use_seeds:
         inputs = generate_inputs(task, seed)
-        expected = ref.outputs(seed, inputs)
+        expected, report.reference_kind, note = _expected(task, ref, key, seed, inputs)
+        if note and note not in report.notes:
+            report.notes.append(note)
         indir = f"{WORK}/s{seed}/in"
         put_inputs(sandbox, indir, inputs)
         for t in thread_counts:

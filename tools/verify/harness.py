@@ -74,7 +74,7 @@ def harness_source(task: Task, call_args: Sequence[str] | None = None) -> str:
         init_zero = 1 if b.init == "zeros" else 0
         rows.append(
             f'  {{"{b.name}", {b.size}u, {numpy_dtype(b.dtype).itemsize}u, {_ROLE[b.role]}, {kind}, {init_zero}, '
-            "nullptr, nullptr, {}, {}, {}},"
+            "nullptr, nullptr, nullptr, nullptr, nullptr},"
         )
     params, values = [], []
     for name in names:
@@ -157,7 +157,7 @@ def run_harness(
     threads: int,
     mode: str = "check",
     budget_s: float = 0.1,
-    max_runs: int = 100000,
+    max_runs: int = 20000,
     warmups: int = 2,
     timeout_s: float | None = None,
     limits: Limits | None = None,

@@ -8,11 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
-
-#include <cmath>
-#include <string>
-#include <vector>
 
 enum Role { IN = 0, OUT = 1, INOUT = 2, SCRATCH = 3 };
 enum Kind { F32 = 0, F64 = 1, F16 = 2, BF16 = 3, INT = 4, BOOL = 5 };
@@ -28,7 +25,7 @@ struct Buf {
   int init_zero;
   unsigned char* base;  // guard | data | guard
   unsigned char* p;
-  std::vector<unsigned char> orig, first, snap;
+  unsigned char *orig, *first, *snap;  // initial values (inputs), first call's and latest call's outputs
   size_t bytes() const { return elems * elem_size; }
 };
 
@@ -42,7 +39,7 @@ static double now_s() {
 
 static float half_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  if (exp == 0x1f) return sign ? -(mant ? NAN : INFINITY) : (mant ? NAN : INFINITY);
+  if (exp == 0x1f) return mant ? NAN : (sign ? -INFINITY : INFINITY);
   float mag = exp ? ldexpf((float)(mant | 0x400), (int)exp - 25) : ldexpf((float)mant, -24);
   return sign ? -mag : mag;
 }
@@ -61,6 +58,7 @@ static double value_at(const Buf& b, const unsigned char* data, size_t i) {
 // own earlier run is the expectation: reordered reductions may move the last bits), NaN and
 // Inf positions exact; integers and bools exact.
 static size_t count_diff(const Buf& b, const unsigned char* want, const unsigned char* got, size_t* first) {
+  if (memcmp(want, got, b.bytes()) == 0) return 0;
   size_t count = 0;
   for (size_t i = 0; i < b.elems; i++) {
     bool differ;
@@ -68,27 +66,28 @@ static size_t count_diff(const Buf& b, const unsigned char* want, const unsigned
       differ = memcmp(want + i * b.elem_size, got + i * b.elem_size, b.elem_size) != 0;
     } else {
       double w = value_at(b, want, i), g = value_at(b, got, i);
-      if (std::isnan(w) || std::isnan(g)) differ = std::isnan(w) != std::isnan(g);
-      else if (std::isinf(w) || std::isinf(g)) differ = w != g;
-      else differ = std::fabs(g - w) > 2 * (ATOL + RTOL * std::fabs(w));
+      if (isnan(w) || isnan(g)) differ = isnan(w) != isnan(g);
+      else if (isinf(w) || isinf(g)) differ = w != g;
+      else differ = fabs(g - w) > 2 * (ATOL + RTOL * fabs(w));
     }
     if (differ && count++ == 0) *first = i;
   }
   return count;
 }
 
-static bool read_file(const std::string& path, std::vector<unsigned char>& out, size_t bytes) {
-  FILE* f = fopen(path.c_str(), "rb");
+static unsigned char* alloc_copy(size_t bytes) { return (unsigned char*)malloc(bytes ? bytes : 1); }
+
+static bool read_file(const char* path, unsigned char* out, size_t bytes) {
+  FILE* f = fopen(path, "rb");
   if (!f) return false;
-  out.resize(bytes);
-  size_t got = bytes ? fread(out.data(), 1, bytes, f) : 0;
+  size_t got = bytes ? fread(out, 1, bytes, f) : 0;
   bool extra = fgetc(f) != EOF;
   fclose(f);
   return got == bytes && !extra;
 }
 
-static bool write_file(const std::string& path, const unsigned char* data, size_t bytes) {
-  FILE* f = fopen(path.c_str(), "wb");
+static bool write_file(const char* path, const unsigned char* data, size_t bytes) {
+  FILE* f = fopen(path, "wb");
   if (!f) return false;
   bool ok = fwrite(data, 1, bytes, f) == bytes;
   return fclose(f) == 0 && ok;
@@ -97,35 +96,36 @@ static bool write_file(const std::string& path, const unsigned char* data, size_
 static void poison(Buf& b) {
   if (b.init_zero) { memset(b.p, 0, b.bytes()); return; }
   if (b.kind == INT || b.kind == BOOL) { memset(b.p, 0xA5, b.bytes()); return; }
-  for (size_t i = 0; i < b.elems; i++) {
-    unsigned char* e = b.p + i * b.elem_size;
-    if (b.kind == F32) { uint32_t v = 0x7FC5A5A5u; memcpy(e, &v, 4); }
-    else if (b.kind == F64) { uint64_t v = 0x7FF8A5A5A5A5A5A5ull; memcpy(e, &v, 8); }
-    else if (b.kind == F16) { uint16_t v = 0x7E5A; memcpy(e, &v, 2); }
-    else { uint16_t v = 0x7FC5; memcpy(e, &v, 2); }
-  }
+  if (!b.elems) return;
+  if (b.kind == F32) { uint32_t v = 0x7FC5A5A5u; memcpy(b.p, &v, 4); }
+  else if (b.kind == F64) { uint64_t v = 0x7FF8A5A5A5A5A5A5ull; memcpy(b.p, &v, 8); }
+  else if (b.kind == F16) { uint16_t v = 0x7E5A; memcpy(b.p, &v, 2); }
+  else { uint16_t v = 0x7FC5; memcpy(b.p, &v, 2); }
+  // replicate the first element by doubling copies
+  for (size_t done = b.elem_size; done < b.bytes(); done *= 2)
+    memcpy(b.p + done, b.p, done * 2 <= b.bytes() ? done : b.bytes() - done);
 }
 
 static void prepare() {
   for (Buf& b : B) {
-    if (b.role == IN || b.role == INOUT) memcpy(b.p, b.orig.data(), b.bytes());
+    if (b.role == IN || b.role == INOUT) memcpy(b.p, b.orig, b.bytes());
     else poison(b);
   }
 }
 
 static void snapshot() {
   for (Buf& b : B)
-    if (b.role == OUT || b.role == INOUT) memcpy(b.snap.data(), b.p, b.bytes());
+    if (b.role == OUT || b.role == INOUT) memcpy(b.snap, b.p, b.bytes());
 }
 
 // After each call: inputs unchanged, guard zones intact. Returns false when something was reported.
 static bool check_call(int run) {
   bool ok = true;
   for (Buf& b : B) {
-    if (b.role == IN && memcmp(b.p, b.orig.data(), b.bytes()) != 0) {
+    if (b.role == IN && memcmp(b.p, b.orig, b.bytes()) != 0) {
       size_t first = 0, count = 0;
       for (size_t i = 0; i < b.elems; i++)
-        if (memcmp(b.p + i * b.elem_size, b.orig.data() + i * b.elem_size, b.elem_size) != 0 && count++ == 0) first = i;
+        if (memcmp(b.p + i * b.elem_size, b.orig + i * b.elem_size, b.elem_size) != 0 && count++ == 0) first = i;
       printf("INPUT_MODIFIED %s %zu %zu %d\n", b.name, first, count, run);
       ok = false;
     }
@@ -143,37 +143,48 @@ static bool check_call(int run) {
   return ok;
 }
 
-static int fail(int code, const std::string& what) {
-  fprintf(stderr, "harness: %s\n", what.c_str());
+static int fail(int code, const char* what, const char* detail) {
+  fprintf(stderr, "harness: %s%s\n", what, detail);
   return code;
 }
 
 int main(int argc, char** argv) {
-  if (argc < 6) return fail(2, "usage: harness check|time LIB SYMBOL INDIR OUTDIR [BUDGET_S MAX_RUNS WARMUPS]");
+  if (argc < 6) return fail(2, "usage: harness check|time LIB SYMBOL INDIR OUTDIR [BUDGET_S MAX_RUNS WARMUPS]", "");
   now_s();  // bind the clock before any candidate code is loaded
-  std::string mode = argv[1], lib = argv[2], symbol = argv[3], indir = argv[4], outdir = argv[5];
+  const bool timing = strcmp(argv[1], "time") == 0;
+  const char *lib = argv[2], *symbol = argv[3], *indir = argv[4], *outdir = argv[5];
+  char path[4096];
   double budget = argc > 6 ? atof(argv[6]) : 0.1;
-  long max_runs = argc > 7 ? atol(argv[7]) : 100000;
+  long max_runs = argc > 7 ? atol(argv[7]) : 20000;
   int warmups = argc > 8 ? atoi(argv[8]) : 2;
   for (Buf& b : B) {
     size_t padded = (b.bytes() + 63) / 64 * 64;
     b.base = (unsigned char*)aligned_alloc(64, GUARD + padded + GUARD);
-    if (!b.base) return fail(6, std::string("out of memory for ") + b.name);
+    if (!b.base) return fail(6, "out of memory for ", b.name);
     memset(b.base, GUARD_BYTE, GUARD + padded + GUARD);
     b.p = b.base + GUARD;
-    if ((b.role == IN || b.role == INOUT) && !read_file(indir + "/" + b.name + ".bin", b.orig, b.bytes()))
-      return fail(5, std::string("cannot read input ") + indir + "/" + b.name + ".bin of the expected size");
-    if (b.role == OUT || b.role == INOUT) { b.snap.resize(b.bytes()); b.first.resize(b.bytes()); }
+    if (b.role == IN || b.role == INOUT) {
+      b.orig = alloc_copy(b.bytes());
+      snprintf(path, sizeof path, "%s/%s.bin", indir, b.name);
+      if (!b.orig || !read_file(path, b.orig, b.bytes())) return fail(5, "cannot read an input of the expected size: ", path);
+    }
+    if (b.role == OUT || b.role == INOUT) {
+      b.snap = alloc_copy(b.bytes());
+      b.first = alloc_copy(b.bytes());
+      if (!b.snap || !b.first) return fail(6, "out of memory for ", b.name);
+    }
   }
-  void* handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) return fail(3, std::string("dlopen: ") + dlerror());
-  void* fn = dlsym(handle, symbol.c_str());
-  if (!fn) return fail(4, "symbol " + symbol + " not found in " + lib + " (is it declared extern \"C\"?)");
+  void* handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return fail(3, "dlopen: ", dlerror());
+  void* fn = dlsym(handle, symbol);
+  if (!fn) return fail(4, "entry not found (is it declared extern \"C\"?): ", symbol);
   fflush(stdout);
 
-  std::vector<double> times;
-  double spent = 0;
-  long runs = 0;
+  const long max_times = max_runs > 0 ? max_runs : 1;
+  double* times = (double*)malloc(sizeof(double) * max_times);
+  long ntimes = 0;
+  double spent = 0, started = now_s();
+  long runs = 0, differing_runs = 0;
   for (;;) {
     prepare();
     double t0 = now_s();
@@ -183,28 +194,32 @@ int main(int argc, char** argv) {
     check_call((int)runs);
     if (runs == 0) {
       for (Buf& b : B)
-        if (b.role == OUT || b.role == INOUT) b.first = b.snap;
+        if (b.role == OUT || b.role == INOUT) memcpy(b.first, b.snap, b.bytes());
     } else {
       for (Buf& b : B) {
         if (b.role != OUT && b.role != INOUT) continue;
-        size_t first = 0, count = count_diff(b, b.first.data(), b.snap.data(), &first);
-        if (count) printf("RUN_DIFFERS %s %ld %zu %zu\n", b.name, runs, first, count);
+        size_t first = 0, count = count_diff(b, b.first, b.snap, &first);
+        if (count && differing_runs++ < 3) printf("RUN_DIFFERS %s %ld %zu %zu\n", b.name, runs, first, count);
       }
     }
     runs++;
-    if (mode == "check" && runs == 2) break;  // a second call catches results cached across calls
-    if (runs > warmups) { times.push_back(t1 - t0); spent += t1 - t0; }
-    if ((spent >= budget && times.size() >= 3) || runs >= max_runs) break;
+    if (!timing && runs == 2) break;  // a second call catches results cached across calls
+    if (runs > warmups && ntimes < max_times) { times[ntimes++] = t1 - t0; spent += t1 - t0; }
+    // The timed calls must add up to the budget; the wall clock (poisoning, checks between calls)
+    // is capped too, so that very short calls do not spin here for long.
+    bool enough = ntimes >= 3 && (spent >= budget || now_s() - started >= 4 * budget + 0.2);
+    if (enough || runs >= max_runs) break;
   }
   for (Buf& b : B) {
     if (b.role != OUT && b.role != INOUT) continue;
-    if (!write_file(outdir + "/" + b.name + ".bin", b.first.data(), b.bytes()) ||
-        (mode == "time" && !write_file(outdir + "/" + b.name + ".last.bin", b.snap.data(), b.bytes())))
-      return fail(5, std::string("cannot write output ") + b.name);
+    snprintf(path, sizeof path, "%s/%s.bin", outdir, b.name);
+    if (!write_file(path, b.first, b.bytes())) return fail(5, "cannot write output ", path);
+    snprintf(path, sizeof path, "%s/%s.last.bin", outdir, b.name);
+    if (timing && !write_file(path, b.snap, b.bytes())) return fail(5, "cannot write output ", path);
   }
-  if (!times.empty()) {
+  if (ntimes) {
     printf("TIMES");
-    for (double t : times) printf(" %.9g", t);
+    for (long i = 0; i < ntimes; i++) printf(" %.9g", times[i]);
     printf("\n");
   }
   printf("DONE %ld\n", runs);

@@ -29,7 +29,7 @@ from tools.spec import Task
 
 from .check import (
     WORK, build_candidate, build_harness, candidate_filename, compare_outputs, compile_observations,
-    harness_observations, mismatch_observation, put_inputs, read_outputs,
+    harness_observations, mismatch_observation, put_inputs, read_outputs, task_dir_hidden,
 )
 from .harness import run_harness
 from .inputs import generate_inputs
@@ -198,7 +198,8 @@ def profile(
     exe = build_harness(sandbox, task)
     ref = reference or open_reference(task, sandbox)
     try:
-        _timed_rounds(task, candidate_cpp, sandbox, exe, ref, report, baseline_cpp is not None, nthreads, min_time_s, perf)
+        with task_dir_hidden(sandbox, task):
+            _timed_rounds(task, candidate_cpp, sandbox, exe, ref, report, baseline_cpp is not None, nthreads, min_time_s, perf)
     finally:
         if reference is None:
             ref.close()
@@ -297,7 +298,7 @@ def _perf_observations(task, source, sandbox, exe, indir, nthreads, min_time_s, 
     env = {"OMP_NUM_THREADS": str(nthreads), "OMP_PROC_BIND": "false"}
     outdir = f"{WORK}/perf"
     sandbox.run(["mkdir", "-p", outdir])
-    harness = [f"./{exe}", "time", f"./{WORK}/libcand.so", task.entry_name, indir, outdir, repr(min_time_s / 2), "100000", "1"]
+    harness = [f"./{exe}", "time", f"./{WORK}/libcand.so", task.entry_name, indir, outdir, repr(min_time_s / 2), "20000", "1"]
     stat = sandbox.run(["perf", "stat", "-x,", "-e", "task-clock,context-switches,cpu-migrations,page-faults", *harness], env=env)
     if stat.ok:
         obs = perf_stat_observation(parse_perf_stat(stat.stderr), stat.duration_s, nthreads)

@@ -65,7 +65,7 @@ def put_runtime_headers(sandbox: Sandbox, dest: str) -> list[str]:
 def sibling_sandbox(sandbox: Sandbox) -> Sandbox:
     """A fresh sandbox of the same kind and limits, with its own working directory."""
     if isinstance(sandbox, LocalSandbox):
-        return LocalSandbox(sandbox.limits, use_bwrap=sandbox.bwrap)
+        return LocalSandbox(sandbox.limits, use_bwrap=sandbox.bwrap, hide=getattr(sandbox, "hide", ()))
     limits = getattr(sandbox, "limits", None)
     image = getattr(sandbox, "image", None)
     try:
@@ -202,8 +202,10 @@ class LoweredReference(_LibraryReference):
             from tools.cuda import lower_task
         except ImportError as exc:
             raise VerifyError(f"reference kind 'lowered' needs tools.cuda.lower_task, which is not available ({exc})") from None
-        lowered = lower_task(task)
-        source = lowered if isinstance(lowered, str) else getattr(lowered, "code", None) or getattr(lowered, "source")
+        try:
+            source = lower_task(task)
+        except Exception as exc:  # noqa: BLE001 - LoweringError, or a front-end failure: either way no reference
+            raise VerifyError(f"the lowered reference cannot be built: {exc}") from None
         super().__init__(task, sandbox, source, "lowered.cpp", task.entry_name, None,
                          ["-O0", "-fopenmp", "-std=c++17"], "g++")
 
@@ -240,7 +242,15 @@ class PythonReference(Reference):
 
     def _python_sandbox(self, sandbox: Sandbox) -> tuple[Sandbox, str]:
         if isinstance(sandbox, LocalSandbox):
-            return sibling_sandbox(sandbox), sys.executable
+            box = sibling_sandbox(sandbox)
+            hidden = [h for h in getattr(box, "hide", []) if _python_under(h)] if box.bwrap else []
+            if not hidden:
+                return box, sys.executable
+            # The reference is task code, not candidate code: it may run without bubblewrap
+            # (rlimits and its own directory still apply) when the sandbox would hide Python itself.
+            box.close()
+            self.note = f"python reference ran without bubblewrap: this Python lives under {hidden[0]}, which the sandbox hides"
+            return LocalSandbox(sandbox.limits, use_bwrap=False), sys.executable
         box = sibling_sandbox(sandbox)
         if box.run(["python3", "-c", "import numpy"], timeout_s=60).ok:
             return box, "python3"
@@ -278,6 +288,12 @@ class PythonReference(Reference):
 
     def close(self):
         self.box.close()
+
+
+def _python_under(directory: str) -> bool:
+    """Whether this Python (interpreter, standard library or packages) lives under `directory`."""
+    roots = {Path(sys.executable).resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    return any(r == Path(directory) or Path(directory) in r.parents for r in roots)
 
 
 def _python_files(base: Path, module: str) -> list[Path]:

@@ -473,6 +473,47 @@ inline cudaError_t cudaMemset2D(void* dst, size_t pitch, int value, size_t width
 inline cudaError_t cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t height, cudaStream_t = 0) {
     return cudaMemset2D(dst, pitch, value, width, height);
 }
+inline cudaExtent make_cudaExtent(size_t width, size_t height, size_t depth) { return cudaExtent{width, height, depth}; }
+inline cudaPos make_cudaPos(size_t x, size_t y, size_t z) { return cudaPos{x, y, z}; }
+inline cudaPitchedPtr make_cudaPitchedPtr(void* ptr, size_t pitch, size_t xsize, size_t ysize) {
+    return cudaPitchedPtr{ptr, pitch, xsize, ysize};
+}
+inline cudaError_t cudaMalloc3D(cudaPitchedPtr* pitched, cudaExtent extent) {
+    if (pitched == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    size_t pitch = 0;
+    void* memory = nullptr;
+    cudaError_t error = cudaMallocPitch(&memory, &pitch, extent.width, extent.height * extent.depth);
+    *pitched = cudaPitchedPtr{memory, pitch, extent.width, extent.height};
+    return error;
+}
+inline cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
+    if (p == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    if (p->srcArray != nullptr || p->dstArray != nullptr) return cuda_cpu::report(cudaErrorNotSupported);
+    if (!cuda_cpu::valid_kind(p->kind)) return cuda_cpu::report(cudaErrorInvalidMemcpyDirection);
+    const cudaExtent e = p->extent;
+    if (p->srcPos.x + e.width > p->srcPtr.pitch || p->dstPos.x + e.width > p->dstPtr.pitch) return cuda_cpu::report(cudaErrorInvalidPitchValue);
+    // A pitched pointer's ysize is its rows per slice (0 = one slice of height rows).
+    const size_t src_rows = p->srcPtr.ysize ? p->srcPtr.ysize : e.height, dst_rows = p->dstPtr.ysize ? p->dstPtr.ysize : e.height;
+    for (size_t z = 0; z < e.depth; ++z)
+        for (size_t y = 0; y < e.height; ++y) {
+            const char* src = static_cast<const char*>(p->srcPtr.ptr) +
+                              ((p->srcPos.z + z) * src_rows + p->srcPos.y + y) * p->srcPtr.pitch + p->srcPos.x;
+            char* dst = static_cast<char*>(p->dstPtr.ptr) + ((p->dstPos.z + z) * dst_rows + p->dstPos.y + y) * p->dstPtr.pitch + p->dstPos.x;
+            std::memmove(dst, src, e.width);
+        }
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t = 0) { return cudaMemcpy3D(p); }
+inline cudaError_t cudaMemset3D(cudaPitchedPtr pitched, int value, cudaExtent extent) {
+    if (extent.width > pitched.pitch) return cuda_cpu::report(cudaErrorInvalidPitchValue);
+    const size_t rows = pitched.ysize ? pitched.ysize : extent.height;
+    for (size_t z = 0; z < extent.depth; ++z)
+        for (size_t y = 0; y < extent.height; ++y) std::memset(static_cast<char*>(pitched.ptr) + (z * rows + y) * pitched.pitch, value, extent.width);
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemset3DAsync(cudaPitchedPtr pitched, int value, cudaExtent extent, cudaStream_t = 0) {
+    return cudaMemset3D(pitched, value, extent);
+}
 inline cudaError_t cudaMemPrefetchAsync(const void*, size_t, int, cudaStream_t = 0) { return cudaSuccess; }
 inline cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, int) { return cudaSuccess; }
 

@@ -16,6 +16,8 @@
 #include <cmath>
 #include <climits>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <cstdint>
 #include <cstring>
 
@@ -151,7 +153,9 @@ inline float __fdividef(float a, float b) { return a / b; }
 inline float fdividef(float a, float b) { return a / b; }
 inline double fdivide(double a, double b) { return a / b; }
 inline float __saturatef(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }
-inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+// A template for the same reason as min/max: helper_math.h defines its own rsqrtf on the host.
+template <class T, std::enable_if_t<std::is_convertible<T, float>::value, int> = 0>
+inline float rsqrtf(T x) { return 1.0f / sqrtf(static_cast<float>(x)); }
 inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
 inline double rcbrt(double x) { return 1.0 / cbrt(x); }
@@ -256,39 +260,31 @@ inline double __hiloint2double(int hi, int lo) {
     return cuda_cpu::bit_cast<double>((static_cast<unsigned long long>(static_cast<unsigned int>(hi)) << 32) | static_cast<unsigned int>(lo));
 }
 
-// ---- min / max: CUDA's overload set (host and device), including its signed/unsigned mixes ----
-inline int min(int a, int b) { return a < b ? a : b; }
-inline unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
-inline unsigned int min(int a, unsigned int b) { return min(static_cast<unsigned int>(a), b); }
-inline unsigned int min(unsigned int a, int b) { return min(a, static_cast<unsigned int>(b)); }
-inline long min(long a, long b) { return a < b ? a : b; }
-inline unsigned long min(unsigned long a, unsigned long b) { return a < b ? a : b; }
-inline unsigned long min(long a, unsigned long b) { return min(static_cast<unsigned long>(a), b); }
-inline unsigned long min(unsigned long a, long b) { return min(a, static_cast<unsigned long>(b)); }
-inline long long min(long long a, long long b) { return a < b ? a : b; }
-inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
-inline unsigned long long min(long long a, unsigned long long b) { return min(static_cast<unsigned long long>(a), b); }
-inline unsigned long long min(unsigned long long a, long long b) { return min(a, static_cast<unsigned long long>(b)); }
-inline float min(float a, float b) { return fminf(a, b); }
-inline double min(double a, double b) { return fmin(a, b); }
-inline double min(float a, double b) { return fmin(a, b); }
-inline double min(double a, float b) { return fmin(a, b); }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline unsigned int max(unsigned int a, unsigned int b) { return a > b ? a : b; }
-inline unsigned int max(int a, unsigned int b) { return max(static_cast<unsigned int>(a), b); }
-inline unsigned int max(unsigned int a, int b) { return max(a, static_cast<unsigned int>(b)); }
-inline long max(long a, long b) { return a > b ? a : b; }
-inline unsigned long max(unsigned long a, unsigned long b) { return a > b ? a : b; }
-inline unsigned long max(long a, unsigned long b) { return max(static_cast<unsigned long>(a), b); }
-inline unsigned long max(unsigned long a, long b) { return max(a, static_cast<unsigned long>(b)); }
-inline long long max(long long a, long long b) { return a > b ? a : b; }
-inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
-inline unsigned long long max(long long a, unsigned long long b) { return max(static_cast<unsigned long long>(a), b); }
-inline unsigned long long max(unsigned long long a, long long b) { return max(a, static_cast<unsigned long long>(b)); }
-inline float max(float a, float b) { return fmaxf(a, b); }
-inline double max(double a, double b) { return fmax(a, b); }
-inline double max(float a, double b) { return fmax(a, b); }
-inline double max(double a, float b) { return fmax(a, b); }
+// ---- min / max ----
+// CUDA overloads min/max for every pair of int, unsigned, long, long long (signed and
+// unsigned), float and double; the result has the usual arithmetic conversion of the two
+// (so min(-1, 2u) is 2u) and floating point follows fminf/fmin.  Here they are templates
+// so that host code's own non-template min/max/rsqrtf (helper_math.h defines them when
+// __CUDACC__ is undefined) and std::min under `using namespace std` coexist without
+// redefinition or ambiguity.
+namespace cuda_cpu {
+template <class A, class B>
+using min_max_result = std::enable_if_t<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value,
+                                        std::common_type_t<decltype(+std::declval<A>()), decltype(+std::declval<B>())>>;
+}  // namespace cuda_cpu
+
+template <class A, class B>
+inline cuda_cpu::min_max_result<A, B> min(A a, B b) {
+    using R = cuda_cpu::min_max_result<A, B>;
+    if constexpr (std::is_floating_point<R>::value) return std::fmin(static_cast<R>(a), static_cast<R>(b));
+    else return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b);
+}
+template <class A, class B>
+inline cuda_cpu::min_max_result<A, B> max(A a, B b) {
+    using R = cuda_cpu::min_max_result<A, B>;
+    if constexpr (std::is_floating_point<R>::value) return std::fmax(static_cast<R>(a), static_cast<R>(b));
+    else return static_cast<R>(a) > static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b);
+}
 inline unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
 inline unsigned int umax(unsigned int a, unsigned int b) { return a > b ? a : b; }
 inline long long llmin(long long a, long long b) { return a < b ? a : b; }

@@ -343,3 +343,33 @@ struct cudaPointerAttributes {
     void* devicePointer;
     void* hostPointer;
 };
+
+// 3-D copies between pitched allocations (CUDA arrays are not provided).
+struct cudaExtent {
+    size_t width;  // bytes for linear memory
+    size_t height;
+    size_t depth;
+};
+struct cudaPos {
+    size_t x;  // bytes for linear memory
+    size_t y;
+    size_t z;
+};
+struct cudaPitchedPtr {
+    void* ptr;
+    size_t pitch;
+    size_t xsize;
+    size_t ysize;
+};
+struct cudaArray;
+typedef struct cudaArray* cudaArray_t;
+struct cudaMemcpy3DParms {
+    cudaArray_t srcArray;
+    struct cudaPos srcPos;
+    struct cudaPitchedPtr srcPtr;
+    cudaArray_t dstArray;
+    struct cudaPos dstPos;
+    struct cudaPitchedPtr dstPtr;
+    struct cudaExtent extent;
+    enum cudaMemcpyKind kind;
+};

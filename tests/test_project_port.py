@@ -1,0 +1,74 @@
+"""`agent port REPO` end to end: every example project ports, builds with g++ and passes its
+own check on the CPU with the default translator; a second run redoes nothing; bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(p.name for p in (ROOT / "examples" / "projects").iterdir() if p.is_dir())
+AGENT = [sys.executable, "-m", "agent"]
+
+
+def port(path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*AGENT, "port", str(path), "-o", str(out), "--sandbox", "local", *extra],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_ports_builds_and_passes_its_check(name, tmp_path):
+    result = port(ROOT / "examples" / "projects" / name, tmp_path / name)
+    report = json.loads((tmp_path / name / "port_report.json").read_text())
+    assert report["build_ok"], report["build_errors"]
+    assert report["check"]["passed"], report["check"]["detail"]
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert report["kernels"] and all(k["status"] == "correct" for k in report["kernels"])
+    assert (tmp_path / name / "PORT_REPORT.md").is_file()
+    assert not list((ROOT / "examples" / "projects" / name).glob("Makefile.cpu")), "the user's repository was written"
+
+
+def test_second_run_redoes_nothing(tmp_path):
+    src = ROOT / "examples" / "projects" / "histogram"
+    first = port(src, tmp_path / "h")
+    assert first.returncode == 0, first.stderr[-2000:]
+    second = port(src, tmp_path / "h")
+    assert second.returncode == 0, second.stderr[-2000:]
+    events = [json.loads(line) for line in (tmp_path / "h" / "trace.jsonl").read_text().splitlines()[1:]]
+    reused = [e for e in events if e["type"] == "decision" and e["data"].get("reused")]
+    assert {e["node"] for e in reused} >= {"translate", "build", "check"}
+
+
+def test_unsupported_kernel_is_reported_and_the_rest_ported(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "main.cu").write_text(
+        "#include <cstdio>\n"
+        "__global__ void ok_kernel(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = 2.0f * i; }\n"
+        "__global__ void child(float* a) { a[0] = 1.0f; }\n"
+        "__global__ void parent(float* a) { child<<<1, 1>>>(a); }\n"
+        "int main() { float* d; cudaMalloc(&d, 64 * sizeof(float)); ok_kernel<<<1, 64>>>(d, 64);\n"
+        "  float h[64]; cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
+        "  std::printf(h[63] == 126.0f ? \"PASS\\n\" : \"FAIL\\n\"); return h[63] == 126.0f ? 0 : 1; }\n")
+    result = port(repo, tmp_path / "out")
+    assert result.returncode != 0
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    status = {k["name"]: k for k in report["kernels"]}
+    assert status["parent"]["status"] == "unsupported"
+    assert any("main.cu:4" in reason for reason in status["parent"]["unsupported"]), status["parent"]
+    assert status["ok_kernel"]["status"] in ("correct", "compile_error", "incorrect")
+
+
+@pytest.mark.parametrize("setup,message", [
+    (lambda d: None, "no C, C++ or CUDA sources"),
+    (lambda d: (d / "main.cpp").write_text("int main() { return 0; }\n"), "no CUDA found"),
+])
+def test_bad_repositories_give_one_clear_line(tmp_path, setup, message):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    setup(repo)
+    result = port(repo, tmp_path / "out")
+    assert result.returncode == 1
+    assert message in result.stderr and "Traceback" not in result.stderr
