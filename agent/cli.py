@@ -181,10 +181,16 @@ def config_show() -> None:
     console.print(Pretty(cfg.masked(), expand_all=True))
 
 
+def _interrupted() -> None:
+    err_console.print("[yellow]interrupted[/]: the trace and checkpoint are kept; run the same command to resume")
+
+
 def main() -> None:
     try:
         # Without standalone mode click returns the command's exit code instead of raising it.
         code = app(standalone_mode=False)
+        if code == 130:  # click turns Ctrl-C into this status instead of raising
+            _interrupted()
         sys.exit(code if isinstance(code, int) else 0)
     except UserError as exc:
         err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
@@ -195,7 +201,7 @@ def main() -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        err_console.print("[yellow]interrupted[/]: the trace and checkpoint are kept; run the same command to resume")
+        _interrupted()
         sys.exit(130)
     except typer.TyperException as exc:  # usage errors: missing argument, bad option value
         exc.show()

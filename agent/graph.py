@@ -13,6 +13,8 @@ is always the result.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from tools.spec import Task, parse_task
 
 NODES = ("plan", "translate", "compile", "test", "profile", "decide")
 GAIN = 0.97  # an optimization counts as a gain when it is at least 3% faster
+MAX_EMBEDDED_BYTES = 4 << 20  # task files up to this size travel in the trace
 
 
 class Toolbox(Protocol):
@@ -60,6 +63,9 @@ class GraphContext:
         if key not in self._tasks:
             self._tasks[key] = parse_task(state["task"], base_dir=Path(state["base_dir"]), origin=f"task {key}")
         return self._tasks[key]
+
+    def forget_task(self, kernel: str) -> None:
+        self._tasks.pop(kernel, None)
 
     def emit(self, state: KernelState, node: str, type: str, data: Any = None) -> None:
         self.trace.event(type, kernel=state["kernel"], node=node, data=data)
@@ -167,9 +173,13 @@ def plan(state: KernelState, ctx: GraphContext) -> dict:
         result = {"observations": [_tool_crash("plan")], "lowering": None}
     observations = [{**o, "attempt": 0} for o in result.get("observations", [])]
     _observe(ctx, state, "plan", observations)
-    plan_record = {k: v for k, v in result.items() if k not in ("lowering", "observations")}
+    plan_record = {k: v for k, v in result.items() if k not in ("lowering", "observations", "launches_inferred")}
     plan_record["strategy"] = _strategy(state["translator"], result.get("lowering") is not None)
-    return {"plan": plan_record, "lowering": result.get("lowering"), "observations": observations}
+    update = {"plan": plan_record, "lowering": result.get("lowering"), "observations": observations}
+    if result.get("launches_inferred"):  # every later step works on the task with its inferred launches
+        update["task"] = {**state["task"], "launches": result["launches_inferred"]}
+        ctx.forget_task(state["kernel"])
+    return update
 
 
 def _strategy(translator: str, lowered: bool) -> str:
@@ -399,8 +409,6 @@ def code_of(state: KernelState) -> str | None:
 
 def task_artifacts(task: Task) -> list[dict[str, Any]]:
     """The task and every file it names, so that a trace is enough to replay the run."""
-    import base64
-
     files: dict[str, Path] = {}
     if task.cuda:
         files[task.cuda] = task.path_of(task.cuda)
@@ -415,8 +423,12 @@ def task_artifacts(task: Task) -> list[dict[str, Any]]:
         if not path.is_file():
             continue
         raw = path.read_bytes()
+        record = {"name": rel, "role": "task_file", "sha256": hashlib.sha256(raw).hexdigest()}
+        if len(raw) > MAX_EMBEDDED_BYTES:
+            out.append({**record, "omitted": f"{len(raw)} bytes: too large to embed (replay needs the file)"})
+            continue
         try:
-            out.append({"name": rel, "role": "task_file", "encoding": "utf-8", "content": raw.decode("utf-8")})
+            out.append({**record, "encoding": "utf-8", "content": raw.decode("utf-8")})
         except UnicodeDecodeError:
-            out.append({"name": rel, "role": "task_file", "encoding": "base64", "content": base64.b64encode(raw).decode()})
+            out.append({**record, "encoding": "base64", "content": base64.b64encode(raw).decode()})
     return out

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import queue
 import sqlite3
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,13 +27,14 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from agent.configuration import Settings
+from agent.errors import UserError
 from agent.graph import GraphContext, build_graph, code_of, recursion_limit, task_artifacts
 from agent.state import KernelState, human_hint, initial_state
 from agent.toolbox import LiveToolbox, limits_of
-from agent.trace import TraceWriter
+from agent.trace import TraceError, TraceWriter
 from agent.translators.base import Translator
 from agent.translators.factory import make_translator
-from sandboxes import Sandbox, open_sandbox
+from sandboxes import Sandbox, SandboxError, open_sandbox
 from tools.result import KernelResult
 from tools.spec import Task, load_task
 
@@ -51,6 +51,11 @@ class KernelOutcome:
     resumed: bool = False  # continued from a checkpoint
     skipped: bool = False  # already finished in an earlier run: not redone
     paused: bool = False  # stopped at an interrupt_before node; run again to continue
+    plan: dict[str, Any] = field(default_factory=dict)  # the plan node's findings (features, pattern, launches)
+
+    @property
+    def launches_inferred(self) -> bool:
+        return str(self.plan.get("launches", "")).startswith("inferred")
 
 
 # --- identities and checkpoints ------------------------------------------------------
@@ -141,7 +146,7 @@ class RunUsage:
 def trace_config(settings: Settings) -> dict[str, Any]:
     """The configuration for a trace header: no secret, not even masked."""
     data = settings.model_dump(mode="json")
-    for key in ("openai_api_key", "anthropic_api_key"):
+    for key in [k for k in data if k.endswith("api_key")]:
         data[key] = "[redacted]" if data.get(key) else None
     return data
 
@@ -161,11 +166,16 @@ def run_tasks(
     tasks = [load_task(p) for p in task_paths]
     out.mkdir(parents=True, exist_ok=True)
     trace_path = trace_path or out / "trace.jsonl"
-    trace = TraceWriter(trace_path, argv=sys.argv, config=trace_config(settings), secrets=settings.secrets())
+    try:
+        first = open_sandbox(settings.sandbox, limits=limits_of(settings), image=settings.docker_image)
+    except SandboxError as exc:
+        raise UserError(f"--sandbox {settings.sandbox}: {exc}") from None
+    first.close()  # opened to say which sandbox is in force; each kernel gets a fresh one
+    try:
+        trace = TraceWriter(trace_path, argv=sys.argv, config=trace_config(settings), secrets=settings.secrets())
+    except TraceError as exc:
+        raise UserError(f"cannot continue the trace: {exc}") from None
     saver = open_checkpointer(out / CHECKPOINT_DB)
-    sandboxes = _SandboxPool(settings)
-    first = sandboxes.get()
-    sandboxes.put(first)
     console.print(f"sandbox: [bold]{first.kind}[/] ({first.mode})", highlight=False, soft_wrap=True)
     console.print(f"trace: {trace_path}   checkpoints: {out / CHECKPOINT_DB}", highlight=False, soft_wrap=True)
     trace.event("node_start", node="run", data={
@@ -180,12 +190,16 @@ def run_tasks(
             def one(task: Task) -> KernelOutcome:
                 bar = progress.add_task(task.name, total=None, name=task.name, step="waiting")
                 on_step = lambda kernel, node, text: progress.update(bar, step=text)  # noqa: E731
-                box = sandboxes.get()
+                box = None
                 try:
+                    box = open_kernel_sandbox(settings, task)
                     return run_kernel(task, settings, out=out, trace=trace, saver=saver, sandbox=box, usage=usage,
                                       translator_for=translators, on_step=on_step, interrupt_before=interrupt_before)
+                except Exception as exc:  # one broken kernel must not end a directory's run
+                    return _crashed(task, exc, out=out, trace=trace, console=console)
                 finally:
-                    sandboxes.put(box)
+                    if box is not None:
+                        box.close()
                     progress.update(bar, step="finished")
 
             if settings.jobs > 1 and len(tasks) > 1:
@@ -201,7 +215,6 @@ def run_tasks(
         trace.event("node_end", node="run", data={"kernels": {o.name: o.result.status for o in outcomes}})
         trace.close()
         saver.conn.close()
-        sandboxes.close()
     console.print(summary_table(outcomes))
     return outcomes
 
@@ -245,7 +258,8 @@ def run_kernel(
     result = _write_result(task, state, out, trace.path) if not paused else _pending_result(task, state, trace.path)
     if not skipped:
         trace.event("node_end", kernel=task.name, node="kernel", data={"status": result.status, "paused": paused})
-    return KernelOutcome(task.name, thread_id, result, out / task.name, resumed=resumed, skipped=skipped, paused=paused)
+    return KernelOutcome(task.name, thread_id, result, out / task.name, resumed=resumed, skipped=skipped, paused=paused,
+                         plan=state.get("plan") or {})
 
 
 def _write_result(task: Task, state: KernelState, out: Path, trace_path: Path) -> KernelResult:
@@ -258,6 +272,18 @@ def _write_result(task: Task, state: KernelState, out: Path, trace_path: Path) -
     if code:
         (kernel_dir / f"{task.name}.cpp").write_text(code)
     return result
+
+
+def _crashed(task: Task, exc: Exception, *, out: Path, trace: TraceWriter, console: Console) -> KernelOutcome:
+    """A kernel whose run failed outside the tools (sandbox, checkpoint, a bug): recorded, not fatal to the run."""
+    import traceback
+
+    message = f"{type(exc).__name__}: {exc}"
+    trace.event("error", kernel=task.name, node="kernel", data={"error": message, "traceback": traceback.format_exc(limit=10)})
+    console.print(f"[red]{task.name}: the run failed: {message}[/]", highlight=False, soft_wrap=True)
+    result = KernelResult(name=task.name, status="runtime_error", trace=str(trace.path))
+    result.write(out / task.name)
+    return KernelOutcome(task.name, "", result, out / task.name)
 
 
 def _pending_result(task: Task, state: KernelState, trace_path: Path) -> KernelResult:
@@ -278,28 +304,14 @@ def _cached_translators(settings: Settings) -> Callable[[str], Translator]:
     return get
 
 
-class _SandboxPool:
-    """One sandbox per concurrent kernel, opened on demand and reused."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._free: queue.SimpleQueue[Sandbox] = queue.SimpleQueue()
-        self._all: list[Sandbox] = []
-
-    def get(self) -> Sandbox:
-        try:
-            return self._free.get_nowait()
-        except queue.Empty:
-            box = open_sandbox(self.settings.sandbox, limits=limits_of(self.settings), image=self.settings.docker_image)
-            self._all.append(box)
-            return box
-
-    def put(self, box: Sandbox) -> None:
-        self._free.put(box)
-
-    def close(self) -> None:
-        for box in self._all:
-            box.close()
+def open_kernel_sandbox(settings: Settings, task: Task) -> Sandbox:
+    """A fresh sandbox for one kernel's candidates, with the task's directory (references,
+    golden files) masked where the sandbox can mask host paths."""
+    box = open_sandbox(settings.sandbox, limits=limits_of(settings), image=settings.docker_image)
+    hidden = getattr(box, "hide", None)
+    if isinstance(hidden, list) and task.base_dir is not None:
+        hidden.append(str(task.base_dir.resolve()))
+    return box
 
 
 def _progress(console: Console) -> Progress:
@@ -317,7 +329,7 @@ def summary_table(outcomes: list[KernelOutcome]) -> Table:
         r = o.result
         style = STATUS_STYLE.get(r.status, "white")
         err = f"{r.max_abs_err:.2e}" if r.max_abs_err is not None else "-"
-        speed = f"{r.speedup_vs_reference:.2f}x" if r.speedup_vs_reference else "-"
+        speed = f"{r.speedup_vs_reference:.3g}x" if r.speedup_vs_reference else "-"
         note = "paused" if o.paused else "not redone" if o.skipped else "resumed" if o.resumed else ""
         table.add_row(r.name, f"[{style}]{r.status}[/]", r.reference_kind or "-", err, speed, str(r.iterations), r.backend, note)
     return table

@@ -14,7 +14,7 @@ from agent.configuration import Settings
 from sandboxes import Limits, Sandbox
 from tools.build import compile_cpp
 from tools.observations import Observation
-from tools.spec import Task
+from tools.spec import Launch, Task
 
 CANDIDATE = "candidate.cpp"
 COMPILE_DIR = "compile"
@@ -46,25 +46,25 @@ class LiveToolbox:
 
         source = task.source()
         observations: list[Observation] = []
-        kernels: list[str] = []
-        features: set[str] = set()
+        module = None
         try:
-            module = parse_cuda(source, task.cuda or f"{task.name}.cu")
-            kernels = [k.name for k in module.kernels]
-            features = {f for k in module.kernels for f in k.features}
+            module = parse_cuda(source, str(task.source_path() or f"{task.name}.cu"))  # as lower_task names it
         except CudaParseError as exc:
             observations.append(Observation(kind="unsupported", message=f"CUDA front end: {exc}", severity="warning"))
-        lowering, why = lower(task)
-        observations += why
-        launches = "given by the task" if task.launches else "not given: to be inferred from the source"
-        return {
-            "kernels": kernels,
-            "features": sorted(features),
+        result: dict[str, Any] = {
+            "kernels": [k.name for k in module.kernels] if module else [],
+            "features": sorted({f for k in module.kernels for f in k.features}) if module else [],
             "pattern": classify(source, task),
-            "launches": launches,
-            "lowering": lowering,
-            "observations": _obs(observations),
+            "launches": "given by the task",
         }
+        if not task.launches:
+            launches, how = infer_launches(task, module)
+            result["launches"] = how
+            if launches:
+                task = task.model_copy(update={"launches": launches})
+                result["launches_inferred"] = [launch.model_dump(mode="json") for launch in launches]
+        lowering, why = lower(task)
+        return {**result, "lowering": lowering, "observations": _obs(observations + why)}
 
     # compile ---------------------------------------------------------------
     def compile(self, task: Task, code: str) -> dict[str, Any]:
@@ -140,6 +140,37 @@ def lower(task: Task) -> tuple[str | None, list[Observation]]:
             for u in exc.unsupported
         ]
         return None, found or [Observation(kind="unsupported", message=f"lowering failed: {exc}")]
+
+
+def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str]:
+    """Launches for a task that gives none, where one 1-D launch of its single kernel is a safe
+    guess: one thread per element of the largest output. Verification decides if it was right."""
+    if module is None or len(module.kernels) != 1:
+        count = len(module.kernels) if module else 0
+        return None, f"not given, and not inferred: {count} kernels in the source (the task must list its launches)"
+    kernel = module.kernels[0]
+    known = {b.name for b in task.buffers} | {s.name for s in task.scalars}
+    unknown = [p.name for p in kernel.params if p.name not in known]
+    reason = None
+    if kernel.template_params:
+        reason = "the kernel is a template"
+    elif unknown:
+        reason = f"parameters {unknown} match no buffer or scalar of the task"
+    elif re.search(r"\b(threadIdx|blockIdx|blockDim|gridDim)\.[yz]\b", task.source()):
+        reason = "the kernel indexes in more than one dimension"
+    elif any(v.extern and v.kernel in (None, kernel.name) for v in module.shared):
+        reason = "the kernel uses dynamic shared memory of unknown size"
+    if reason:
+        return None, f"not given, and not inferred: {reason} (the task must list its launches)"
+    bounds = (kernel.launch_bounds or "").split(",")[0].strip()
+    block = int(bounds) if bounds.isdigit() else 256
+    outputs = [b.size for b in task.buffers if b.role in ("output", "inout")] or [b.size for b in task.buffers]
+    extent = max(outputs)
+    grid = max(1, -(-extent // block))
+    launch = Launch(kernel=kernel.name, grid=[grid], block=[block], args=[p.name for p in kernel.params])
+    source = "__launch_bounds__" if bounds.isdigit() else "the default of 256"
+    return [launch], (f"inferred: {kernel.name}<<<{grid}, {block}>>>({', '.join(launch.args)}): one thread per element "
+                      f"of the largest output ({extent} elements), block size from {source}")
 
 
 def _median(stats: Any) -> float | None:

@@ -18,11 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .csource import C_TYPES
 from .format import OutputStats, Record
 
 RTOL, ATOL = 1e-4, 1e-4
-CFLAGS = ("-O2", "-shared", "-fPIC", "-fno-fast-math", "-lm")
+CFLAGS = ("-std=gnu11", "-O2", "-shared", "-fPIC", "-fno-fast-math")
 
 
 class CheckError(Exception):
@@ -64,7 +63,7 @@ def compile_batch(sources: dict[str, str], workdir: Path) -> ctypes.CDLL:
         f.write_text(code)
         files.append(str(f))
     lib = workdir / "refs.so"
-    proc = subprocess.run(["gcc", "-std=gnu11", *CFLAGS[:4], *files, "-o", str(lib), "-lm"], capture_output=True, text=True)
+    proc = subprocess.run(["gcc", *CFLAGS, *files, "-o", str(lib), "-lm"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise CheckError(f"gcc failed on the C references:\n{proc.stderr[-3000:]}")
     return ctypes.CDLL(str(lib))

@@ -122,17 +122,35 @@ def _rename_keyword_params(code: str) -> tuple[str, list[str]]:
 
 
 def _static_big_arrays(code: str) -> tuple[str, list[str]]:
+    """Large arrays declared directly in a function body become static.
+
+    Only at the function's top level (brace depth 1): there one instance per call is all
+    the code can use, while an array inside a loop may be private to an OpenMP thread.
+    """
     moved = []
+    depth_at = _brace_depths(code)
 
     def fix(m: re.Match) -> str:
-        ctype, name, dims = m["type"], m["name"], re.findall(r"\[(\d+)\]", m["dims"])
-        size = _SIZES.get(ctype.split()[-1], 8)
+        dims = re.findall(r"\[(\d+)\]", m["dims"])
+        size = _SIZES.get(m["type"].split()[-1], 8)
         for d in dims:
             size *= int(d)
-        if size <= STACK_LIMIT_BYTES or m["indent"] == "":
+        if size <= STACK_LIMIT_BYTES or depth_at[m.start("type")] != 1:
             return m.group(0)
-        moved.append(name)
+        moved.append(m["name"])
         return f"{m['indent']}static {m.group(0).lstrip()}"
 
     pattern = re.compile(r"^(?P<indent>[ \t]*)(?!static\b|return\b)(?P<type>(?:signed |unsigned )?[A-Za-z_]\w*)\s+(?P<name>\w+)(?P<dims>(?:\[\d+\])+)\s*;", re.M)
     return pattern.sub(fix, code), moved
+
+
+def _brace_depths(code: str) -> list[int]:
+    """The brace nesting depth at every character position (comments and strings are rare here)."""
+    depths, depth = [], 0
+    for ch in code:
+        depths.append(depth)
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+    return depths

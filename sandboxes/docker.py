@@ -6,12 +6,12 @@ directory, a tmpfs volume) and /tmp, no network, every capability dropped,
 no-new-privileges, memory/CPU/pids limits, and the host's CUDA toolkit mounted read-only
 when it has one (GPUs are requested too where the host has them). Every command runs as
 the unprivileged user 1000 under `prlimit ... timeout -s KILL T sh -c CMD`: `timeout`
-leads its own process group and kills the whole group when the time is up; after a
-timeout, processes that left the group (setsid) are swept too. A kill by the memory
-cgroup comes back as returncode 137 with a note. Files go in and out as tar archives
-(put_archive/get_archive). Containers and volumes are labelled `agent.sandbox=1` with
-their session and owner, removed on close() and at exit, and `reap_stale()` removes those
-whose owner process is gone.
+leads its own process group and kills the whole group when the time is up, and what is
+left of the group is killed when a command ends; after a timeout, processes that left the
+group (setsid) are swept too. A kill by the memory cgroup comes back as returncode 137
+with a note. Files go in and out as tar archives (put_archive/get_archive). Containers
+and volumes are labelled `agent.sandbox=1` with their session and owner, removed on
+close() and at exit, and `reap_stale()` removes those whose owner process is gone.
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ import weakref
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import docker
+import docker.errors
+from docker.types import DeviceRequest, Mount
+
 from .base import Limits, RunResult, SandboxError
 
 WORKDIR = "/work"
@@ -47,21 +51,15 @@ _live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
 
 
 def _client(timeout: float = 30.0):
-    import docker
-
     return docker.from_env(timeout=timeout)
 
 
 def image_present(image: str = "agent-sandbox:latest") -> bool:
     """Whether the daemon has `image` (False too when no daemon answers)."""
     try:
-        import docker.errors
-
         _client(10).images.get(image)
         return True
-    except docker.errors.ImageNotFound:
-        return False
-    except Exception:
+    except Exception:  # not found, or no daemon
         return False
 
 
@@ -134,6 +132,14 @@ atexit.register(_close_all)
 
 
 class DockerSandbox:
+    """A sandbox session in its own container.
+
+    `limits` sets the container's memory and pids limits and each command's defaults
+    (a command's own `limits` may change the memory limit, its time, CPU-time and file-size
+    limits); `cpus` caps CPU use (default: all host cores); `gpus` None passes GPUs through
+    where nvidia-smi sees some; `work_mb`/`tmp_mb` size the /work and /tmp tmpfs.
+    """
+
     kind = "docker"
 
     def __init__(
@@ -146,8 +152,6 @@ class DockerSandbox:
         work_mb: int = 2048,
         tmp_mb: int = 1024,
     ):
-        import docker.errors
-
         self.limits = limits or Limits()
         self.image = image
         self.session = uuid.uuid4().hex[:12]
@@ -194,8 +198,6 @@ class DockerSandbox:
         )
 
     def _config(self, labels: dict, cpus: float, cuda: Path | None, tmp_mb: int) -> dict:
-        from docker.types import Mount
-
         mounts = [Mount(WORKDIR, self.volume.name, type="volume")]
         if cuda:
             mounts.append(Mount("/usr/local/cuda", str(cuda), type="bind", read_only=True))
@@ -225,7 +227,6 @@ class DockerSandbox:
 
     def _start(self, config: dict, want_gpu: bool):
         """Start the container; returns it and a note on GPUs."""
-        from docker.types import DeviceRequest
 
         if not want_gpu:
             return self._run_container(config), "no GPU on the host"
@@ -237,8 +238,6 @@ class DockerSandbox:
             return self._run_container(config), f"GPUs not passed through ({str(exc)[:100]})"
 
     def _run_container(self, config: dict):
-        import docker.errors
-
         try:
             return self.client.containers.run(self.image, **config)
         except docker.errors.APIError as exc:
@@ -263,7 +262,11 @@ class DockerSandbox:
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w") as tar:
             build(tar)
-        if not self.container.put_archive(WORKDIR, buf.getvalue()):
+        try:
+            accepted = self.container.put_archive(WORKDIR, buf.getvalue())
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"docker refused the files: {exc.explanation or exc}") from None
+        if not accepted:
             raise SandboxError("docker refused the files")
 
     @staticmethod
@@ -309,13 +312,13 @@ class DockerSandbox:
         self._put_tar(build)
 
     def get(self, path: str) -> bytes:
-        import docker.errors
-
         inside = self._inside(path)
         try:
             stream, _stat = self.container.get_archive(inside)
         except docker.errors.NotFound:
             raise FileNotFoundError(f"{path}: not in the sandbox") from None
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"cannot read {path} from the sandbox: {exc.explanation or exc}") from None
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
             member = tar.next()
             if member is None or not member.isfile():
@@ -330,8 +333,11 @@ class DockerSandbox:
               deadline_s: float | None = None) -> tuple[int, bytes, bytes, bool]:
         """Run argv in the container; returns (exit code, stdout, stderr, hung)."""
         api = self.client.api
-        exec_id = api.exec_create(self.container.id, argv, stdout=True, stderr=True, environment=dict(env or {}),
-                                  workdir=workdir, user=USER)["Id"]
+        try:
+            exec_id = api.exec_create(self.container.id, argv, stdout=True, stderr=True, environment=dict(env or {}),
+                                      workdir=workdir, user=USER)["Id"]
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"the sandbox container does not take commands: {exc.explanation or exc}") from None
         out, err = bytearray(), bytearray()
 
         def pump() -> None:
@@ -358,7 +364,7 @@ class DockerSandbox:
         _quietly(lambda: api.exec_start(api.exec_create(self.container.id, ["/bin/sh", "-c", "kill -9 -1"], user=USER)["Id"]))
 
     def _sweep_if_alone(self) -> None:
-        # A timed-out command's descendants may have left its process group (setsid);
+        # A timed-out command's descendants may have left its process group (setsid):
         # sweep them too, unless another command of this sandbox is running right now.
         with self._lock:
             if self._active == 0:
@@ -403,10 +409,13 @@ class DockerSandbox:
         timeout = timeout_s if timeout_s is not None else lim.timeout_s
         text = command if isinstance(command, str) else shlex.join(command)
         self._set_memory(lim.memory_mb)
-        argv = [
-            "prlimit", f"--cpu={lim.cpu_s}", f"--fsize={lim.file_mb * _MB}", "--core=0", "--",
-            "timeout", "-s", "KILL", f"{timeout:.3f}s", "/bin/sh", "-c", text,
-        ]
+        limited = (
+            f"prlimit --cpu={lim.cpu_s} --fsize={lim.file_mb * _MB} --core=0 -- "
+            f"timeout -s KILL {timeout:.3f}s /bin/sh -c \"$0\""
+        )
+        # timeout leads its own process group: once it returns, kill what is left of the
+        # group too (background children), as bubblewrap's PID namespace would.
+        argv = ["/bin/sh", "-c", f"{limited} & pid=$!; wait $pid; rc=$?; kill -9 -$pid 2>/dev/null; exit $rc", text]
         start = time.monotonic()
         with self._lock:
             self._active += 1
@@ -419,7 +428,7 @@ class DockerSandbox:
         result = RunResult(text, rc, out.decode(errors="replace"), err.decode(errors="replace"), duration)
         if rc > 128:
             result.signal = rc - 128
-        if rc == _KILLED:
+        if rc == _KILLED or hung:
             self._explain_kill(result, timeout, hung)
         if result.timed_out:
             self._sweep_if_alone()

@@ -140,6 +140,9 @@ class LocalSandbox:
         timed_out = False
         try:
             out, err = proc.communicate(timeout=timeout)
+            if not self.bwrap:
+                # What the command left running in its group dies with it, as in bwrap's PID namespace.
+                _kill_group(proc.pid)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc.pid)

@@ -124,3 +124,46 @@ def test_hint_and_translator_override_reach_the_next_translation(tmp_path):
     assert asked == ["openai:other-model"]
     prompt = model.calls[0]["messages"][0]["content"]
     assert "remember alpha is a float scalar" in prompt
+
+
+def test_plan_infers_a_missing_launch_and_later_steps_use_it(tmp_path):
+    import json
+
+    raw = json.loads((FIXTURES / "scale" / "task.json").read_text())
+    del raw["launches"]
+    task_dir = tmp_path / "scale"
+    task_dir.mkdir()
+    for name in ("kernel.cu", "ref.c"):
+        (task_dir / name).write_text((FIXTURES / "scale" / name).read_text())
+    (task_dir / "task.json").write_text(json.dumps(raw))
+    out = tmp_path / "out"
+    console = Console(file=open(tmp_path / "console.txt", "w"))
+    [paused] = run_tasks([task_dir / "task.json"], load_settings(sandbox="local"), out=out, console=console, interrupt_before=["translate"])
+    state = kernel_state(out / CHECKPOINT_DB, paused.thread_id)
+    assert state["task"]["launches"] == [
+        {"kernel": "scale_kernel", "grid": [20], "block": [256], "shared_bytes": 0, "template_args": [], "args": ["x", "y", "alpha", "n"]}
+    ]
+    assert state["plan"]["launches"].startswith("inferred: scale_kernel<<<20, 256>>>")
+    assert state["lowering"] and 'extern "C" void scale(' in state["lowering"]
+    assert state["plan"]["kernels"] == ["scale_kernel"] and state["plan"]["pattern"] == "elementwise"
+
+
+def test_launches_are_not_guessed_where_one_1d_launch_is_not_safe():
+    import json
+
+    from agent.toolbox import infer_launches
+    from tools.cuda import CudaModule
+    from tools.cuda.frontend import KernelInfo, Param
+    from tools.spec import parse_task
+
+    raw = json.loads((FIXTURES / "scale" / "task.json").read_text())
+    del raw["launches"]
+    task = parse_task(raw, base_dir=FIXTURES / "scale")
+    params = [Param(name=n, type="float *") for n in ("x", "y", "alpha", "n")]
+    one = KernelInfo(name="scale_kernel", params=params, file="k.cu", line=1)
+    assert infer_launches(task, CudaModule(filename="k.cu", kernels=[one]))[0] is not None
+    two = CudaModule(filename="k.cu", kernels=[one, one.model_copy(update={"name": "other"})])
+    assert infer_launches(task, two) == (None, "not given, and not inferred: 2 kernels in the source (the task must list its launches)")
+    odd = KernelInfo(name="k", params=[Param(name="zz", type="int")], file="k.cu", line=1)
+    launches, why = infer_launches(task, CudaModule(filename="k.cu", kernels=[odd]))
+    assert launches is None and "['zz'] match no buffer" in why

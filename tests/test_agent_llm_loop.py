@@ -97,6 +97,8 @@ def test_token_budget_and_truncated_answer(tmp_path, monkeypatch, keys):
     """A truncated answer is an observation and a retry; the token budget then ends the loop."""
     script = [Reply("```cpp\n#include <cstdint>\nextern \"C\" void scale(", finish="length", output_tokens=10, input_tokens=100),
               Reply(answer(COMPILE_ERROR_CODE), input_tokens=100, output_tokens=100)] + [answer(COMPILE_ERROR_CODE)] * 3
+    configured_key = "sk-configured-3c1e9b7a5f"  # a key in the configuration, not just the environment
+    monkeypatch.setenv("AGENT_OPENAI_API_KEY", configured_key)
     with ScriptedOpenAIServer(script) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         cfg = load_settings(llm="openai:gpt-4o", sandbox="local", budgets={"max_iters": 6, "max_tokens": 250})
@@ -107,3 +109,6 @@ def test_token_budget_and_truncated_answer(tmp_path, monkeypatch, keys):
     assert llm_obs and llm_obs[0]["attempt"] == 1
     decisions = [e["data"] for e in trace.of("scale", type="decision")]
     assert decisions[0]["next"] == "fix" and "token budget" in decisions[-1]["reason"]
+    assert configured_key in server.requests[0].headers.get("authorization", "")
+    assert trace.header["config"]["openai_api_key"] == "[redacted]"
+    assert configured_key not in (tmp_path / "out" / "trace.jsonl").read_text()

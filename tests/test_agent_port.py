@@ -76,3 +76,19 @@ def test_task_directory_discovery(tmp_path):
     assert port.task_files(tmp_path / "sub" / "task.json") == [tmp_path / "sub" / "task.json"]
     (tmp_path / "empty").mkdir()
     assert port.task_files(tmp_path / "empty") is None
+
+
+def test_candidates_cannot_read_the_task_directory():
+    """The kernel's sandbox masks the task directory, where references and golden files live."""
+    from agent.runner import open_kernel_sandbox
+    from tools.spec import load_task
+
+    task = load_task(TESTS / "agent_fixtures" / "tasks" / "scale" / "task.json")
+    box = open_kernel_sandbox(load_settings(sandbox="local"), task)
+    try:
+        if not getattr(box, "bwrap", False):
+            pytest.skip("bubblewrap is not usable here: the local sandbox cannot mask host paths")
+        peek = box.run(["cat", str(task.base_dir / "ref.c")])
+        assert peek.returncode != 0 and "scale_ref" not in peek.stdout
+    finally:
+        box.close()

@@ -1,7 +1,6 @@
 """Replay of the traces shipped in traces/ (offline and re-running the tools), and `agent trace show`."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +12,6 @@ from agent.errors import UserError
 from agent.trace import read_trace
 
 TRACES = Path(__file__).parent.parent / "traces"
-AGENT = str(Path(sys.executable).parent / "agent")
 SHIPPED = ["compiler_scale.jsonl", "openai_two_fixes.jsonl"]
 
 
@@ -62,11 +60,15 @@ def test_replay_reruns_tools_and_reports_where_results_diverge(tmp_path, monkeyp
     assert len(replayed.of(type="llm_response")) == 3  # every answer came from the recording: no network
 
 
-def test_trace_show_prints_a_timeline(tmp_path):
-    done = subprocess.run([AGENT, "trace", "show", str(TRACES / "openai_two_fixes.jsonl")], capture_output=True, text=True,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr
-    text = done.stdout
+def test_trace_show_prints_a_timeline(monkeypatch, capsys):
+    from agent.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setattr(sys, "argv", ["agent", "trace", "show", str(TRACES / "openai_two_fixes.jsonl")])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
     for expected in ("llm_request", "llm_response", "tool_result", "compile: failed", "check: incorrect", "-> fix", "scale: correct"):
         assert expected in text, expected
 

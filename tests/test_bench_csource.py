@@ -100,3 +100,13 @@ def test_repair_leaves_clean_code_alone():
     clean = "void f(float* a) {\n  float small[16];\n  a[0] = small[0];\n}\n"
     code, notes = repair_reference(clean)
     assert code == clean and notes == []
+
+
+def test_arrays_inside_loops_stay_private():
+    # a static array inside a (possibly OpenMP-parallel) loop would be shared between threads
+    code = ("void f(float* a) {\n  float top[1048576];\n  #pragma omp parallel for\n  for (int i = 0; i < 4; ++i) {\n"
+            "    float inner[1048576];\n    inner[0] = a[i];\n    top[i] = inner[0];\n  }\n}\n")
+    fixed, notes = repair_reference(code)
+    assert "static float top[1048576];" in fixed
+    assert "    float inner[1048576];" in fixed
+    assert notes == ["moved large stack arrays to static storage: top"]

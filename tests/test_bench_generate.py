@@ -27,7 +27,7 @@ def _generate(out, seed=7):
     from agent.commands.bench import generate
 
     console = Console(file=io.StringIO(), width=200)
-    status = generate(out, ops=["relu", "softmax", "concat"], graphs=1, seed=seed, pairs=True, console=console, per_op=1)
+    status = generate(out, ops=["relu", "softmax"], graphs=1, seed=seed, pairs=True, console=console, per_op=1)
     return status, console.file.getvalue()
 
 
@@ -42,7 +42,7 @@ def generated(tmp_path_factory):
 def test_generation_is_reproducible(generated, tmp_path):
     status, log = _generate(tmp_path)
     assert status == 0, log
-    for name in ("elementwise.json", "reduction.json", "layout.json", "graph.json", "pairs.jsonl"):
+    for name in ("elementwise.json", "reduction.json", "graph.json", "pairs.jsonl"):
         assert (generated / name).read_text() == (tmp_path / name).read_text(), name
 
 
@@ -50,7 +50,7 @@ def test_records_are_verified_and_complete(generated):
     from bench.format import load_records
 
     manifest = json.loads((generated / "manifest.json").read_text())
-    assert manifest["counts"] == {"elementwise": 1, "reduction": 1, "layout": 1, "graph": 1}
+    assert manifest["counts"] == {"elementwise": 1, "reduction": 1, "graph": 1}
     for category in manifest["counts"]:
         for rec in load_records(generated / f"{category}.json"):
             assert rec.check is not None and rec.check.max_abs_err < 1e-3
@@ -91,7 +91,7 @@ def test_generated_tasks_load(generated, tmp_path):
     from bench.convert import convert_file
     from tools.spec import load_task
 
-    for category in ("elementwise", "reduction", "layout", "graph"):
+    for category in ("elementwise", "reduction", "graph"):
         for path in convert_file(generated / f"{category}.json", tmp_path / category):
             task = load_task(path)
             assert task.launches and task.reference.kind == "c"

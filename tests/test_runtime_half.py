@@ -3,6 +3,8 @@ of bfloat16 rounding, in every rounding mode; arithmetic correctly rounded."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -87,6 +89,20 @@ int main() {
     }
     save("arithmetic.bin", arithmetic);
 
+    std::vector<unsigned short> bf16_pairs = load<unsigned short>("bf16_pairs.bin");
+    const size_t bf16_triples = bf16_pairs.size() / 3;
+    std::vector<unsigned short> bf16_arithmetic(5 * bf16_triples);
+    for (size_t i = 0; i < bf16_triples; ++i) {
+        __nv_bfloat16 a = __ushort_as_bfloat16(bf16_pairs[3 * i]), b = __ushort_as_bfloat16(bf16_pairs[3 * i + 1]),
+                      c = __ushort_as_bfloat16(bf16_pairs[3 * i + 2]);
+        bf16_arithmetic[5 * i + 0] = __bfloat16_as_ushort(__hadd(a, b));
+        bf16_arithmetic[5 * i + 1] = __bfloat16_as_ushort(__hsub(a, b));
+        bf16_arithmetic[5 * i + 2] = __bfloat16_as_ushort(__hmul(a, b));
+        bf16_arithmetic[5 * i + 3] = __bfloat16_as_ushort(__hdiv(a, b));
+        bf16_arithmetic[5 * i + 4] = __bfloat16_as_ushort(__hfma(a, b, c));
+    }
+    save("bf16_arithmetic.bin", bf16_arithmetic);
+
     // A few fixed checks: integer constructors, comparisons, half2, bfloat16 arithmetic.
     __half from_int = 2049;  // ties to even: 2048
     __half2 pair = __floats2half2_rn(1.5f, -2.0f);
@@ -131,8 +147,22 @@ def neighbours(values: np.ndarray, nearest: np.ndarray, to_float, next_up, next_
     return below, above
 
 
-@pytest.fixture(scope="module")
-def half_run(tmp_path_factory):
+def cpu_has_f16c() -> bool:
+    try:
+        return " f16c" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+# Software conversions, and the F16C instructions that -march=native selects where present.
+CONVERSION_FLAGS = [
+    (),
+    pytest.param(("-mf16c",), marks=pytest.mark.skipif(not cpu_has_f16c(), reason="this CPU has no F16C instructions")),
+]
+
+
+@pytest.fixture(scope="module", params=CONVERSION_FLAGS, ids=["soft", "f16c"])
+def half_run(tmp_path_factory, request):
     workdir = tmp_path_factory.mktemp("half")
     rng = np.random.default_rng(7)
     floats = np.concatenate([special_floats(), random_floats(rng, 200_000), rng.normal(0, 100, 50_000).astype(np.float32)])
@@ -145,7 +175,10 @@ def half_run(tmp_path_factory):
     floats.tofile(workdir / "floats.bin")
     doubles.tofile(workdir / "doubles.bin")
     pairs.tofile(workdir / "pairs.bin")
-    exe = build({"half.cpp": HALF_PROGRAM}, workdir)
+    # Random finite bfloat16 values of moderate exponent (products and quotients stay finite).
+    bf16 = (rng.normal(0, 1, 3 * 60_000) * np.exp2(rng.integers(-20, 20, 3 * 60_000))).astype(np.float32)
+    (bf16.view(np.uint32) >> 16).astype(np.uint16).tofile(workdir / "bf16_pairs.bin")
+    exe = build({"half.cpp": HALF_PROGRAM}, workdir, extra_flags=request.param)
     output = run(exe, threads=1)
     return workdir, floats, doubles, pairs, output
 
@@ -236,6 +269,25 @@ def test_half_arithmetic_is_correctly_rounded(half_run):
         got_values = got[:, column].view(np.float16)
         same = (got_values == values) | (np.isnan(got_values) & np.isnan(values))
         assert same.all(), (column, a[~same][:3], b[~same][:3], got_values[~same][:3], values[~same][:3])
+
+
+def round_to_bfloat16(values: np.ndarray) -> np.ndarray:
+    """float64 -> bfloat16 (as float32), one rounding to nearest even: the model of correct rounding."""
+    _, exponent = np.frexp(values)
+    scale = np.ldexp(1.0, np.maximum(exponent, -125) - 8)
+    with np.errstate(invalid="ignore"):
+        return (np.rint(values / scale) * scale).astype(np.float32)
+
+
+def test_bfloat16_arithmetic_is_correctly_rounded(half_run):
+    workdir = half_run[0]
+    bits = np.fromfile(workdir / "bf16_pairs.bin", dtype=np.uint16).reshape(-1, 3)
+    a, b, c = ((bits[:, i].astype(np.uint32) << 16).view(np.float32).astype(np.float64) for i in range(3))
+    got = np.fromfile(workdir / "bf16_arithmetic.bin", dtype=np.uint16).reshape(-1, 5)
+    expected = [a + b, a - b, a * b, a / b, a * b + c]  # exact in float64 but for the quotient and fma
+    for column, values in enumerate(expected):
+        got_values = (got[:, column].astype(np.uint32) << 16).view(np.float32)
+        assert np.array_equal(got_values, round_to_bfloat16(values)), column
 
 
 def test_fixed_half_and_bfloat16_checks(half_run):

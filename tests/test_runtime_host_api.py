@@ -31,10 +31,19 @@ static_assert(sizeof(dim3) == 12, "dim3");
 __constant__ float coefficients[16];
 __device__ int device_counter;
 
+// A global whose destructor frees device memory after main returns (RAII wrappers do this).
+struct FreedAtExit {
+    float* memory = nullptr;
+    ~FreedAtExit() {
+        if (cudaFree(memory) != cudaSuccess) std::abort();
+    }
+} freed_at_exit;
+
 static void CUDART_CB_like(cudaStream_t, cudaError_t status, void* data) { *static_cast<int*>(data) = 100 + status; }
 
 int main() {
     const int n = 1000;
+    cudaMalloc(&freed_at_exit.memory, 64);
     std::vector<float> host(n), back(n, -1.0f);
     for (int i = 0; i < n; ++i) host[i] = 0.5f * i;
 
@@ -165,6 +174,14 @@ int main() {
     int min_grid = 0, block = 0;
     cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, CUDART_CB_like, 0, 0);
     printf("occupancy %d %d\n", block, int(min_grid > 0));
+    cudaError_t good_launch = cuda_cpu::check_launch(dim3(1000, 2), dim3(32, 32), 1024);
+    cudaError_t too_many_threads = cuda_cpu::check_launch(dim3(1), dim3(64, 32), 0);
+    cudaError_t recorded = cudaGetLastError();
+    cudaError_t empty_grid = cuda_cpu::check_launch(dim3(0), dim3(32), 0);
+    cudaError_t deep_block = cuda_cpu::check_launch(dim3(1), dim3(1, 1, 65), 0);
+    cudaError_t huge_shared = cuda_cpu::check_launch(dim3(1), dim3(32), size_t(1) << 20);
+    cudaGetLastError();
+    printf("launch_checks %d %d %d %d %d %d\n", good_launch, too_many_threads, recorded, empty_grid, deep_block, huge_shared);
     printf("func_attr %d\n", cudaFuncSetAttribute(CUDART_CB_like, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536));
 
     // Pointer attributes and other allocators.
@@ -244,6 +261,7 @@ def test_streams_and_device_queries(host_api):
     assert host_api["meminfo"] == ["1"]
     assert host_api["occupancy"] == ["256", "1"]
     assert host_api["func_attr"] == ["0"]
+    assert host_api["launch_checks"] == ["0", "9", "9", "9", "9", "9"]  # cudaErrorInvalidConfiguration
 
 
 def test_pointer_attributes_and_frees(host_api):
@@ -278,6 +296,10 @@ ALL_HEADERS = """
 #include <thrust/functional.h>
 #include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
+#include <thrust/tuple.h>
+#include <thrust/random.h>
+#include <cuComplex.h>
 #include <algorithm>
 #include <vector>
 using namespace std;
@@ -296,7 +318,11 @@ int main() {
 }
 """
     second = ALL_HEADERS + """
-float scale_in_other_unit(float x) { return __fmul_rn(rsqrtf(4.0f), x) + __expf(0.0f) + max(1.0f, 0.0f) - 1.0f; }
+float scale_in_other_unit(float x) {
+    cuFloatComplex i = make_cuFloatComplex(0.0f, 1.0f);
+    float minus_one = cuCrealf(cuCmulf(i, i));
+    return __fmul_rn(rsqrtf(4.0f), x) + __expf(0.0f) + max(1.0f, 0.0f) + minus_one;
+}
 """
     exe = build({"first.cpp": first, "second.cpp": second}, tmp_path)
     assert run(exe).split() == ["1.75", "3", "2"]

@@ -259,8 +259,11 @@ inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 #endif
 template <class T>
 T clamp(T v, T lo, T hi) { return max(lo, min(v, hi)); }
+// helper_math.h's vector overloads call min on unsigned components: CUDA's unsigned min.
+inline uint2 min(uint2 a, uint2 b) { return make_uint2(min(a.x, b.x), min(a.y, b.y)); }
 int main() {
-    printf("%d %d %g %u %g\n", clamp(7, 0, 5), max(-3, 2), rsqrtf(4.0f), min(-1, 3u), max(1.0f, 2.5));
+    uint2 low = min(make_uint2(4000000000u, 1u), make_uint2(3u, 2u));
+    printf("%d %d %g %u %g %u %u\n", clamp(7, 0, 5), max(-3, 2), rsqrtf(4.0f), min(-1, 3u), max(1.0f, 2.5), low.x, low.y);
     return 0;
 }
 """
@@ -268,4 +271,4 @@ int main() {
 
 def test_host_fallback_definitions_of_cuda_functions_coexist(tmp_path):
     exe = build({"fallbacks.cpp": HOST_FALLBACKS_PROGRAM}, tmp_path)
-    assert run(exe).split() == ["5", "2", "0.5", "3", "2.5"]
+    assert run(exe).split() == ["5", "2", "0.5", "3", "2.5", "3", "1"]

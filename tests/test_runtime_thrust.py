@@ -30,6 +30,8 @@ THRUST_PROGRAM = r"""
 #include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
+#include <thrust/for_each.h>
 #include <cstdio>
 #include <vector>
 
@@ -39,6 +41,10 @@ struct saxpy {
 };
 struct is_odd {
     __host__ __device__ bool operator()(int x) const { return x % 2 != 0; }
+};
+struct weighted_sum {
+    template <class Tuple>
+    __host__ __device__ void operator()(Tuple t) const { thrust::get<2>(t) = thrust::get<0>(t) + 10 * thrust::get<1>(t); }
 };
 struct square {
     __host__ __device__ long long operator()(int x) const { return static_cast<long long>(x) * x; }
@@ -124,6 +130,31 @@ int main() {
     printf("transform_iterator_sum %lld\n",
            thrust::reduce(thrust::make_transform_iterator(thrust::make_counting_iterator(1), square()),
                           thrust::make_transform_iterator(thrust::make_counting_iterator(11), square()), 0LL));
+    // Placeholder expressions and zip iterators.
+    using namespace thrust::placeholders;
+    thrust::device_vector<int> linear(n);
+    thrust::transform(d.begin(), d.end(), d.begin(), linear.begin(), 3 * _1 - _2 / 2);
+    show("linear", linear);
+    printf("count_placeholder %ld\n", static_cast<long>(thrust::count_if(d.begin(), d.end(), _1 > 10)));
+    thrust::device_vector<int> zipped(n);
+    thrust::for_each(thrust::make_zip_iterator(thrust::make_tuple(d.begin(), negated.begin(), zipped.begin())),
+                     thrust::make_zip_iterator(thrust::make_tuple(d.end(), negated.end(), zipped.end())), weighted_sum());
+    show("zipped", zipped);
+    // Large ranges take the parallel chunked paths.
+    const int big_n = 100003;
+    thrust::device_vector<long long> big(big_n), big_inclusive(big_n), big_exclusive(big_n);
+    thrust::tabulate(big.begin(), big.end(), [](long long i) { return i % 1000 - 500; });
+    thrust::inclusive_scan(big.begin(), big.end(), big_inclusive.begin());
+    thrust::exclusive_scan(thrust::device, big.begin(), big.end(), big_exclusive.begin(), 7LL, thrust::plus<long long>());
+    thrust::device_vector<long long> big_max(big);
+    thrust::inclusive_scan(big_max.begin(), big_max.end(), big_max.begin(), thrust::maximum<long long>());  // in place
+    printf("big_reduce %lld %lld\n", thrust::reduce(big.begin(), big.end()),
+           thrust::transform_reduce(big.begin(), big.end(), [](long long v) { return v * v; }, 3LL, thrust::plus<long long>()));
+    printf("big_scans %lld %lld %lld %lld %lld %lld\n", big_inclusive[0], big_inclusive[8192], big_inclusive[big_n - 1],
+           big_exclusive[0], big_exclusive[50000], big_max[big_n - 1]);
+    thrust::device_vector<float> noisy(big_n);
+    thrust::tabulate(noisy.begin(), noisy.end(), [](int i) { return 1.0f / float(i + 1); });
+    printf("float_sum %a\n", static_cast<double>(thrust::reduce(noisy.begin(), noisy.end(), 0.0f)));
     thrust::fill_n(d.begin(), 3, 7);
     printf("fill_n %d %d %d %d\n", int(d[0]), int(d[1]), int(d[2]), int(d[3] == input[3]));
     return 0;
@@ -131,15 +162,22 @@ int main() {
 """
 
 
-@pytest.fixture(scope="module")
-def thrust_run(tmp_path_factory):
-    rng = np.random.default_rng(11)
-    values = rng.integers(-50, 50, size=300)
-    exe = build({"thrust.cpp": THRUST_PROGRAM}, tmp_path_factory.mktemp("thrust"))
+def run_with_input(exe, values, threads: int) -> dict[str, list[str]]:
     result = subprocess.run([str(exe)], input=" ".join(map(str, values)), capture_output=True, text=True,
-                            env=dict(os.environ, OMP_NUM_THREADS="2"))
+                            env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
     assert result.returncode == 0, result.stderr
-    return values, parse_lines(result.stdout)
+    return parse_lines(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def thrust_exe(tmp_path_factory):
+    return build({"thrust.cpp": THRUST_PROGRAM}, tmp_path_factory.mktemp("thrust"))
+
+
+@pytest.fixture(scope="module")
+def thrust_run(thrust_exe):
+    values = np.random.default_rng(11).integers(-50, 50, size=300)
+    return values, run_with_input(thrust_exe, values, threads=2)
 
 
 def ints(table, key) -> list[int]:
@@ -182,6 +220,30 @@ def test_sorts_are_correct_and_sort_by_key_is_stable(thrust_run):
     assert ints(out, "unique_keys") == list(unique) and ints(out, "key_counts") == list(counts)
     assert ints(out, "sorted") == sorted(values)
     assert ints(out, "sorted_desc") == sorted(values, reverse=True)
+
+
+def test_placeholders_and_zip_iterators(thrust_run):
+    values, out = thrust_run
+    assert ints(out, "linear") == [3 * v - int(v / 2) for v in values]  # C++ division truncates
+    assert ints(out, "count_placeholder") == [int((values > 10).sum())]
+    assert ints(out, "zipped") == list(values - 10 * values)
+
+
+def test_large_ranges_reduce_and_scan_in_parallel(thrust_run):
+    _, out = thrust_run
+    big = np.arange(100003, dtype=np.int64) % 1000 - 500
+    inclusive = np.cumsum(big)
+    exclusive = 7 + np.concatenate([[0], inclusive[:-1]])
+    assert ints(out, "big_reduce") == [big.sum(), 3 + (big * big).sum()]
+    assert ints(out, "big_scans") == [inclusive[0], inclusive[8192], inclusive[-1], exclusive[0], exclusive[50000], big.max()]
+
+
+def test_float_reduction_does_not_depend_on_thread_count(thrust_exe, thrust_run):
+    values, two_threads = thrust_run
+    one_thread = run_with_input(thrust_exe, values, threads=1)
+    assert one_thread["float_sum"] == two_threads["float_sum"]
+    harmonic = float.fromhex(one_thread["float_sum"][0])
+    assert harmonic == pytest.approx(sum(1.0 / (i + 1) for i in range(100003)), rel=1e-5)
 
 
 def test_copies_pointers_and_iterators(thrust_run):

@@ -28,14 +28,15 @@ def _docker_skip_reason() -> str | None:
     return None
 
 
-KINDS = ["local", pytest.param("docker", marks=pytest.mark.docker)]
+# local-plain: the local sandbox as it runs where bubblewrap is missing (limits only).
+KINDS = ["local", "local-plain", pytest.param("docker", marks=pytest.mark.docker)]
 
 
 def make_box(kind: str, limits: Limits | None = None) -> Sandbox:
     """A fresh sandbox of `kind`; Docker skips (or fails under AGENT_REQUIRE_DOCKER=1) without a daemon and image."""
     limits = limits or Limits(timeout_s=60, memory_mb=2048)
-    if kind == "local":
-        return LocalSandbox(limits)
+    if kind in ("local", "local-plain"):
+        return LocalSandbox(limits, use_bwrap=False if kind == "local-plain" else None)
     reason = _docker_skip_reason()
     if reason and os.environ.get("AGENT_REQUIRE_DOCKER") == "1":
         pytest.fail(f"AGENT_REQUIRE_DOCKER=1 (CI) but {reason}")
@@ -120,6 +121,14 @@ def test_timeout_kills_children(box: Sandbox) -> None:
     assert run.timed_out and not run.ok
     assert any("time limit" in note for note in run.notes)
     time.sleep(2.5)  # past the moment the child would have written
+    assert not box.exists(marker)
+
+
+def test_background_children_end_with_the_command(box: Sandbox) -> None:
+    marker = f"background-{uuid.uuid4().hex[:8]}.txt"
+    run = box.run(f"(sleep 2; echo late > {marker}) >/dev/null 2>&1 & echo started")
+    assert run.ok and run.stdout.strip() == "started"
+    time.sleep(2.5)
     assert not box.exists(marker)
 
 
@@ -263,8 +272,8 @@ def test_reap_stale_removes_orphaned_containers() -> None:
     gone.wait()  # a process id that no longer runs: the owner of a leftover container
     client = docker.from_env()
     labels = {LABEL: "1", f"{LABEL}.pid": str(gone.pid), f"{LABEL}.host": socket.gethostname()}
-    leftover = client.containers.create(IMAGE, ["sleep", "infinity"], labels=labels, network_mode="none")
     live = make_box("docker")
+    leftover = client.containers.create(IMAGE, ["sleep", "infinity"], labels=labels, network_mode="none")
     try:
         assert reap_stale(client) >= 1
         assert not client.containers.list(all=True, filters={"id": leftover.id})

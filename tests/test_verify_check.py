@@ -64,6 +64,7 @@ def test_off_by_one_element_shift_writes_past_end(box, vadd_task):
     assert "wrote past the end of buffer 'c'" in text
     m = r.mismatches[0]
     assert m.first_index == (0, 0) and m.count == 3700  # every element is one place off
+    assert "shifted by +1 element" in text and "off-by-one index" in text
 
 
 def test_writing_an_input_is_caught(box, vadd_task):
@@ -177,3 +178,36 @@ def test_candidate_cannot_read_the_task_directory(box, vadd_task):
     r = check(vadd_task, peeking, box, seeds=[42], threads=[1])
     assert r.status == "incorrect"  # it found nothing to read
     assert box.hide.count(str(vadd_task.base_dir)) == 0  # the mask is lifted afterwards
+
+
+def test_entry_with_the_wrong_parameter_list_is_flagged(box, vadd_task):
+    hardcoded = ('#include <cstdint>\nextern "C" void vadd(float* a, float* b, float* c) {\n'
+                 "  for (int i = 0; i < 3700; i++) c[i] = a[i] + b[i];\n}\n")
+    r = check(vadd_task, hardcoded, box, seeds=[42], threads=[1])
+    first = r.observations[0]
+    assert first.severity == "warning" and first.line == 2
+    assert 'the entry takes 3 parameters, the task\'s signature has 4: extern "C" void vadd(float* a, float* b, float* c, int32_t n)' in first.message
+
+
+def test_endless_candidate_times_out(box, vadd_task):
+    r = check(vadd_task, vadd("volatile int spin = 1; while (spin) {}"), box, seeds=[42], threads=[1], timeout_s=2)
+    assert r.status == "timeout"
+    assert "did not finish within the time limit (seed 42, 1 thread)" in messages(r)
+
+
+@pytest.mark.docker
+def test_check_in_docker_sandbox(vadd_task):
+    from sandboxes import docker_available, open_sandbox
+
+    ok, why = docker_available()
+    if not ok:
+        pytest.skip(why)
+    try:
+        sb = open_sandbox("docker")
+    except Exception as exc:  # noqa: BLE001 - no image built: say so
+        pytest.skip(f"docker sandbox unavailable: {exc}")
+    try:
+        r = check(vadd_task, VADD_OK.replace("a[i] + b[i]", "a[i] + b[i] + (i == 7)"), sb, seeds=[42])
+        assert r.status == "incorrect" and r.mismatches[0].first_index == (0, 7) and r.mismatches[0].count == 1
+    finally:
+        sb.close()

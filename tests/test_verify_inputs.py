@@ -79,3 +79,11 @@ def test_compare_tolerances_nan_inf_and_integers():
     assert (m.count, m.first_index, m.max_abs_err) == (1, (3,), 1.0)
     assert "[3]" in m.excerpt and "<- differs" in m.excerpt
     assert compare_buffer(buf("bool", [2]), np.array([True, False]), np.array([True, False]), tol, seed=0, threads=1) is None
+
+
+def test_constant_reference_output_is_noted():
+    from tools.verify.check import constant_output_notes
+
+    task = load_task(FIX / "vadd" / "task.json")
+    assert "is 0.0 everywhere for seed 5" in constant_output_notes(task, {"c": np.zeros((100, 37), np.float32)}, 5)[0]
+    assert constant_output_notes(task, {"c": np.arange(3700, dtype=np.float32).reshape(100, 37)}, 5) == []

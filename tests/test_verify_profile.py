@@ -16,7 +16,7 @@ from sandboxes import LocalSandbox
 from tools.result import KernelResult
 from tools.spec import load_task
 from tools.verify import check, profile
-from tools.verify.profile import vectorization_observations
+from tools.verify.profile import hottest_line, parse_perf_stat, perf_stat_observation, vectorization_observations
 
 FIX = Path(__file__).parent / "verify_fixtures"
 VADD_OK = """
@@ -98,6 +98,19 @@ def test_vectorization_parser_ignores_other_files():
         (7, "loop not vectorized: no vectype for stmt: _1 = *p;"),
         (9, "loop not vectorized: complicated access pattern."),
     ]
+
+
+def test_hottest_line_and_perf_stat_parsing():
+    source = "void f() {\n  for (int i = 0; i < n; i++) {\n    float s = 0;\n    for (int k = 0; k < 9; k++)\n      s += g(k);\n    c[i] = s;\n  }\n}\n"
+    report = "# comment\n    61.20%  /usr/include/c++/12/cmath:464\n    30.00%  verify/k.cpp:5\n     8.80%  k.cpp:6\n"
+    hot = hottest_line(report, "k.cpp", source)
+    assert (hot.line, hot.data["loop_line"]) == (5, 4) and "30.00% of samples: `s += g(k);`" in hot.message
+    assert hottest_line("    9.0%  other.cpp:1\n", "k.cpp", source) is None
+    counters = parse_perf_stat("412.50,msec,task-clock,412500000,100.00,1.9,CPUs utilized\n7,,context-switches,412,100.00,,\n"
+                               "<not supported>,,cycles,0,100.00,,\n")
+    assert counters == {"task-clock": 412.5, "context-switches": 7.0}
+    obs = perf_stat_observation(counters, wall_s=0.5, threads=4)
+    assert "0.82 CPUs utilized with 4 threads" in obs.message and obs.severity == "warning"
 
 
 def test_python_reference_is_timed(box):

@@ -104,7 +104,7 @@ def test_cuda_driver_compiles_with_nvcc(box):
     """The generated driver for the GPU run is valid CUDA (compiled, not run, where no GPU is)."""
     task = load_task(FIX / "scale_count" / "task.json")
     box.put({"cu/kernel.cu": task.source(), "cu/driver.cu": cuda_driver_source(task, "kernel.cu")})
-    build = compile_cuda(box, ["cu/driver.cu"], "cu/driver", flags=["-O0", "-std=c++17"])
+    build = compile_cuda(box, ["cu/driver.cu"], "cu/driver.o", flags=["-O0", "-std=c++17", "-c"])
     assert build.ok, build.summary()
 
 

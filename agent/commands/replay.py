@@ -103,7 +103,7 @@ def _read(trace: Path) -> Trace:
 
 def settings_from_header(header: dict[str, Any]) -> Settings:
     """The recorded run's configuration (budgets above all), with no key, and this machine's sandbox choice."""
-    config = {k: v for k, v in (header.get("config") or {}).items() if k not in ("openai_api_key", "anthropic_api_key")}
+    config = {k: v for k, v in (header.get("config") or {}).items() if not k.endswith("api_key")}
     config["sandbox"] = load_settings().sandbox
     try:
         return Settings(**config)
@@ -165,6 +165,8 @@ def rebuild_task(events: list[dict], workdir: Path) -> Task | None:
         if workdir.resolve() not in path.resolve().parents:
             raise UserError(f"trace artifact {f['name']!r} would be written outside the replay directory")
         path.parent.mkdir(parents=True, exist_ok=True)
+        if "omitted" in f:
+            raise UserError(f"the trace does not hold the task file {f['name']} ({f['omitted']})")
         if f["role"] == "task":
             path.write_text(json.dumps(f["content"], indent=2))
         elif f.get("encoding") == "base64":

@@ -115,5 +115,6 @@ def run(task: Path, candidate: Path, cfg: Settings, *, out: Path | None, profile
     out_dir = out or Path("verify-out") / spec.name
     path = result.write(out_dir)
     print_report(console, spec.name, result, report, prof)
+    console.print(f"[dim]sandbox: {_escape(sandbox.mode)}[/]", highlight=False)
     console.print(f"result: {path}", highlight=False)
     return 0 if result.status == "correct" else 1

@@ -14,7 +14,7 @@ from agent.trace import read_trace
 
 from .model import KernelView
 from .screens import ChoicePrompt, TextPrompt, TraceScreen
-from .session import FINISHED, RUNNING
+from .session import FINISHED, IDLE, RUNNING
 from .widgets import (CodePane, KernelTable, TextPane, diff_text, error_lines, kernel_info, observations_text,
                       summary_text)
 
@@ -158,7 +158,7 @@ class MainScreen(Screen[None]):
                 self.app.session.hint(kernel.name, text)
                 self.notify(f"hint for {kernel.name}: it goes into the next translation")
                 if kernel.finished:
-                    self._run_again()
+                    self._run_again(kernel.name)
 
         self.app.push_screen(TextPrompt(f"Hint for {kernel.name}'s next translation",
                                         placeholder="e.g. use a blocked loop over rows"), done)
@@ -172,12 +172,15 @@ class MainScreen(Screen[None]):
             return
         self.app.session.retry(kernel.name)
         self.notify(f"{kernel.name}: one more attempt")
-        self._run_again()
+        self._run_again(kernel.name)
 
-    def _run_again(self) -> None:
-        """A finished run starts again for a reopened kernel (a paused one waits for `s`)."""
-        if self.app.run_state == FINISHED:
+    def _run_again(self, name: str) -> None:
+        """Run the reopened kernel at once when nothing else waits; a paused run waits for `s`."""
+        others_done = all(k.finished for k in self.app.view.kernels.values() if k.name != name)
+        if self.app.run_state == FINISHED or (self.app.run_state == IDLE and others_done):
             self.app.session.start()
+        elif self.app.run_state != RUNNING:
+            self.notify("press s to run it")
 
     def action_accept(self) -> None:
         kernel = self._kernel_for_action()

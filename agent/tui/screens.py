@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from agent.trace import Trace
 
-from .model import RunView, fold
+from .model import RunView
 from .widgets import CodePane, TextPane, error_lines, kernel_info, observations_text, summary_text
 
 MAX_EVENT_CHARS = 6000  # an event's JSON shown in the viewer (artifacts carry whole files)
@@ -80,6 +80,7 @@ quitting (q) and opening the same PATH again continues where it stopped.
               d  diff tab   [ ]  older/newer left side   { }  right side
               v  trace viewer (step through the run event by event)
 [b]Viewer[/b]     n/b or arrows  next/previous event   g/G  first/last
+              1-3 event, CPU code, observations tabs
 [b]Other[/b]      ?  this help   q  quit (the checkpoint is kept)
 """
 
@@ -105,6 +106,9 @@ class TraceScreen(Screen[None]):
         Binding("g", "jump(0)", "First"),
         Binding("G", "jump(-1)", "Last"),
         Binding("escape,q", "close", "Close"),
+        Binding("1", "tab('trace-event')", show=False),
+        Binding("2", "tab('trace-cpu')", show=False),
+        Binding("3", "tab('trace-obs')", show=False),
     ]
 
     def __init__(self, trace: Trace, *, closable: bool = True) -> None:
@@ -112,6 +116,7 @@ class TraceScreen(Screen[None]):
         self.trace = trace
         self.closable = closable
         self.index = 0
+        self._folded: tuple[int, RunView] | None = None  # (index, view) of the last fold
 
     def compose(self) -> ComposeResult:
         yield Static(id="trace-title")
@@ -146,6 +151,9 @@ class TraceScreen(Screen[None]):
     def action_jump(self, where: int) -> None:
         self.show(where if where >= 0 else len(self.trace.events) - 1)
 
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#trace-tabs", TabbedContent).active = tab
+
     def action_close(self) -> None:
         if self.closable:
             self.dismiss(None)
@@ -153,7 +161,14 @@ class TraceScreen(Screen[None]):
             self.app.exit()
 
     def state_at(self, index: int) -> RunView:
-        return fold(self.trace.events[: index + 1])
+        """The fold of the events up to `index`; stepping forward folds only the new ones."""
+        if self._folded is None or self._folded[0] > index:
+            self._folded = (-1, RunView())
+        done, view = self._folded
+        for event in self.trace.events[done + 1: index + 1]:
+            view.apply(event)
+        self._folded = (index, view)
+        return view
 
     def show(self, index: int) -> None:
         events = self.trace.events

@@ -18,7 +18,7 @@ while [[ $# -gt 0 ]]; do
     case "$1" in
         --force) force=1 ;;
         --image) image="$2"; shift ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
         *) echo "build_image.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -53,7 +53,7 @@ host_mirror() {
 mirror="${AGENT_SANDBOX_MIRROR:-$(host_mirror)}"
 packages=$(grep -v '^\s*#' "$here/packages.txt" | xargs | tr ' ' ',')
 
-cache="${AGENT_SANDBOX_CACHE:-/var/cache/agent-sandbox}"
+cache=$(realpath -m "${AGENT_SANDBOX_CACHE:-/var/cache/agent-sandbox}")
 # Bump when build_rootfs below changes what goes into the root filesystem.
 recipe=1
 key=$(cat "$here/packages.txt" <(echo "recipe $recipe $suite $(dpkg --print-architecture)") | sha256sum | cut -c1-16)

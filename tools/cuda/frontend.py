@@ -343,6 +343,9 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[int
     coords = sync = False
     feats: set[str] = set()
     callees: set[int] = set()
+    if not is_kernel(fn) and any("volatile" in p.type.spelling for p in params_of(fn)):
+        sync = True  # warp-synchronous code on volatile memory: inlined and run in lockstep
+        feats.add("warp-synchronous volatile code")
     for c in fn.walk_preorder():
         k = c.kind
         if k == ci.CursorKind.DECL_REF_EXPR and c.spelling in BUILTIN_VARS and not tr.in_main(c.referenced or c):
@@ -451,6 +454,7 @@ def _collect_variables(tr: Translation, mod: CudaModule) -> None:
 
 
 def _collect_host(tr: Translation, mod: CudaModule) -> None:
+    seen: set[int] = set()
     for fn in tr.tu.cursor.walk_preorder():
         if fn.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD):
             continue
@@ -459,10 +463,15 @@ def _collect_host(tr: Translation, mod: CudaModule) -> None:
         for call in calls_in(fn):
             site = parse_launch(call, tr)
             if site is not None:
+                if site.start in seen:
+                    continue
+                seen.add(site.start)
                 site.info.function = site.function = fn.spelling
                 mod.launches.append(site.info)
                 continue
             name = call_name(call)
+            if name in ("cudaConfigureCall", "__cudaPushCallConfiguration"):
+                continue
             if name.startswith("cuda") or name.startswith("cublas") or name.startswith("curand"):
                 mod.runtime_calls.append(RuntimeCall(name=name, function=fn.spelling, file=tr.filename, line=call.location.line))
 
@@ -495,7 +504,9 @@ def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
     if args_text.startswith("(") and args_text.endswith(")"):
         args_text = args_text[1:-1]
     m = re.match(r"^\s*([\w:]+)\s*(<(.*)>)?\s*$", kernel_text, re.S)
-    name = m.group(1).split("::")[-1] if m else kernel_text
+    if not m:  # the configuration part of a launch, not the launch itself
+        return None
+    name = m.group(1).split("::")[-1]
     targs = m.group(3).strip() if m and m.group(3) else None
     info = LaunchSite(kernel=name, template_args=targs, grid=config[0] if config else "",
                       block=config[1] if len(config) > 1 else "", shared_bytes=config[2] if len(config) > 2 else None,

@@ -364,8 +364,17 @@ class KernelLowering:
     def contains_sync(self, c: ci.Cursor) -> bool:
         key = (c.extent.start.offset, c.extent.end.offset)
         if key not in self._sync_cache:
-            self._sync_cache[key] = any(self._is_sync_call(x) for x in fe.calls_in(c))
+            self._sync_cache[key] = any(self._is_sync_call(x) for x in fe.calls_in(c)) or self._volatile(c)
         return self._sync_cache[key]
+
+    def _volatile(self, c: ci.Cursor) -> bool:
+        """Reads or writes memory through a volatile local pointer: warp-synchronous code
+        written for lockstep warps, run here one statement at a time for the whole block."""
+        for x in c.walk_preorder():
+            if x.kind == K.DECL_REF_EXPR and x.referenced is not None and x.referenced.kind in (K.VAR_DECL, K.PARM_DECL) \
+                    and "volatile" in x.referenced.type.spelling and not fe.is_shared(x.referenced):
+                return True
+        return False
 
     def _is_sync_call(self, call: ci.Cursor) -> bool:
         if fe.call_name(call) in SYNC_CALLS:
@@ -540,6 +549,7 @@ class KernelLowering:
             out[-1].closed = True
 
     def lower_body(self) -> None:
+        self.has_return = any(c.kind == K.RETURN_STMT for c in fe.body_of(self.kernel).walk_preorder())
         self.lower_seq(_stmt_list(fe.body_of(self.kernel)), self.ctx, (), self.items, in_loop=False)
 
     def lower_seq(self, stmts: list[ci.Cursor], ctx: Ctx, masks: tuple, out: list, in_loop: bool) -> None:
@@ -547,6 +557,11 @@ class KernelLowering:
             self.lower_stmt(s, ctx, masks, out, in_loop)
 
     def lower_stmt(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list, in_loop: bool) -> None:
+        while s.kind in (K.UNEXPOSED_STMT, getattr(K, "ATTRIBUTED_STMT", K.UNEXPOSED_STMT)) and self.contains_sync(s):
+            inner = [c for c in _children(s) if c.kind.is_statement()]
+            if len(inner) != 1:
+                break
+            s = inner[0]  # `#pragma unroll` around a loop with barriers: the loop is hoisted anyway
         k = s.kind
         if k == K.DECL_STMT and any(fe.is_shared(v) for v in _children(s)):
             self._add_shared(s, ctx)
@@ -684,8 +699,9 @@ class KernelLowering:
         """A loop whose trip count may differ between threads: every thread keeps a flag
         `in_loop[tid]`; the block iterates while some thread is still in the loop and each
         region of the body skips the threads that left it (break clears the flag)."""
+        tainted = any(self.expr_class(p, ctx)[1] for p in (init, cond) if p is not None)
         flag = Var(name=self._fresh("in_loop"), type="bool", cursor=None, ctx=ctx, synthetic=True, promoted=True,
-                   tainted=True, order=len(self.vars))
+                   tainted=tainted, order=len(self.vars))
         self.vars.append(flag)
         self.cut(out)
         out.append(BText(f"{flag.name}.fill(false);"))
@@ -740,6 +756,7 @@ class KernelLowering:
                 raise _unsupported("barrier in expression", call, "a barrier used inside an expression")
             else:
                 self._inline(call, ctx, masks, out)
+        lockstep = self._volatile(s)
         if exchanges:
             r = self.region(out, masks)
             for call in exchanges:
@@ -753,6 +770,8 @@ class KernelLowering:
                 ctx.replacements[(call.extent.start.offset, call.extent.end.offset)] = ("exchange", site, call, name, args)
             self.cut(out)
         self.region(out, masks).items.append(("stmt", s, ctx))
+        if lockstep:
+            self.cut(out)
 
     def _exchange_value(self, call: ci.Cursor, name: str, args: list[ci.Cursor]):
         if name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__ballot", "__any", "__all"):
@@ -1225,6 +1244,7 @@ class KernelLowering:
         ind = "    "
         if any(re.search(rf"\b{n['nthreads']}\b", x) for x in state + body):
             lines.append(f"{ind}const unsigned int {n['nthreads']} = blockDim.x * blockDim.y * blockDim.z;")
+        if state:
             lines.append(f"{ind}#pragma omp parallel")
             lines.append(f"{ind}{{")
             lines += [ind * 2 + s for s in state]

@@ -1,14 +1,21 @@
 """check(): is a CPU candidate correct? Seeds x thread counts, every element, every output.
 
 Guards (HONEST_TIMING.md): outputs poisoned before every call; several seeds with fresh buffers;
-inputs and guard zones checked after every call; 1 thread and several threads; the reference
-runs in a separate sandbox, so the candidate never sees its files or outputs.
+two calls per run (a result cached across calls shows); inputs and guard zones checked after
+every call; 1 thread and several threads; the reference runs in a separate sandbox and a local
+bwrap sandbox masks the task's directory while candidate code runs, so the candidate never sees
+the reference's files or outputs; a reference output that is constant is pointed out (a
+constant-returning candidate would pass on it).
+
+Reference outputs are cached in memory per (task, reference files, seed) for c, python and
+lowered references: the agent checks many candidates of one task.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Iterator, Literal, Sequence
@@ -122,6 +129,21 @@ def compile_observations(build: BuildResult) -> list[Observation]:
     return obs
 
 
+def signature_observation(task: Task, source: str) -> Observation | None:
+    """The entry defined with a different parameter count than the task's signature (a likely ABI mismatch)."""
+    m = re.search(rf'extern\s+"C"\s+void\s+{re.escape(task.entry_name)}\s*\(([^)]*)\)\s*\{{', source)
+    if not m:
+        return None
+    params = [p for p in (x.strip() for x in m[1].split(",")) if p and p != "void"]
+    want = len(task.buffers) + len(task.scalars)
+    if len(params) == want:
+        return None
+    return Observation(kind="runtime", severity="warning",
+                       message=f"the entry takes {len(params)} parameters, the task's signature has {want}: "
+                               f"{task.entry_signature()}", line=source[: m.start()].count("\n") + 1,
+                       file=candidate_filename(task))
+
+
 def put_inputs(sandbox: Sandbox, indir: str, inputs: dict[str, np.ndarray]) -> None:
     sandbox.put({f"{indir}/{k}.bin": np.ascontiguousarray(v).tobytes() for k, v in inputs.items()})
 
@@ -167,13 +189,14 @@ def harness_observations(task: Task, run: HarnessRun, *, seed: int, threads: int
                                + (f":\n{tail}" if tail else ""), data=ctx))
         return "runtime_error", obs
     status = None
-    for name, first, count, call in run.input_modified:
+    modified = {name: (first, count, call) for name, first, count, call in reversed(run.input_modified)}  # first call's
+    for name, (first, count, call) in modified.items():
         idx = list(np.unravel_index(first, task.buffer(name).shape))
         obs.append(Observation(kind="runtime", message=f"the {who} wrote into input buffer '{name}' "
                                f"({_plural(count, 'element')} changed, first at {[int(i) for i in idx]}; call {call + 1}, seed {seed}, "
                                f"{_plural(threads, 'thread')}): inputs must stay unchanged", data={**ctx, "buffer": name}))
         status = "incorrect"
-    for name, side, call in run.out_of_bounds:
+    for name, (side, call) in {name: (side, call) for name, side, call in reversed(run.out_of_bounds)}.items():
         where = "past the end of" if side == "after" else "before the start of"
         obs.append(Observation(kind="runtime", message=f"the {who} wrote {where} buffer '{name}' "
                                f"({task.buffer(name).size} elements; call {call + 1}, seed {seed}, {_plural(threads, 'thread')})",
@@ -252,20 +275,22 @@ def check(
     exe = build_harness(sandbox, task)
     wanted = list(seeds) if seeds else default_seeds(task)
     key = reference_key(task)
-    if reference is None and task.reference.kind in CACHEABLE_KINDS and all((key, s) in _EXPECTED for s in wanted):
-        with task_dir_hidden(sandbox, task):
-            return _check_runs(task, sandbox, exe, None, wanted, thread_counts, build, timeout_s)
-    ref = reference or open_reference(task, sandbox)
+    ref = None
+    if reference is not None or task.reference.kind not in CACHEABLE_KINDS or any((key, s) not in _EXPECTED for s in wanted):
+        ref = reference or open_reference(task, sandbox)
     try:
         with task_dir_hidden(sandbox, task):
-            return _check_runs(task, sandbox, exe, ref, ref.seeds(wanted), thread_counts, build, timeout_s)
+            report = _check_runs(task, sandbox, exe, ref, ref.seeds(wanted) if ref else wanted, thread_counts, build, timeout_s)
     finally:
-        if reference is None:
+        if ref is not None and reference is None:
             ref.close()
+    mismatch = signature_observation(task, candidate_cpp)
+    if mismatch:
+        report.observations.insert(0, mismatch)
+    return report
 
 
-# Reference outputs are deterministic per (task, seed): the agent checks many candidates of one
-# task, so they are kept in memory instead of re-running the reference every time.
+# Reference outputs are deterministic per (task, seed): kept in memory, least recently used out first.
 CACHEABLE_KINDS = ("c", "python", "lowered")
 _EXPECTED: OrderedDict[tuple[str, int], tuple[dict[str, np.ndarray], str, str]] = OrderedDict()
 _CACHE_BYTES = 256 * 1024 * 1024
@@ -306,19 +331,27 @@ def _check_runs(task, sandbox, exe, ref, use_seeds, thread_counts, build, timeou
         expected, report.reference_kind, note = _expected(task, ref, key, seed, inputs)
         if note and note not in report.notes:
             report.notes.append(note)
+        report.notes += [n for n in constant_output_notes(task, expected, seed) if n not in report.notes]
         indir = f"{WORK}/s{seed}/in"
         put_inputs(sandbox, indir, inputs)
         for t in thread_counts:
             outdir = f"{WORK}/s{seed}/t{t}"
             run = run_harness(sandbox, exe, f"{WORK}/libcand.so", task.entry_name, indir, outdir, threads=t, timeout_s=timeout_s)
             status, obs = harness_observations(task, run, seed=seed, threads=t)
-            report.observations += obs
+            seen = {_gist(o) for o in report.observations}
+            report.observations += [o for o in obs if _gist(o) not in seen]  # the same fault once, not per run
             if status in ("timeout", "runtime_error"):
                 report.status = status  # type: ignore[assignment]
                 _finish(report, errors)
                 return report
             worst = worst or status
-            got = read_outputs(sandbox, task, outdir)
+            try:
+                got = read_outputs(sandbox, task, outdir)
+            except FileNotFoundError as exc:
+                report.observations.append(Observation(kind="runtime", message=f"output file {exc} is missing after the "
+                                                       "run: the candidate removed or replaced the harness's files"))
+                report.status = "runtime_error"
+                return report
             errors.add(task, expected, got)
             found = compare_outputs(task, expected, got, seed=seed, threads=t)
             for m in found:
@@ -340,6 +373,24 @@ def _check_runs(task, sandbox, exe, ref, use_seeds, thread_counts, build, timeou
                                                            f"runs (seed, threads): {runs}"))
     _finish(report, errors)
     return report
+
+
+def constant_output_notes(task: Task, expected: dict[str, np.ndarray], seed: int) -> list[str]:
+    """A reference output that is the same value everywhere lets a constant-returning candidate pass."""
+    notes = []
+    for b in output_buffers(task):
+        values = expected[b.name].reshape(-1)
+        if values.size < 2:
+            continue
+        if np.all(values == values[0]):
+            notes.append(f"the reference's output '{b.name}' is {values[0].item()!r} everywhere for seed {seed}: a candidate "
+                         "that returns a constant passes; choose inputs whose outputs vary")
+    return notes
+
+
+def _gist(obs: Observation) -> tuple:
+    """What makes two harness observations the same fault (seed, thread count and call aside)."""
+    return obs.kind, obs.data.get("buffer"), obs.message.split(" (", 1)[0]
 
 
 def _finish(report: VerifyReport, errors: _Errors) -> None:

@@ -31,6 +31,7 @@ class Mismatch(BaseModel):
     excerpt: str
     unwritten: int = 0  # elements still holding the poison value
     run: str = "check"  # which call: "check", "first timed call", "last timed call"
+    hint: str = ""  # a recognizable pattern in the differences (e.g. shifted by one element)
 
     def describe(self, tol: Tolerance | None = None) -> str:
         where = f"seed {self.seed}, {self.threads} thread{'s' if self.threads != 1 else ''}"
@@ -45,6 +46,8 @@ class Mismatch(BaseModel):
             text += f"; {self.unwritten} element{'s' if self.unwritten != 1 else ''} never written (still the poison value)"
         if np.isfinite(self.max_abs_err):
             text += f"; max abs err {self.max_abs_err:.3g}, max rel err {self.max_rel_err:.3g}"
+        if self.hint:
+            text += f"; {self.hint}"
         return text + "\n" + self.excerpt
 
 
@@ -62,6 +65,24 @@ def _excerpt(shape: tuple[int, ...], expected: np.ndarray, got: np.ndarray, bad:
         mark = "  <- differs" if bad[i] else ""
         lines.append(f"  {str([int(v) for v in idx]):<12} {_fmt(expected[i]):<15} {_fmt(got[i])}{mark}")
     return "\n".join(lines)
+
+
+def _shift_hint(expected: np.ndarray, got: np.ndarray, bad: np.ndarray) -> str:
+    """'shifted by +1' when most wrong elements hold their neighbour's expected value."""
+    if bad.sum() < 4:
+        return ""
+    idx = np.flatnonzero(bad)
+    for shift in (1, -1):
+        src = idx - shift
+        ok = (src >= 0) & (src < expected.size)
+        if ok.sum() < 0.9 * idx.size:
+            continue
+        with np.errstate(invalid="ignore"):
+            same = np.isclose(got[idx[ok]], expected[src[ok]], rtol=1e-5, atol=1e-7, equal_nan=True)
+        if same.mean() > 0.9:
+            return (f"the values look shifted by {shift:+d} element (got[i] == expected[i{-shift:+d}]): "
+                    "an off-by-one index")
+    return ""
 
 
 def _poisoned(buf: Buffer, got_raw: np.ndarray) -> np.ndarray:
@@ -129,4 +150,5 @@ def compare_buffer(
         excerpt=_excerpt(tuple(buf.shape), shown_e, shown_g, bad, first),
         unwritten=int((_poisoned(buf, got) & bad).sum()),
         run=run,
+        hint=_shift_hint(np.asarray(shown_e, dtype=np.float64), np.asarray(shown_g, dtype=np.float64), bad),
     )

@@ -2,8 +2,9 @@
 
 The generated `driver.cu` includes the task's CUDA source (its own `main`, if any, renamed away),
 reads each input/inout buffer from `INDIR/<name>.bin`, copies it to the device, fills outputs
-with 0xFF bytes (NaN for floats) or zeros (`init: zeros`), runs the launches in order with error
-checks after each, and writes every output/inout buffer to `OUTDIR/<name>.bin`.
+with 0xFF bytes (NaN) for floats, 0xA5 bytes for integers, or zeros (`init: zeros`), runs the
+launches in order with error checks after each, and writes every output/inout buffer to
+`OUTDIR/<name>.bin`.
 Usage: ./driver INDIR OUTDIR
 """
 
@@ -59,7 +60,8 @@ def _scalar_decl(dtype: str, name: str, value) -> str:
         return f"  const __nv_bfloat16 {name} = __float2bfloat16({float(value)!r}f);"
     if is_float(dtype):
         return f"  const {c_type(dtype)} {name} = ({c_type(dtype)}){float(value)!r};"
-    return f"  const {c_type(dtype)} {name} = ({c_type(dtype)}){int(value)}LL;"
+    suffix = "ULL" if dtype.startswith("uint") else "LL"
+    return f"  const {c_type(dtype)} {name} = ({c_type(dtype)}){int(value)}{suffix};"
 
 
 def cuda_driver_source(task: Task, source_file: str) -> str:
@@ -78,7 +80,9 @@ def cuda_driver_source(task: Task, source_file: str) -> str:
             body.append(f'  {{ auto h = read_file(indir + "/{b.name}.bin", bytes_{b.name}); '
                         f"CK(cudaMemcpy(dev_{b.name}, h.data(), bytes_{b.name}, cudaMemcpyHostToDevice)); }}")
         else:
-            fill = "0" if b.init == "zeros" else "0xFF"
+            # the CPU harness's poison (NaN for floats, 0xA5 bytes for integers), so that elements
+            # the original leaves unwritten compare equal to a candidate that leaves them too
+            fill = "0" if b.init == "zeros" else ("0xFF" if is_float(b.dtype) else "0xA5")
             body.append(f"  CK(cudaMemset(dev_{b.name}, {fill}, bytes_{b.name}));")
     for i, launch in enumerate(task.launches):
         (gx, gy, gz), (bx, by, bz) = launch.dims()

@@ -59,7 +59,8 @@ def _scalar_literal(dtype: str, value: float | int | bool) -> str:
         if math.isinf(v):
             return "INFINITY" if v > 0 else "-INFINITY"
         return f"({_SCALAR_C[dtype]}){v!r}"
-    return f"({_SCALAR_C[dtype]}){int(value)}LL"
+    suffix = "ULL" if dtype.startswith("uint") else "LL"
+    return f"({_SCALAR_C[dtype]}){int(value)}{suffix}"
 
 
 def harness_source(task: Task, call_args: Sequence[str] | None = None) -> str:

@@ -150,6 +150,33 @@ def perf_stat_observation(counters: dict[str, float], wall_s: float, threads: in
 _SRCLINE = re.compile(r"^\s*(?P<pct>[\d.]+)%\s+(?P<file>\S+):(?P<line>\d+)\s*$")
 
 
+_LOOP = re.compile(r"^\s*(?:for|while|do)\b")
+
+
+def _enclosing_loop(lines: list[str], line: int) -> int | None:
+    """The innermost loop header around `line` (by braces, or a brace-less body's header)."""
+    if not 0 < line <= len(lines):
+        return None
+    if _LOOP.match(lines[line - 1]):
+        return line
+    prev = line - 1
+    while prev > 0 and not lines[prev - 1].strip():
+        prev -= 1
+    if prev > 0 and _LOOP.match(lines[prev - 1]) and not lines[prev - 1].rstrip().endswith((";", "{", "}")):
+        return prev
+    balance = 0
+    for n in range(line - 1, 0, -1):
+        text = lines[n - 1]
+        balance += text.count("}") - text.count("{")
+        if balance < 0:  # an unclosed '{' on line n encloses `line`
+            if _LOOP.match(text):
+                return n
+            if text.strip() == "{" and n > 1 and _LOOP.match(lines[n - 2]):
+                return n - 1
+            balance = 0
+    return None
+
+
 def hottest_line(report: str, filename: str, source: str) -> Observation | None:
     for raw in report.splitlines():
         m = _SRCLINE.match(raw)
@@ -157,9 +184,11 @@ def hottest_line(report: str, filename: str, source: str) -> Observation | None:
             line = int(m["line"])
             lines = source.splitlines()
             text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            loop = _enclosing_loop(lines, line)
+            where = f" in the loop at line {loop}" if loop and loop != line else ""
             return Observation(kind="profile", severity="info", file=filename, line=line,
-                               message=f"hottest candidate line: {m['pct']}% of samples" + (f": `{text[:120]}`" if text else ""),
-                               data={"share": float(m["pct"]) / 100})
+                               message=f"hottest candidate line{where}: {m['pct']}% of samples" + (f": `{text[:120]}`" if text else ""),
+                               data={"share": float(m["pct"]) / 100, "loop_line": loop})
     return None
 
 
@@ -245,11 +274,26 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
                 ok = _verify_timed(task, sandbox, outdir, expected, seed, nthreads, report) and ok
             times[who] += run.times
     report.correct_after_timing = ok
+    load = machine_load_note(nthreads)
+    if load:
+        report.notes.append(load)
     if not ok and report.status == "correct":
         report.status = "incorrect"
     _summarize(report, times)
     if perf and ok:
         _perf_observations(task, source, sandbox, exe, indir, nthreads, min_time_s, report)
+
+
+def machine_load_note(threads: int) -> str | None:
+    """Timings taken on a busy machine are not worth much: say so when the load exceeds the cores."""
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return None
+    if load + threads > 1.5 * cores:
+        return f"machine busy while timing (load average {load:.1f} on {cores} cores, {threads} threads): timings are noisy"
+    return None
 
 
 def _verify_timed(task, sandbox, outdir, expected, seed, nthreads, report: ProfileReport) -> bool:

@@ -4,7 +4,8 @@ Every reference that executes code runs in its OWN sandbox (a sibling of the can
 the same working directory), so the candidate can see neither the reference's files nor its
 outputs. The kinds, strongest first:
 
-  c        the task's C/C++ reference, compiled and called through the same generated driver
+  c        the task's C/C++ reference, compiled with the candidates' default flags (-O3 -march=native
+           -fopenmp) and called through the same generated driver
   python   `module:function` over numpy arrays, importable from the task directory:
            f(inputs: dict[name, ndarray], scalars: dict[name, number]) -> dict[name, ndarray]
            (inputs include inout buffers' initial values; the result holds outputs and inouts)
@@ -27,13 +28,16 @@ from typing import Sequence
 import numpy as np
 
 from sandboxes import Limits, LocalSandbox, Sandbox
-from tools.build import compile_cpp, compile_cuda
+from tools.build import DEFAULT_CXXFLAGS, compile_cpp, compile_cuda
 from tools.spec import Task, numpy_dtype
 
 from .harness import harness_source, run_harness
 from .inputs import scalar_values
 
 OUTPUT_ROLES = ("output", "inout")
+# A C/C++ reference gets the candidates' default optimization, so that a speedup is the code's, not the flags'.
+C_REFERENCE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-std=gnu11")
+CXX_REFERENCE_FLAGS = tuple(DEFAULT_CXXFLAGS)
 KIND_STRENGTH = {"c": "strong", "python": "strong", "cuda": "strong", "golden": "recorded", "lowered": "weakest"}
 _RUNNER = Path(__file__).with_name("python_runner.py")
 
@@ -187,9 +191,8 @@ class CReference(_LibraryReference):
             raise VerifyError(f"task {task.name}: a 'c' reference needs reference.path and reference.function")
         path = task.path_of(ref.path)
         is_c = path.suffix == ".c"
-        flags = ["-O2", "-fopenmp", "-std=gnu11"] if is_c else ["-O2", "-fopenmp", "-std=c++17"]
         super().__init__(task, sandbox, path.read_text(), "ref" + path.suffix, ref.function, ref.args,
-                         flags, "gcc" if is_c else "g++")
+                         C_REFERENCE_FLAGS if is_c else CXX_REFERENCE_FLAGS, "gcc" if is_c else "g++")
 
 
 class LoweredReference(_LibraryReference):
@@ -489,5 +492,5 @@ def open_reference(task: Task, sandbox: Sandbox) -> Reference:
 __all__ = [
     "VerifyError", "Reference", "CReference", "PythonReference", "GoldenReference", "CudaReference",
     "LoweredReference", "open_reference", "golden_path", "read_golden", "write_golden", "gpu_available",
-    "runtime_include_dir", "sibling_sandbox", "KIND_STRENGTH",
+    "runtime_include_dir", "sibling_sandbox", "KIND_STRENGTH", "C_REFERENCE_FLAGS", "CXX_REFERENCE_FLAGS",
 ]

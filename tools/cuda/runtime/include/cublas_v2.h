@@ -8,6 +8,7 @@
 // gemm is parallel over column panels of C with OpenMP, cache-blocked, and keeps the
 // innermost loop unit-stride for every combination of transposes.
 #pragma once
+#define CUBLAS_V2_H_
 #include "cuda_runtime.h"
 
 #include <cmath>

@@ -1,6 +1,7 @@
 // CPU CUDA runtime: a small subset of the CUDA driver API (device queries, contexts,
 // memory), over the runtime API's CPU implementation.
 #pragma once
+#define __cuda_cuda_h__
 #include "cuda_runtime_api.h"
 
 #ifndef CUDA_VERSION

@@ -6,6 +6,8 @@
 // __CUDA_NO_BFLOAT16_CONVERSIONS__, __CUDA_NO_BFLOAT16_OPERATORS__ and
 // __CUDA_NO_BFLOAT162_OPERATORS__ remove the implicit conversions and operators, as in CUDA.
 #pragma once
+#define __CUDA_BF16_H__
+#define __CUDA_BF16_TYPES_EXIST__
 #include "cuda_runtime.h"
 #include "cuda_cpu/narrow_float.h"
 
@@ -184,7 +186,7 @@ inline __nv_bfloat162 h2rcp(__nv_bfloat162 a) { return __nv_bfloat162(hrcp(a.x),
 inline __nv_bfloat162 h2sin(__nv_bfloat162 a) { return __nv_bfloat162(hsin(a.x), hsin(a.y)); }
 inline __nv_bfloat162 h2cos(__nv_bfloat162 a) { return __nv_bfloat162(hcos(a.x), hcos(a.y)); }
 
-// ---- operators (as cuda_fp16.hpp defines them for __nv_bfloat16 and __nv_bfloat162) ----
+// ---- operators (as cuda_bf16.hpp defines them for __nv_bfloat16 and __nv_bfloat162) ----
 #if !defined(__CUDA_NO_BFLOAT16_OPERATORS__)
 inline __nv_bfloat16 operator+(const __nv_bfloat16& a, const __nv_bfloat16& b) { return __hadd(a, b); }
 inline __nv_bfloat16 operator-(const __nv_bfloat16& a, const __nv_bfloat16& b) { return __hsub(a, b); }
@@ -218,7 +220,6 @@ inline __nv_bfloat162& operator*=(__nv_bfloat162& a, const __nv_bfloat162& b) { 
 inline __nv_bfloat162& operator/=(__nv_bfloat162& a, const __nv_bfloat162& b) { return a = __h2div(a, b); }
 inline __nv_bfloat162 operator-(const __nv_bfloat162& a) { return __hneg2(a); }
 inline bool operator==(const __nv_bfloat162& a, const __nv_bfloat162& b) { return __hbeq2(a, b); }
-
 #endif
 
 // ---- atomics ----

@@ -7,6 +7,8 @@
 // unless __CUDA_NO_HALF_CONVERSIONS__ is defined, and has operators unless
 // __CUDA_NO_HALF_OPERATORS__ / __CUDA_NO_HALF2_OPERATORS__ are defined.
 #pragma once
+#define __CUDA_FP16_H__
+#define __CUDA_FP16_TYPES_EXIST__
 #include "cuda_runtime.h"
 #include "cuda_cpu/narrow_float.h"
 
@@ -233,7 +235,6 @@ inline __half2& operator*=(__half2& a, const __half2& b) { return a = __hmul2(a,
 inline __half2& operator/=(__half2& a, const __half2& b) { return a = __h2div(a, b); }
 inline __half2 operator-(const __half2& a) { return __hneg2(a); }
 inline bool operator==(const __half2& a, const __half2& b) { return __hbeq2(a, b); }
-
 #endif
 
 // ---- atomics ----

@@ -10,6 +10,7 @@
 // intrinsics: the lowering emits those where a kernel needs them.  warpSize is a
 // constexpr int 32 unless CUDA_CPU_NO_WARPSIZE is defined before inclusion.
 #pragma once
+#define __CUDA_RUNTIME_H__  // CUDA's guard name: some code tests it
 #include "cuda_cpu/defines.h"
 #include "vector_types.h"
 #include "cuda_runtime_api.h"

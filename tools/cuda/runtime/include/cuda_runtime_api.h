@@ -11,19 +11,18 @@
 // failures are also remembered for cudaGetLastError / cudaPeekAtLastError, per host thread.
 // C++ only (the templates and default arguments are CUDA's own C++ API).
 #pragma once
+#define __CUDA_RUNTIME_API_H__
 #include "cuda_cpu/defines.h"
 #include "cuda_cpu/driver_types.h"
 #include "vector_types.h"
 
 #include <unistd.h>
 
-#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
-#include <thread>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -43,6 +42,7 @@ inline cudaError_t report(cudaError_t error) {
 }
 
 constexpr size_t allocation_alignment = 256;  // what cudaMalloc guarantees
+constexpr size_t max_shared_bytes_optin = 227 * 1024;  // a kernel's most dynamic shared memory (as sm_90)
 
 struct Allocation {
     size_t size;
@@ -50,15 +50,39 @@ struct Allocation {
     bool owned;  // false for cudaHostRegister'ed user memory
 };
 
+// A minimal lock (<mutex> costs more compile time than the whole runtime).
+class SpinLock {
+  public:
+    void lock() {
+        while (flag_.test_and_set(std::memory_order_acquire)) {
+        }
+    }
+    void unlock() { flag_.clear(std::memory_order_release); }
+
+  private:
+    std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+};
+
+class LockGuard {
+  public:
+    explicit LockGuard(SpinLock& lock) : lock_(lock) { lock_.lock(); }
+    ~LockGuard() { lock_.unlock(); }
+    LockGuard(const LockGuard&) = delete;
+    LockGuard& operator=(const LockGuard&) = delete;
+
+  private:
+    SpinLock& lock_;
+};
+
 // Every live allocation by start address, so that frees and pointer queries can be checked.
 class AllocationTable {
   public:
     void insert(void* start, Allocation allocation) {
-        std::lock_guard<std::mutex> lock(mutex_);
+        LockGuard lock(lock_);
         table_[start] = allocation;
     }
     bool erase(void* start, Allocation* removed) {
-        std::lock_guard<std::mutex> lock(mutex_);
+        LockGuard lock(lock_);
         auto found = table_.find(start);
         if (found == table_.end()) return false;
         *removed = found->second;
@@ -67,19 +91,19 @@ class AllocationTable {
     }
     // The allocation containing ptr (start address and record), if any.
     bool find(const void* ptr, void** start, Allocation* allocation) {
-        std::lock_guard<std::mutex> lock(mutex_);
+        LockGuard lock(lock_);
         auto after = table_.upper_bound(const_cast<void*>(ptr));
         if (after == table_.begin()) return false;
         --after;
         const char* begin = static_cast<const char*>(after->first);
         const char* p = static_cast<const char*>(ptr);
-        if (p >= begin + std::max<size_t>(after->second.size, 1)) return false;
+        if (p >= begin + (after->second.size > 0 ? after->second.size : 1)) return false;
         *start = after->first;
         *allocation = after->second;
         return true;
     }
     size_t bytes_in(cudaMemoryType type) {
-        std::lock_guard<std::mutex> lock(mutex_);
+        LockGuard lock(lock_);
         size_t total = 0;
         for (const auto& entry : table_)
             if (entry.second.type == type) total += entry.second.size;
@@ -87,13 +111,15 @@ class AllocationTable {
     }
 
   private:
-    std::mutex mutex_;
+    SpinLock lock_;
     std::map<void*, Allocation> table_;
 };
 
+// Never destroyed: global objects whose destructors call cudaFree at exit may outlive any
+// static that was constructed after them.
 inline AllocationTable& allocations() {
-    static AllocationTable table;
-    return table;
+    static AllocationTable* table = new AllocationTable;
+    return *table;
 }
 
 inline cudaError_t allocate(void** ptr, size_t size, cudaMemoryType type) {
@@ -152,8 +178,8 @@ inline int processor_count() {
 #ifdef _OPENMP
     return omp_get_num_procs();
 #else
-    unsigned int count = std::thread::hardware_concurrency();
-    return count == 0 ? 1 : static_cast<int>(count);
+    long count = sysconf(_SC_NPROCESSORS_ONLN);
+    return count > 0 ? static_cast<int>(count) : 1;
 #endif
 }
 
@@ -174,8 +200,8 @@ inline void describe_device(cudaDeviceProp* prop) {
     std::strncpy(prop->name, "CPU (OpenMP)", sizeof(prop->name) - 1);
     prop->totalGlobalMem = physical_memory_bytes();
     prop->sharedMemPerBlock = 48 * 1024;
-    prop->sharedMemPerBlockOptin = 96 * 1024;
-    prop->sharedMemPerMultiprocessor = 100 * 1024;
+    prop->sharedMemPerBlockOptin = max_shared_bytes_optin;
+    prop->sharedMemPerMultiprocessor = 228 * 1024;
     prop->regsPerBlock = 65536;
     prop->regsPerMultiprocessor = 65536;
     prop->warpSize = 32;
@@ -271,8 +297,8 @@ inline int device_attribute(cudaDeviceAttr attr) {
     }
 }
 
-// Recorded stream and event handles; cudaStream_t 0 (and the legacy/per-thread
-// pseudo-streams) need no record.
+// The default stream (0) and the legacy/per-thread pseudo-streams are not allocated
+// objects: they are never deleted and have no flags of their own.
 inline bool is_special_stream(cudaStream_t stream) {
     return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
 }
@@ -722,6 +748,23 @@ inline cudaError_t cudaDriverGetVersion(int* version) {
     return cudaSuccess;
 }
 inline cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(version); }
+
+// ---------------------------------------------------------------- launches (for the lowering)
+namespace cuda_cpu {
+// CUDA's checks of a launch configuration, for the lowered launch to call first: returns
+// cudaSuccess, or cudaErrorInvalidConfiguration (recorded for cudaGetLastError, as a
+// failed <<<...>>> is) where a GPU would refuse the launch; the kernel must then not run.
+// Dynamic shared memory is checked against the opt-in maximum, since the per-kernel
+// cudaFuncSetAttribute that raises the 48 KiB default is not tracked.
+inline cudaError_t check_launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes) {
+    const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
+    const bool block_ok = block.x >= 1 && block.y >= 1 && block.z >= 1 && block.x <= 1024 && block.y <= 1024 && block.z <= 64 &&
+                          threads <= 1024;
+    const bool grid_ok = grid.x >= 1 && grid.y >= 1 && grid.z >= 1 && grid.x <= 2147483647u && grid.y <= 65535 && grid.z <= 65535;
+    const bool shared_ok = dynamic_shared_bytes <= max_shared_bytes_optin;
+    return block_ok && grid_ok && shared_ok ? cudaSuccess : report(cudaErrorInvalidConfiguration);
+}
+}  // namespace cuda_cpu
 
 // ---------------------------------------------------------------- kernels (attributes only)
 // Kernels are called directly by the lowered code; these queries accept any kernel symbol.

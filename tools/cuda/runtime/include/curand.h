@@ -8,6 +8,7 @@
 // (curandCreateGenerator returns CURAND_STATUS_TYPE_ERROR).  Poisson uses Knuth's method
 // for lambda < 64 and a rounded normal approximation above.
 #pragma once
+#define CURAND_H_
 #include "cuda_runtime.h"
 #include "cuda_cpu/philox.h"
 

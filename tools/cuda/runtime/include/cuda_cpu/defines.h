@@ -24,4 +24,10 @@
 #define __maxnreg__(n)
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
+// Calling-convention and export markers of CUDA's headers.
+#define CUDART_CB
+#define CUDARTAPI
+#define CUBLASAPI
+#define CURANDAPI
+#define CUDAAPI
 // __restrict__ is a g++ keyword already.

@@ -13,7 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <thread>
+#include <sched.h>
+#include <time.h>
 
 template <class T> inline T __ldg(const T* p) { return *p; }
 template <class T> inline T __ldcg(const T* p) { return *p; }
@@ -38,8 +39,12 @@ inline unsigned long long __globaltimer() { return static_cast<unsigned long lon
 
 inline void __nanosleep(unsigned int ns) {
     // Short sleeps are spin-wait back-offs on the GPU; yielding is the CPU equivalent.
-    if (ns < 10000u) std::this_thread::yield();
-    else std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+    if (ns < 10000u) {
+        sched_yield();
+    } else {
+        timespec duration{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
+        nanosleep(&duration, nullptr);
+    }
 }
 
 [[noreturn]] inline void __trap() { std::abort(); }

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#ifdef __F16C__
+#include <immintrin.h>  // hardware float <-> binary16 conversions (-mf16c, -march=native)
+#endif
 
 namespace cuda_cpu {
 
@@ -68,7 +71,7 @@ inline uint16_t representable_float_to_half_bits(float f) {
 }
 
 // float -> binary16, round to nearest even: the hot path, by bit manipulation.
-inline uint16_t float_to_half_bits(float f) {
+inline uint16_t float_to_half_bits_soft(float f) {
     uint32_t x = float_bits(f);
     uint32_t sign = (x >> 16) & 0x8000u;
     uint32_t magnitude = x & 0x7fffffffu;
@@ -91,7 +94,7 @@ inline uint16_t float_to_half_bits(float f) {
     return static_cast<uint16_t>(sign | result);
 }
 
-inline float half_bits_to_float(uint16_t h) {
+inline float half_bits_to_float_soft(uint16_t h) {
     uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     uint32_t exponent = (h >> 10) & 0x1fu;
     uint32_t fraction = h & 0x3ffu;
@@ -102,6 +105,17 @@ inline float half_bits_to_float(uint16_t h) {
     if (exponent == 31) return bits_float(sign | 0x7f800000u | (fraction << 13));
     return bits_float(sign | ((exponent + 112u) << 23) | (fraction << 13));
 }
+
+#ifdef __F16C__
+inline uint16_t float_to_half_bits(float f) {
+    if (f != f) return 0x7fff;  // CUDA's canonical NaN; the instruction would keep the payload
+    return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+inline float half_bits_to_float(uint16_t h) { return _cvtsh_ss(h); }
+#else
+inline uint16_t float_to_half_bits(float f) { return float_to_half_bits_soft(f); }
+inline float half_bits_to_float(uint16_t h) { return half_bits_to_float_soft(h); }
+#endif
 
 inline uint16_t double_to_half_bits(double d, Rounding mode) {
     return representable_float_to_half_bits(static_cast<float>(round_to_format(d, binary16, mode)));

@@ -1,8 +1,9 @@
 // CPU CUDA runtime, Thrust subset: the algorithms.  Each takes an optional execution
 // policy first (thrust::device, thrust::host, thrust::seq, thrust::cuda::par[.on(s)]),
-// which changes nothing on the CPU.  Element-wise algorithms over random-access ranges run
-// with OpenMP when large; reductions and scans are sequential left folds (their floating
-// point results may differ from the GPU's tree order in the last bits, as Thrust allows).
+// which changes nothing on the CPU.  Over large random-access ranges the element-wise
+// algorithms, reductions and scans run with OpenMP; reductions and scans combine
+// fixed-size chunks in order, so floating-point results do not depend on the thread
+// count (they may differ from the GPU's in the last bits, as Thrust allows).
 #pragma once
 #include <algorithm>
 #include <functional>
@@ -54,18 +55,42 @@ Out transform_impl(In1 first1, In1 last1, In2 first2, Out result, F f) {
     }
 }
 
-template <class In>
-value_of<In> reduce_impl(In first, In last) { return std::accumulate(first, last, value_of<In>(), plus<>()); }
-template <class In, class T>
-T reduce_impl(In first, In last, T init) { return std::accumulate(first, last, init, plus<>()); }
-template <class In, class T, class Op>
-T reduce_impl(In first, In last, T init, Op op) { return std::accumulate(first, last, init, op); }
+// Large random-access ranges are folded in fixed-size chunks in parallel, then the chunk
+// results in order: this relies on associativity only (as Thrust does), and since the
+// chunks do not depend on the thread count neither does the result.
+constexpr std::ptrdiff_t chunk_size = 8192;
 
-template <class In, class Unary, class T, class Binary>
-T transform_reduce_impl(In first, In last, Unary unary, T init, Binary binary) {
-    for (; first != last; ++first) init = binary(init, unary(*first));
+template <class In, class T, class Op, class Unary>
+T fold(In first, In last, T init, Op op, Unary unary) {
+    if constexpr (is_random_access<In>) {
+        const std::ptrdiff_t n = last - first;
+        if (n > parallel_threshold) {
+            const std::ptrdiff_t chunks = (n + chunk_size - 1) / chunk_size;
+            std::vector<T> partial(static_cast<size_t>(chunks), init);
+#pragma omp parallel for schedule(static)
+            for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+                const std::ptrdiff_t begin = c * chunk_size, end = begin + chunk_size < n ? begin + chunk_size : n;
+                T acc = static_cast<T>(unary(first[begin]));
+                for (std::ptrdiff_t i = begin + 1; i < end; ++i) acc = op(acc, unary(first[i]));
+                partial[static_cast<size_t>(c)] = acc;
+            }
+            for (const T& value : partial) init = op(init, value);
+            return init;
+        }
+    }
+    for (; first != last; ++first) init = op(init, unary(*first));
     return init;
 }
+
+template <class In>
+value_of<In> reduce_impl(In first, In last) { return fold(first, last, value_of<In>(), plus<>(), identity<>()); }
+template <class In, class T>
+T reduce_impl(In first, In last, T init) { return fold(first, last, init, plus<>(), identity<>()); }
+template <class In, class T, class Op>
+T reduce_impl(In first, In last, T init, Op op) { return fold(first, last, init, op, identity<>()); }
+
+template <class In, class Unary, class T, class Binary>
+T transform_reduce_impl(In first, In last, Unary unary, T init, Binary binary) { return fold(first, last, init, binary, unary); }
 
 template <class In1, class In2, class T>
 T inner_product_impl(In1 first1, In1 last1, In2 first2, T init) { return std::inner_product(first1, last1, first2, init); }
@@ -165,30 +190,64 @@ void tabulate_impl(It first, It last, F f) {
     for (std::ptrdiff_t i = 0; i < n; ++i, ++first) *first = f(i);
 }
 
-// Scans read each input before writing its output, so result may equal first.
-template <class In, class Out, class Op>
-Out inclusive_scan_impl(In first, In last, Out result, Op op) {
-    if (first == last) return result;
-    value_of<In> sum = *first;
-    *result = sum;
-    for (++first, ++result; first != last; ++first, ++result) {
-        sum = op(sum, *first);
-        *result = sum;
+// Scans read each input before writing its output, so result may equal first.  Large
+// random-access ranges go in three passes: chunk totals (parallel), the carry into each
+// chunk (sequential, in order), each chunk's scan from its carry (parallel).
+template <class In, class Out, class T, class Op>
+Out scan(In first, In last, Out result, bool inclusive, bool has_init, T init, Op op) {
+    if constexpr (is_random_access<In> && is_random_access<Out>) {
+        const std::ptrdiff_t n = last - first;
+        if (n > parallel_threshold) {
+            const std::ptrdiff_t chunks = (n + chunk_size - 1) / chunk_size;
+            std::vector<T> total(static_cast<size_t>(chunks), init);
+#pragma omp parallel for schedule(static)
+            for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+                const std::ptrdiff_t begin = c * chunk_size, end = begin + chunk_size < n ? begin + chunk_size : n;
+                T acc = static_cast<T>(first[begin]);
+                for (std::ptrdiff_t i = begin + 1; i < end; ++i) acc = op(acc, first[i]);
+                total[static_cast<size_t>(c)] = acc;
+            }
+            // carry[c]: everything before chunk c (absent for chunk 0 without an init).
+            std::vector<T> carry(static_cast<size_t>(chunks), init);
+            for (std::ptrdiff_t c = 1; c < chunks; ++c) {
+                const size_t k = static_cast<size_t>(c);
+                carry[k] = (c == 1 && !has_init) ? total[0] : op(carry[k - 1], total[k - 1]);
+            }
+#pragma omp parallel for schedule(static)
+            for (std::ptrdiff_t c = 0; c < chunks; ++c) {
+                const std::ptrdiff_t begin = c * chunk_size, end = begin + chunk_size < n ? begin + chunk_size : n;
+                const bool carried = c > 0 || has_init;
+                T acc = carry[static_cast<size_t>(c)];
+                for (std::ptrdiff_t i = begin; i < end; ++i) {
+                    T value = static_cast<T>(first[i]);
+                    T next = (carried || i > begin) ? op(acc, value) : value;
+                    result[i] = inclusive ? next : acc;
+                    acc = next;
+                }
+            }
+            return result + n;
+        }
+    }
+    bool started = has_init;
+    T acc = init;
+    for (; first != last; ++first, ++result) {
+        T value = static_cast<T>(*first);
+        T next = started ? op(acc, value) : value;
+        *result = inclusive ? next : acc;
+        acc = next;
+        started = true;
     }
     return result;
+}
+
+template <class In, class Out, class Op>
+Out inclusive_scan_impl(In first, In last, Out result, Op op) {
+    return scan(first, last, result, true, false, value_of<In>(), op);
 }
 template <class In, class Out>
 Out inclusive_scan_impl(In first, In last, Out result) { return inclusive_scan_impl(first, last, result, plus<>()); }
 template <class In, class Out, class T, class Op>
-Out exclusive_scan_impl(In first, In last, Out result, T init, Op op) {
-    T sum = init;
-    for (; first != last; ++first, ++result) {
-        T next = op(sum, *first);
-        *result = sum;
-        sum = next;
-    }
-    return result;
-}
+Out exclusive_scan_impl(In first, In last, Out result, T init, Op op) { return scan(first, last, result, false, true, init, op); }
 template <class In, class Out, class T>
 Out exclusive_scan_impl(In first, In last, Out result, T init) { return exclusive_scan_impl(first, last, result, init, plus<>()); }
 template <class In, class Out>

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "../../cuda_runtime.h"
+#include "placeholders.h"
+#include "zip.h"
 
 namespace thrust {
 

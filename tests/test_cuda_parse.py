@@ -1,0 +1,95 @@
+"""The CUDA front end: what parse_cuda finds in a file, with no CUDA installation."""
+
+import pytest
+
+from tools.cuda import parse_cuda
+
+SOURCE = r"""
+#include <cuda_runtime.h>
+#include <cstdio>
+#define BLOCK 128
+
+__constant__ float coeffs[16];
+__shared__ float file_scope_tile[32];
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ int lane_id() { return threadIdx.x & 31; }
+
+template <typename T, int TILE>
+__global__ void __launch_bounds__(256) scale(const T* __restrict__ in, T* out, int n) {
+    __shared__ T tile[TILE];
+    extern __shared__ float dyn[];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    tile[threadIdx.x % TILE] = in[i] * coeffs[0] + dyn[0];
+    __syncthreads();
+    out[i] = tile[threadIdx.x % TILE];
+}
+
+__global__ void total(const float* x, float* sum, int n) {
+    float v = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) v += x[i];
+    v = warp_sum(v);
+    if (lane_id() == 0) atomicAdd(sum, v);
+}
+
+__global__ void textured(cudaTextureObject_t t, float* out) { out[threadIdx.x] = tex1Dfetch<float>(t, threadIdx.x); }
+
+void host(float* h, int n) {
+    float *d, *s;
+    cudaMalloc(&d, n * sizeof(float));
+    cudaMemcpyToSymbol(coeffs, h, 16 * sizeof(float));
+    cudaStream_t st;
+    cudaStreamCreate(&st);
+    scale<float, 64><<<(n + 255) / 256, 256, 64 * sizeof(float), st>>>(d, d, n);
+    total<<<dim3(4), BLOCK>>>(d, s, n);
+    cudaDeviceSynchronize();
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return parse_cuda(SOURCE, "demo.cu")
+
+
+def test_finds_kernels_with_params_templates_and_launch_bounds(mod):
+    assert [k.name for k in mod.kernels] == ["scale", "total", "textured"]
+    scale = mod.kernel("scale")
+    assert scale.template_params == ["typename T", "int TILE"]
+    assert [(p.name, p.type) for p in scale.params] == [("in", "const T *__restrict"), ("out", "T *"), ("n", "int")]
+    assert scale.launch_bounds == "256"
+    assert scale.file == "demo.cu" and scale.line == 17
+    assert mod.diagnostics == []
+
+
+def test_features_per_kernel(mod):
+    scale = set(mod.kernel("scale").features)
+    assert {"templates", "shared memory", "dynamic shared memory", "barriers", "constant memory", "early return"} <= scale
+    total = set(mod.kernel("total").features)
+    assert {"warp intrinsics", "atomics", "device functions", "grid-stride loop"} <= total
+    assert "barriers" not in total
+    assert "unsupported:textures" in mod.kernel("textured").features
+
+
+def test_device_functions_shared_and_constant_variables(mod):
+    fns = {f.name: f for f in mod.device_functions}
+    assert fns["warp_sum"].has_sync and not fns["warp_sum"].uses_thread_coordinates
+    assert fns["lane_id"].uses_thread_coordinates and not fns["lane_id"].has_sync
+    shared = {(s.name, s.kernel, s.extern) for s in mod.shared}
+    assert shared == {("file_scope_tile", None, False), ("tile", "scale", False), ("dyn", "scale", True)}
+    assert [(c.name, c.type) for c in mod.constants] == [("coeffs", "float[16]")]
+
+
+def test_launch_sites_and_runtime_calls(mod):
+    first, second = mod.launches
+    assert (first.kernel, first.template_args, first.grid, first.block) == ("scale", "float, 64", "(n + 255) / 256", "256")
+    assert (first.shared_bytes, first.stream, first.args) == ("64 * sizeof(float)", "st", ["d", "d", "n"])
+    assert first.function == "host" and first.line == 42
+    assert (second.kernel, second.grid, second.block, second.shared_bytes) == ("total", "dim3(4)", "BLOCK", None)
+    names = [c.name for c in mod.runtime_calls]
+    assert names == ["cudaMalloc", "cudaMemcpyToSymbol", "cudaStreamCreate", "cudaDeviceSynchronize"]
