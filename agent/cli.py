@@ -53,6 +53,7 @@ def port(
     budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="LLM money per kernel"),
     trace: Optional[Path] = typer.Option(None, "--trace", help="trace file (default: OUT/trace.jsonl)"),
     run: Optional[str] = typer.Option(None, "--run", help="command that checks a ported repository"),
+    tune: Optional[bool] = typer.Option(None, "--tune/--no-tune", help="repositories: tune kernels on captured launches"),
 ) -> None:
     """Port a repository, a kernel task, or a directory of tasks to CPU code."""
     from .commands import port as command
@@ -62,7 +63,7 @@ def port(
         budgets["max_iters"] = max_iters
     if budget_usd is not None:
         budgets["budget_usd"] = budget_usd
-    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs)
+    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune)
     if budgets:
         cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update=budgets)})
     raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_command=run, console=console))

@@ -20,7 +20,11 @@ from rich.table import Table
 from sandboxes import Limits, open_sandbox
 from tools.project.check import BuildOutcome, build_in_sandbox, default_check_commands, read_expected, run_check
 from tools.project.discover import DiscoveryError, Project, discover
-from tools.project.tree import RUNTIME_DIR, FileTranslation, build_port_tree
+from tools.project.capture import HEADER as LAUNCH_HEADER
+from tools.project.capture import Capture, capture_to_task, instrument, read_captures, tuned_dispatch_source
+from tools.project.tree import RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree, drop_sources
+
+from tools.spec import TaskError
 
 from .configuration import Settings
 from .errors import UserError
@@ -34,6 +38,7 @@ class KernelReport(BaseModel):
     status: str  # correct, incorrect, unsupported, compile_error
     reference_kind: str | None = None
     speedup: float | None = None
+    tuning: str | None = None  # what per-kernel tuning on captured launches did
     unsupported: list[str] = []
 
 
@@ -56,6 +61,8 @@ class PortReport(BaseModel):
 
 
 def _translate_with_compiler(source: str, path: str) -> FileTranslation:
+    """The deterministic translation of one file, its launches routed through cuda_cpu_launch.h
+    (captures for tuning, and tuned versions where verified)."""
     from tools.cuda import LoweringError, translate_file
 
     try:
@@ -65,7 +72,8 @@ def _translate_with_compiler(source: str, path: str) -> FileTranslation:
     unsupported = [
         {"feature": u.feature, "file": u.file or path, "line": u.line, "message": u.message} for u in lowered.unsupported
     ]
-    return FileTranslation(path, lowered.cpp, unsupported)
+    cpp, _ = instrument(lowered.cpp)
+    return FileTranslation(path, cpp, unsupported)
 
 
 def _kernel_reports(project: Project, translations: list[FileTranslation], build_ok: bool, check_ok: bool,
@@ -148,12 +156,13 @@ def write_reports(out: Path, report: PortReport) -> None:
         f"- check: {'passed' if report.check.passed else 'FAILED'} (`{report.check.command}`): {report.check.detail}",
         f"- time: {report.time_s:.1f} s, cost: ${report.cost_usd:.4f}",
         "",
-        "| kernel | file:line | status | reference | speedup | unsupported |",
-        "|---|---|---|---|---|---|",
+        "| kernel | file:line | status | reference | speedup | tuning | unsupported |",
+        "|---|---|---|---|---|---|---|",
     ]
     for k in report.kernels:
         speed = f"{k.speedup:.2f}x" if k.speedup else "-"
-        lines.append(f"| {k.name} | {k.file}:{k.line} | {k.status} | {k.reference_kind or '-'} | {speed} | {'; '.join(k.unsupported) or '-'} |")
+        lines.append(f"| {k.name} | {k.file}:{k.line} | {k.status} | {k.reference_kind or '-'} | {speed} "
+                     f"| {k.tuning or '-'} | {'; '.join(k.unsupported) or '-'} |")
     if report.unmapped_calls:
         lines += ["", "## Library calls with no CPU mapping", ""] + [f"- {c}" for c in report.unmapped_calls]
     if report.build_errors:
@@ -176,6 +185,124 @@ def print_report(console: Console, report: PortReport) -> None:
         console.print(f"[yellow]unmapped:[/] {c}")
 
 
+class KernelTuning(BaseModel):
+    status: str  # tuned, faithful (no faster correct version), skipped, failed
+    speedup: float | None = None  # faithful lowering time / tuned time, same run
+    note: str = ""
+
+
+def capture_launches(sandbox, commands: list[str], out: Path) -> list[Capture]:
+    """Run the checks once with capture on; the first launch of each kernel is recorded."""
+    sandbox.run(["mkdir", "-p", "captures"])
+    for command in commands:
+        sandbox.run(command, cwd="src", env={"CUDACPU_CAPTURE_DIR": "../captures"},
+                    limits=Limits(timeout_s=600, memory_mb=8192, cpu_s=1200))
+    dest = out / "captures"
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.iterdir():
+        old.unlink()
+    for name in sandbox.run(["ls", "captures"]).stdout.split():
+        (dest / name).write_bytes(sandbox.get(f"captures/{name}"))
+    return read_captures(dest)
+
+
+def _speedup(result) -> float | None:
+    """Faithful lowering time over tuned time: the baseline is the faithful lowering when timed."""
+    times = result.time_s
+    slower = times.baseline or times.reference
+    return slower / times.candidate if slower and times.candidate else None
+
+
+def tune_kernels(project: Project, tree: PortTree, sandbox, cfg: Settings, out: Path, writer: TraceWriter,
+                 commands: list[str], console: Console) -> dict[str, KernelTuning]:
+    """Capture real launch data, run each kernel's graph on it, and link back every tuned version
+    that is correct and faster (dispatched only for the captured configuration)."""
+    from tools.cuda import lower_task, parse_cuda
+    from tools.spec import load_task
+
+    from .runner import run_tasks
+
+    tuning: dict[str, KernelTuning] = {}
+    captures = capture_launches(sandbox, commands, out)
+    writer.event("tool_result", node="capture", data={"captured": [c.kernel for c in captures]})
+    sites = {k.name: k for k in project.kernels}
+    task_paths: dict[str, Path] = {}
+    for capture in captures:
+        site = sites.get(capture.kernel)
+        problem = capture.problem() or (None if site else "kernel not found in the sources")
+        if problem:
+            tuning[capture.kernel] = KernelTuning(status="skipped", note=problem)
+            continue
+        source = (project.root / site.file).read_text(errors="replace")
+        try:
+            params = [p.name for p in parse_cuda(source, site.file).kernel(capture.kernel).params]
+        except Exception:  # parameter names are only for readability; positions are enough
+            params = []
+        task_paths[capture.kernel] = capture_to_task(capture, project.root / site.file, params,
+                                                     out / "kernels" / capture.kernel, project.root)
+    for name, problem in tuning.items():
+        writer.event("observation", kernel=name, node="capture", data={"message": f"not tuned: {problem.note}"})
+    if not task_paths:
+        return tuning
+    outcomes = run_tasks(list(task_paths.values()), cfg, out=out / "kernels", console=console)
+    by_kernel = {c.kernel: c for c in captures}
+    tuned_files: list[tuple[str, str]] = []
+    for outcome in outcomes:
+        task_path = task_paths[outcome.name]
+        code_path = outcome.out_dir / f"{outcome.name}.cpp"
+        if outcome.result.status != "correct" or not code_path.is_file():
+            tuning[outcome.name] = KernelTuning(status="failed", note=f"per-kernel run: {outcome.result.status}")
+            continue
+        code = code_path.read_text()
+        speedup = _speedup(outcome.result)
+        if code.strip() == lower_task(load_task(task_path)).strip() or not speedup or speedup <= 1.0:
+            tuning[outcome.name] = KernelTuning(status="faithful", speedup=speedup,
+                                                note="no correct version faster than the faithful lowering")
+            continue
+        task = json.loads(task_path.read_text())
+        file_name = f"cpu_tuned_{outcome.name}.cpp"
+        (tree.root / file_name).write_text(tuned_dispatch_source(by_kernel[outcome.name], task, code))
+        tuned_files.append((sites[outcome.name].file, file_name))
+        tuning[outcome.name] = KernelTuning(status="tuned", speedup=speedup,
+                                            note=f"{outcome.result.backend}, {outcome.result.iterations} iterations")
+    for beside, file_name in tuned_files:
+        add_sources(tree, beside, [file_name])
+    writer.event("decision", node="tune", data={k: v.model_dump() for k, v in tuning.items()})
+    return tuning
+
+
+def build_and_check(tree: PortTree, sandbox, state: PortState, writer: TraceWriter, commands: list[str],
+                    expected: str | None, out: Path) -> tuple[BuildOutcome, CheckReport]:
+    """Build the tree and run its checks, reusing what an earlier run finished on the same tree."""
+    built_key = tree_hash(tree.root, out / RUNTIME_DIR)
+    check_key = content_hash(built_key, *commands, expected or "")
+    if (done := state.get("build", built_key)) is not None and done["ok"]:
+        build = BuildOutcome(True, done["output"])
+        writer.event("decision", node="build", data={"reused": True})
+    else:
+        build = build_in_sandbox(tree, sandbox)
+        state.put("build", built_key, {"ok": build.ok, "output": build.output[-4000:]})
+        writer.event("tool_result", node="build", data={"ok": build.ok, "output": build.output[-4000:]})
+    if not build.ok:
+        return build, CheckReport(command=None, passed=False, detail="the port did not build")
+    if (done := state.get("check", check_key)) is not None:
+        writer.event("decision", node="check", data={"reused": True, **done})
+        return build, CheckReport(**done)
+    if not sandbox.exists("src/Makefile.cpu"):  # the build was reused: the binaries are not in this sandbox yet
+        build_in_sandbox(tree, sandbox)
+    outcomes = [run_check(sandbox, c, expected_output=expected) for c in commands]
+    for o in outcomes:
+        writer.event("tool_result", node="check", data={"command": o.command, "passed": o.passed,
+                                                        "detail": o.detail, "stdout": o.stdout[-4000:]})
+    failed = [o for o in outcomes if not o.passed]
+    shown = failed[0] if failed else outcomes[0] if outcomes else None
+    check = CheckReport(command=" && ".join(commands) or None, passed=bool(outcomes) and not failed,
+                        detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"))
+    state.put("check", check_key, check.model_dump())
+    (out / "port_output.txt").write_text("\n".join(o.stdout for o in outcomes))
+    return build, check
+
+
 def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path | None,
                     check_command: str | None, console: Console) -> int:
     started = time.monotonic()
@@ -190,13 +317,14 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
     writer = TraceWriter(trace or out / "trace.jsonl", config=cfg.masked(), secrets=cfg.secrets())
     state = PortState(out / "port_state.json")
     limits = Limits(timeout_s=cfg.limits.timeout_s, memory_mb=cfg.limits.memory_mb, cpu_s=cfg.limits.cpu_s)
+    tuning: dict[str, KernelTuning] = {}
     with writer, Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                           console=console, transient=True) as progress:
         writer.event("node_end", node="discover", data={
             "sources": [s.path for s in project.cuda_sources], "kernels": [k.__dict__ for k in project.kernels],
             "build": project.build.kind, "executables": [t.name for t in project.executables],
             "self_checks": project.self_checks})
-        step = progress.add_task("translating", total=len(project.cuda_sources) + 2)
+        step = progress.add_task("translating", total=len(project.cuda_sources) + 3)
         from tools.cuda import runtime_include_dir
 
         compiler_id = compiler_version()
@@ -215,50 +343,47 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
             progress.advance(step)
             return result
 
-        tree = build_port_tree(project, out, translate, runtime_include_dir(), list(cfg.compiler.cxxflags))
+        tree = build_port_tree(project, out, translate, runtime_include_dir(), list(cfg.compiler.cxxflags),
+                               extra_headers=(LAUNCH_HEADER,))
+        expected = read_expected(out / "original_output.txt")
+        targets = [t.name for t in project.executables]
+        commands = [check_command] if check_command else default_check_commands(tree, targets, project.build.check_commands)
         sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
         writer.event("tool_call", node="build", data={"sandbox": sandbox.mode, "makefile": str(tree.makefile)})
-        targets = [t.name for t in project.executables]
-        expected = read_expected(out / "original_output.txt")
-        commands = [check_command] if check_command else default_check_commands(tree, targets, project.build.check_commands)
-        built_key = tree_hash(tree.root, out / RUNTIME_DIR)
-        check_key = content_hash(built_key, *commands, expected or "")
         try:
-            progress.update(step, description="building with g++")
-            if (done := state.get("build", built_key)) is not None and done["ok"]:
-                build = BuildOutcome(True, done["output"])
-                writer.event("decision", node="build", data={"reused": True})
-            else:
-                build = build_in_sandbox(tree, sandbox)
-                state.put("build", built_key, {"ok": build.ok, "output": build.output[-4000:]})
-                writer.event("tool_result", node="build", data={"ok": build.ok, "output": build.output[-4000:]})
+            progress.update(step, description="building with g++ and running the project's check")
+            build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out)
             progress.advance(step)
-            if not build.ok:
-                check = CheckReport(command=None, passed=False, detail="the port did not build")
-            elif (done := state.get("check", check_key)) is not None:
-                check = CheckReport(**done)
-                writer.event("decision", node="check", data={"reused": True, **done})
-            else:
-                if not sandbox.exists("src/Makefile.cpu"):  # the build was reused: build again in this sandbox
-                    build_in_sandbox(tree, sandbox)
-                progress.update(step, description="running the project's check")
-                outcomes = [run_check(sandbox, c, expected_output=expected) for c in commands]
-                for o in outcomes:
-                    writer.event("tool_result", node="check", data={"command": o.command, "passed": o.passed,
-                                                                    "detail": o.detail, "stdout": o.stdout[-4000:]})
-                failed = [o for o in outcomes if not o.passed]
-                shown = failed[0] if failed else outcomes[0] if outcomes else None
-                check = CheckReport(command=" && ".join(commands) or None, passed=bool(outcomes) and not failed,
-                                    detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"))
-                state.put("check", check_key, check.model_dump())
-                (out / "port_output.txt").write_text("\n".join(o.stdout for o in outcomes))
+            if cfg.tune and check.passed:
+                progress.update(step, description="tuning kernels on captured launches")
+                try:
+                    tuning = tune_kernels(project, tree, sandbox, cfg, out, writer, commands, console)
+                except (UserError, TaskError) as exc:  # the faithful port stands; say why it was not tuned
+                    writer.event("error", node="tune", data={"error": str(exc)})
+                    console.print(f"[yellow]tuning skipped:[/] {exc}", highlight=False, soft_wrap=True)
+                if any(t.status == "tuned" for t in tuning.values()):
+                    sandbox.close()
+                    sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
+                    build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out)
+                    if not check.passed:  # never ship a tuned build that fails the project's check
+                        detail = check.detail
+                        for t in tuning.values():
+                            if t.status == "tuned":
+                                t.status, t.note = "failed", f"reverted: the project check failed with it ({detail})"
+                        drop_sources(tree, [f"cpu_tuned_{name}.cpp" for name in tuning])
+                        sandbox.close()
+                        sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
+                        build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out)
             progress.advance(step)
         finally:
             sandbox.close()
         reference = "gpu-output" if expected is not None else "project-check"
+        kernels = _kernel_reports(project, tree.translations, build.ok, check.passed, reference)
+        for k in kernels:
+            if (t := tuning.get(k.name)) is not None:
+                k.speedup, k.tuning = t.speedup, f"{t.status}: {t.note}" if t.note else t.status
         report = PortReport(
-            project=str(project.root), translator=cfg.llm, build_ok=build.ok, check=check,
-            kernels=_kernel_reports(project, tree.translations, build.ok, check.passed, reference),
+            project=str(project.root), translator=cfg.llm, build_ok=build.ok, check=check, kernels=kernels,
             unmapped_calls=[f"{c.name} ({c.file}:{c.line})" for c in tree.unmapped_calls],
             build_errors=[str(d) for d in build.diagnostics if d.severity == "error"][:50],
             time_s=time.monotonic() - started,

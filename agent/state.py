@@ -3,10 +3,11 @@
 Everything in it is plain JSON data (dicts, lists, strings, numbers) so that the SQLite
 checkpointer stores it without custom types and a trace can show it as is.
 
-An attempt is `{"n", "mode", "code", "status", "observations", "time_s",
+An attempt is `{"n", "mode", "translator", "code", "status", "observations", "time_s",
 "speedup_vs_reference", "max_abs_err", "max_rel_err", "reference_kind", "threads",
-"exhausted", "fatal"}`; `status` is pending, no_code, compile_error, incorrect,
-runtime_error, timeout, unsupported or correct.
+"exhausted", "fatal", "best_time_before"}`; `status` is pending, no_code, compile_error,
+incorrect, runtime_error, timeout, unsupported or correct. `exhausted`: the translator
+returned no code and has nothing more to offer; `fatal`: a failure no retry can mend.
 """
 
 from __future__ import annotations

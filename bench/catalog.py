@@ -469,7 +469,7 @@ def _expand_squeeze(s: Shapes):
     return [x], [y], {"shape": shape}, {}
 
 
-def _pixel_shuffle_1d(s: Shapes):
+def _channel_shuffle(s: Shapes):
     from tvm import topi
 
     n, c = s.dim(2, 16), s.dim(2, 16)
@@ -561,7 +561,7 @@ def _causal_mask(s: Shapes):
     return [x], [y], {"shape": [b, n, n]}, {}
 
 
-def _threshold(s: Shapes):
+def _hardshrink(s: Shapes):
     from tvm import te
 
     shape = s.shape()
@@ -815,7 +815,7 @@ CATALOG: list[OpSpec] = [
     OpSpec("upsample_nearest", "layout", _upsample),
     OpSpec("take", "layout", _take),
     OpSpec("expand_squeeze", "layout", _expand_squeeze),
-    OpSpec("channel_shuffle", "layout", _pixel_shuffle_1d),
+    OpSpec("channel_shuffle", "layout", _channel_shuffle),
     OpSpec("where", "logic", _where),
     *[OpSpec(n, "logic", _compare(n)) for n in ("greater", "less", "greater_equal", "less_equal", "not_equal")],
     OpSpec("clip", "logic", _clip),
@@ -825,7 +825,7 @@ CATALOG: list[OpSpec] = [
     OpSpec("logical_xor", "logic", _logical_xor),
     OpSpec("masked_fill", "logic", _masked_fill),
     OpSpec("causal_mask", "logic", _causal_mask),
-    OpSpec("hardshrink", "logic", _threshold),
+    OpSpec("hardshrink", "logic", _hardshrink),
     OpSpec("one_hot", "logic", _one_hot),
     OpSpec("rank", "logic", _rank),
     OpSpec("topk_mask", "logic", _topk_mask),

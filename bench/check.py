@@ -130,7 +130,7 @@ def check_records(records: list[Record]) -> dict[str, str]:
 def main(argv: list[str]) -> int:
     import argparse
 
-    from .format import load_records
+    from .format import BenchFormatError, load_records
 
     parser = argparse.ArgumentParser(prog="python -m bench.check")
     parser.add_argument("files", nargs="+", type=Path)
@@ -138,7 +138,13 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     records = []
     for f in args.files:
-        recs = load_records(f)
+        if f.name == "manifest.json":
+            continue
+        try:
+            recs = load_records(f)
+        except BenchFormatError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         records += recs[:: args.sample] if args.sample else recs
     failures = check_records(records)
     for name, err in failures.items():

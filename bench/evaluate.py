@@ -169,7 +169,7 @@ def write_report(report: dict, out: Path) -> list[Path]:
 def _fmt(v, pct: bool = False) -> str:
     if v is None:
         return "-"
-    return f"{100 * v:.1f}%" if pct else f"{v:.2f}"
+    return f"{100 * v:.1f}%" if pct else f"{v:.3g}"
 
 
 def markdown(report: dict) -> str:

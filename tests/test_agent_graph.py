@@ -91,12 +91,14 @@ def test_compiler_fix_only_reports_and_optimize_uses_the_seam():
 
     seen = {}
 
-    def optimizer(task, code, observations):
-        seen["code"] = code
+    def optimizer(task, code, observations, *, threads=None):
+        seen.update(code=code, threads=threads)
         return code + "\n// unrolled", "unrolled the loop"
 
-    out = CompilerTranslator(optimizer=optimizer).translate(TranslateRequest(task, "", mode="optimize", best_code="int a;"))
-    assert seen["code"] == "int a;" and out.code.endswith("// unrolled") and out.notes == "unrolled the loop"
+    translator = CompilerTranslator(optimizer=optimizer, options={"threads": 3, "fast_math_ok": False})
+    out = translator.translate(TranslateRequest(task, "", mode="optimize", best_code="int a;"))
+    assert seen == {"code": "int a;", "threads": 3}  # only the options the optimizer names are passed
+    assert out.code.endswith("// unrolled") and out.notes == "unrolled the loop"
 
 
 BAD = '```cpp\nextern "C" void scale(const float* x, float* y, float alpha, int n) { y[0] = alpah; }\n```'

@@ -38,8 +38,9 @@ def test_compiler_ports_corpus_tasks_end_to_end_without_network(tmp_path):
     assert not trace.of(type="llm_request")  # the compiler asks no model
     assert trace.events[0]["node"] == "run" and trace.events[0]["data"]["sandbox"]["kind"] == "local"
     for name in CORPUS:
-        candidates = [e for e in trace.of(name, type="artifact") if e["data"]["role"] == "candidate"]
-        assert len(candidates) == 1 and "extern" in candidates[0]["data"]["code"]
+        candidates = [e["data"] for e in trace.of(name, type="artifact") if e["data"]["role"] == "candidate"]
+        assert candidates[0]["attempt"] == 1 and candidates[0]["mode"] == "translate" and "extern" in candidates[0]["code"]
+        assert all(c["mode"] == "optimize" for c in candidates[1:])  # anything after the lowering came from the optimizer
 
 
 def cli(monkeypatch, capsys, *args: str) -> tuple[int, str]:

@@ -17,7 +17,8 @@ WAIT_S = 300  # generous: the machine may be busy; the test normally takes secon
 
 
 def port(out: Path) -> list[str]:
-    return [AGENT, "port", str(TASK), "-o", str(out), "--sandbox", "local"]
+    # One attempt: the loop ends after the first profile (the optimizer's search is not what is tested here).
+    return [AGENT, "port", str(TASK), "-o", str(out), "--sandbox", "local", "--max-iters", "1"]
 
 
 def start(out: Path) -> subprocess.Popen:
@@ -40,7 +41,9 @@ def wait_for_event(proc: subprocess.Popen, trace: Path, node: str, type: str = "
 
 
 def starts(trace: Path) -> Counter:
-    return Counter(e["node"] for e in read_trace(trace).events if e["type"] == "node_start" and e["kernel"] == "scale")
+    """How often each step of attempt 1 started (plan counts as attempt 0 and 1 alike)."""
+    return Counter(e["node"] for e in read_trace(trace).events
+                   if e["type"] == "node_start" and e["kernel"] == "scale" and e["data"].get("attempt", 1) in (0, 1))
 
 
 def test_interrupted_and_killed_runs_resume_without_redoing_finished_steps(tmp_path):
@@ -74,8 +77,7 @@ def test_interrupted_and_killed_runs_resume_without_redoing_finished_steps(tmp_p
     done = subprocess.run(port(out), capture_output=True, text=True, timeout=WAIT_S)
     assert done.returncode == 0, done.stdout + done.stderr
     counts = starts(trace)
-    assert counts["plan"] == 1 and counts["test"] == 1  # never redone
-    assert counts["translate"] == 2  # attempt 1 once, then the optimize ask
+    assert counts["plan"] == counts["translate"] == counts["test"] == 1  # never redone
     assert counts["compile"] in (1, 2)  # 2 only when Ctrl-C landed inside compile
     assert counts["profile"] == 2  # the step the kill cut short ran again
     runs = [e["data"] for e in read_trace(trace).events if e["node"] == "run" and e["type"] == "node_start"]
@@ -83,8 +85,9 @@ def test_interrupted_and_killed_runs_resume_without_redoing_finished_steps(tmp_p
     assert (out / "scale" / "result.json").is_file() and (out / "scale" / "scale.cpp").is_file()
 
     # 4. A finished kernel is not redone.
+    steps_before = len([e for e in read_trace(trace).events if e["type"] == "node_start" and e["kernel"]])
     again = subprocess.run(port(out), capture_output=True, text=True, timeout=WAIT_S)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert starts(trace) == counts
+    assert len([e for e in read_trace(trace).events if e["type"] == "node_start" and e["kernel"]]) == steps_before
     skipped = [e for e in read_trace(trace).events if e["type"] == "decision" and e["node"] == "run"]
     assert len(skipped) == 1 and "not redone" in skipped[0]["data"]["reason"]

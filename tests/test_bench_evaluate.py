@@ -87,6 +87,7 @@ def test_agent_eval_on_a_generated_subset(tmp_path):
     subset = tmp_path / "subset.json"
     save_records([smallest], subset)
     cfg = load_settings(llm="compiler", sandbox="local", jobs=1)
+    cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update={"max_iters": 1})})  # one translation: CI time
     status = run(subset, cfg, out=tmp_path / "report", limit=1, console=Console(file=io.StringIO(), width=200))
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     [task] = report["tasks"]

@@ -102,7 +102,7 @@ __global__ void block_sum(const float* x, float* out, int n) {
     if (lane == 0) warp_totals[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        v = lane < (blockDim.x + 31) / 32 ? warp_totals[lane] : 0.0f;
+        v = lane < (int)((blockDim.x + 31) / 32) ? warp_totals[lane] : 0.0f;
         v = warp_sum(v);
         if (lane == 0) out[blockIdx.x] = v;
     }
@@ -226,7 +226,7 @@ __global__ void fill3d(int* out, int nx, int ny, int nz) {
 }
 
 __global__ void grid_stride(const double* a, double* b, int n) {
-    for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
         b[i] = 2.0 * a[i] + 1.0;
 }
 """
@@ -263,7 +263,7 @@ __global__ void reduce_atomics(const float* x, float* total, int* mx, unsigned* 
                                int* cas_sum, int n) {
     __shared__ float partial[BLOCK];
     unsigned int tid = threadIdx.x;
-    unsigned int i = blockIdx.x * blockDim.x + tid;
+    int i = blockIdx.x * blockDim.x + tid;
     partial[tid] = i < n ? x[i] : 0.0f;
     __syncthreads();
     for (unsigned int stride = blockDim.x / 2; stride > 0; stride >>= 1) {

@@ -20,7 +20,7 @@ def port(path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_ports_builds_and_passes_its_check(name, tmp_path):
-    result = port(ROOT / "examples" / "projects" / name, tmp_path / name)
+    result = port(ROOT / "examples" / "projects" / name, tmp_path / name, "--no-tune")
     report = json.loads((tmp_path / name / "port_report.json").read_text())
     assert report["build_ok"], report["build_errors"]
     assert report["check"]["passed"], report["check"]["detail"]
@@ -32,9 +32,9 @@ def test_example_ports_builds_and_passes_its_check(name, tmp_path):
 
 def test_second_run_redoes_nothing(tmp_path):
     src = ROOT / "examples" / "projects" / "histogram"
-    first = port(src, tmp_path / "h")
+    first = port(src, tmp_path / "h", "--no-tune")
     assert first.returncode == 0, first.stderr[-2000:]
-    second = port(src, tmp_path / "h")
+    second = port(src, tmp_path / "h", "--no-tune")
     assert second.returncode == 0, second.stderr[-2000:]
     events = [json.loads(line) for line in (tmp_path / "h" / "trace.jsonl").read_text().splitlines()[1:]]
     reused = [e for e in events if e["type"] == "decision" and e["data"].get("reused")]
@@ -52,7 +52,7 @@ def test_unsupported_kernel_is_reported_and_the_rest_ported(tmp_path):
         "int main() { float* d; cudaMalloc(&d, 64 * sizeof(float)); ok_kernel<<<1, 64>>>(d, 64);\n"
         "  float h[64]; cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
         "  std::printf(h[63] == 126.0f ? \"PASS\\n\" : \"FAIL\\n\"); return h[63] == 126.0f ? 0 : 1; }\n")
-    result = port(repo, tmp_path / "out")
+    result = port(repo, tmp_path / "out", "--no-tune")
     assert result.returncode != 0
     report = json.loads((tmp_path / "out" / "port_report.json").read_text())
     status = {k["name"]: k for k in report["kernels"]}
@@ -72,3 +72,21 @@ def test_bad_repositories_give_one_clear_line(tmp_path, setup, message):
     result = port(repo, tmp_path / "out")
     assert result.returncode == 1
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_kernels_are_tuned_on_captured_launches(tmp_path):
+    """The port runs once with capture on; each kernel's first launch becomes a task on the real
+    data, goes through the per-kernel graph, and the result is reported per kernel."""
+    result = port(ROOT / "examples" / "projects" / "heat2d", tmp_path / "heat")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    out = tmp_path / "heat"
+    task = json.loads((out / "kernels" / "heat_step" / "task.json").read_text())
+    assert task["launches"][0]["grid"] == [5, 13, 1] and task["launches"][0]["block"] == [32, 8, 1]
+    assert {b["name"] for b in task["buffers"]} == {"u", "v"}
+    assert {s["name"]: s["value"] for s in task["scalars"]} == {"nx": 130, "ny": 97, "alpha": pytest.approx(0.2)}
+    result_json = json.loads((out / "kernels" / "heat_step" / "result.json").read_text())
+    assert result_json["status"] == "correct" and result_json["reference_kind"] == "lowered"
+    report = json.loads((out / "port_report.json").read_text())
+    kernel = report["kernels"][0]
+    assert kernel["tuning"] and kernel["status"] == "correct"
+    assert report["check"]["passed"]

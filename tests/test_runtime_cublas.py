@@ -223,3 +223,67 @@ def test_matrix_helpers_and_argument_checks(cublas_run):
     assert lines[0].split() == ["setmatrix", "0", "1", "2", "5", "6", "7"]
     assert lines[1].split() == ["getvector", "0", "3", "6"]
     assert lines[2].split() == ["bad_lda", "7"]  # CUBLAS_STATUS_INVALID_VALUE
+
+
+GEMM_EX_PROGRAM = r"""
+#include <cublas_v2.h>
+#include <cstdio>
+#include <vector>
+
+int main() {
+    const int m = 19, n = 7, k = 33;
+    std::vector<float> a(m * k), b(k * n);
+    for (int i = 0; i < m * k; ++i) a[i] = float((i * 37) % 101) / 50.0f - 1.0f;
+    for (int i = 0; i < k * n; ++i) b[i] = float((i * 53) % 97) / 40.0f - 1.2f;
+    std::vector<__half> a_half(a.size()), b_half(b.size()), c_half(m * n);
+    std::vector<__nv_bfloat16> a_bf16(a.size()), b_bf16(b.size());
+    for (size_t i = 0; i < a.size(); ++i) { a_half[i] = __float2half(a[i]); a_bf16[i] = __float2bfloat16(a[i]); }
+    for (size_t i = 0; i < b.size(); ++i) { b_half[i] = __float2half(b[i]); b_bf16[i] = __float2bfloat16(b[i]); }
+    cublasHandle_t handle;
+    cublasCreate(&handle);
+    const float alpha = 1.0f, beta = 0.0f;
+    std::vector<float> c_from_half(m * n), c_from_bf16(m * n);
+    cublasStatus_t s1 = cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a_half.data(), CUDA_R_16F, m, b_half.data(),
+                                     CUDA_R_16F, k, &beta, c_from_half.data(), CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    cublasStatus_t s2 = cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a_bf16.data(), CUDA_R_16BF, m, b_bf16.data(),
+                                     CUDA_R_16BF, k, &beta, c_from_bf16.data(), CUDA_R_32F, m, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+    const __half one = __float2half(1.0f), zero = __float2half(0.0f);
+    cublasStatus_t s3 = cublasHgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a_half.data(), m, b_half.data(), k, &zero,
+                                    c_half.data(), m);
+    cublasStatus_t s4 = cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a_half.data(), CUDA_R_8I, m, b_half.data(),
+                                     CUDA_R_16F, k, &beta, c_from_half.data(), CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    printf("status %d %d %d %d\n", s1, s2, s3, s4);
+    FILE* out = std::fopen("gemm_ex.bin", "wb");
+    std::fwrite(c_from_half.data(), sizeof(float), c_from_half.size(), out);
+    std::fwrite(c_from_bf16.data(), sizeof(float), c_from_bf16.size(), out);
+    std::fwrite(c_half.data(), sizeof(__half), c_half.size(), out);
+    std::fclose(out);
+    cublasDestroy(handle);
+    return 0;
+}
+"""
+
+
+def bfloat16_round(values: np.ndarray) -> np.ndarray:
+    bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+
+
+def test_mixed_precision_gemm(tmp_path):
+    m, n, k = 19, 7, 33
+    exe = build({"gemm_ex.cpp": GEMM_EX_PROGRAM}, tmp_path)
+    assert run(exe).split() == ["status", "0", "0", "0", "15"]  # CUDA_R_8I: CUBLAS_STATUS_NOT_SUPPORTED
+    a = (np.arange(m * k) * 37 % 101).astype(np.float32) / np.float32(50) - np.float32(1)
+    b = (np.arange(k * n) * 53 % 97).astype(np.float32) / np.float32(40) - np.float32(1.2)
+    raw = (tmp_path / "gemm_ex.bin").read_bytes()
+    from_half = np.frombuffer(raw[: 4 * m * n], dtype=np.float32)
+    from_bf16 = np.frombuffer(raw[4 * m * n : 8 * m * n], dtype=np.float32)
+    half_result = np.frombuffer(raw[8 * m * n :], dtype=np.float16)
+
+    def product(x, y):
+        return (x.astype(np.float64).reshape(k, m).T @ y.astype(np.float64).reshape(n, k).T).T.ravel()
+
+    expected_half = product(a.astype(np.float16), b.astype(np.float16))
+    assert np.allclose(from_half, expected_half, rtol=1e-5, atol=1e-5)
+    assert np.allclose(from_bf16, product(bfloat16_round(a), bfloat16_round(b)), rtol=1e-5, atol=1e-5)
+    assert np.allclose(half_result.astype(np.float64), expected_half, rtol=1e-3, atol=1e-3)

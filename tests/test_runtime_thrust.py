@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from test_runtime_support import build, parse_lines
+from test_runtime_support import build, parse_lines, run
 
 THRUST_PROGRAM = r"""
 #include <thrust/device_vector.h>
@@ -253,3 +253,45 @@ def test_copies_pointers_and_iterators(thrust_run):
     assert ints(out, "squares") == [0, 1, 4, 9, 16]
     assert ints(out, "transform_iterator_sum") == [sum(i * i for i in range(1, 11))]
     assert out["fill_n"] == ["7", "7", "7", "1"]
+
+
+MORE_ALGORITHMS_PROGRAM = r"""
+#include <thrust/device_vector.h>
+#include <thrust/scan.h>
+#include <thrust/unique.h>
+#include <thrust/partition.h>
+#include <thrust/merge.h>
+#include <thrust/transform.h>
+#include <thrust/replace.h>
+#include <thrust/functional.h>
+#include <cstdio>
+template <class V> void show(const char* n, const V& v) { printf("%s", n); for (auto x : v) printf(" %d", int(x)); printf("\n"); }
+int main() {
+  thrust::device_vector<int> k{1,1,2,2,2,3,1}, v{1,2,3,4,5,6,7}, o(7);
+  thrust::inclusive_scan_by_key(k.begin(), k.end(), v.begin(), o.begin()); show("isbk", o);
+  thrust::exclusive_scan_by_key(k.begin(), k.end(), v.begin(), o.begin(), 10); show("esbk", o);
+  thrust::transform_inclusive_scan(v.begin(), v.end(), o.begin(), thrust::negate<int>(), thrust::plus<int>()); show("tis", o);
+  thrust::transform_exclusive_scan(v.begin(), v.end(), o.begin(), thrust::negate<int>(), 0, thrust::plus<int>()); show("tes", o);
+  auto kk = k; auto vv = v; auto e = thrust::unique_by_key(kk.begin(), kk.end(), vv.begin());
+  kk.resize(e.first - kk.begin()); vv.resize(e.second - vv.begin()); show("ubk_k", kk); show("ubk_v", vv);
+  auto p = v; thrust::partition(p.begin(), p.end(), [](int x) { return x % 2 == 0; }); show("part", p);
+  thrust::device_vector<int> a{1,4,9}, b{2,3,10}, m(6); thrust::merge(a.begin(), a.end(), b.begin(), b.end(), m.begin()); show("merge", m);
+  auto t = v; thrust::transform_if(v.begin(), v.end(), t.begin(), thrust::negate<int>(), [](int x) { return x > 4; }); show("tif", t);
+  thrust::replace_if(t.begin(), t.end(), [](int x) { return x < 0; }, 0); show("rif", t);
+}
+"""
+
+
+def test_segmented_scans_unique_partition_merge_transform_if(tmp_path):
+    exe = build({"more.cpp": MORE_ALGORITHMS_PROGRAM}, tmp_path)
+    out = parse_lines(run(exe))
+    # keys 1 1 | 2 2 2 | 3 | 1 segment the values 1..7
+    assert ints(out, "isbk") == [1, 3, 3, 7, 12, 6, 7]
+    assert ints(out, "esbk") == [10, 11, 10, 13, 17, 10, 10]
+    assert ints(out, "tis") == [-1, -3, -6, -10, -15, -21, -28]
+    assert ints(out, "tes") == [0, -1, -3, -6, -10, -15, -21]
+    assert ints(out, "ubk_k") == [1, 2, 3, 1] and ints(out, "ubk_v") == [1, 3, 6, 7]
+    assert ints(out, "part") == [2, 4, 6, 1, 3, 5, 7]
+    assert ints(out, "merge") == [1, 2, 3, 4, 9, 10]
+    assert ints(out, "tif") == [1, 2, 3, 4, -5, -6, -7]
+    assert ints(out, "rif") == [1, 2, 3, 4, 0, 0, 0]

@@ -21,7 +21,7 @@ from agent.commands.tui import make_app
 from agent.configuration import Settings
 from agent.runner import CHECKPOINT_DB, kernel_state
 from agent.trace import read_trace
-from agent.tui.session import FINISHED, PAUSED, RUNNING
+from agent.tui.model import FINISHED, PAUSED, RUNNING
 
 sys.path.insert(0, str(Path(__file__).parent))
 from llm_servers import ScriptedOpenAIServer  # noqa: E402
@@ -134,7 +134,7 @@ def test_translator_change_hint_diff_and_accept_through_the_checkpoint(compiler_
             async with app.run_test(size=SIZE) as pilot:
                 kernel = lambda: app.view.kernels["scale"]  # noqa: E731
                 await pilot.pause()
-                assert kernel().finished and app.run_state != RUNNING  # nothing to do: not started
+                assert kernel().finished and app.run_state == FINISHED  # nothing to do: not started
 
                 await pilot.press("m")
                 await pilot.press(*"nosuch:model", "enter")  # the prompt's text is selected: typing replaces it

@@ -53,39 +53,37 @@ def write_run(path: Path) -> None:
         trace.event("node_end", node="run", data={"kernels": {"scale": "correct"}})
 
 
-def shoot(path: Path, out: Path | None, keys: list[str], name: str) -> None:
+def shoot(path: Path, out: Path | None, shots: list[tuple[list[str], str]]) -> None:
+    """Open the app on PATH; for each (keys, name): press the keys, compare the screen with NAME."""
     async def session():
         app = make_app(path, Settings(sandbox="local"), start=False, out=out)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
-            await pilot.press(*keys)
-            await pilot.pause()
-            assert_snapshot(app, name)
+            for keys, name in shots:
+                await pilot.press(*keys)
+                await pilot.pause()
+                assert_snapshot(app, name)
         if app.session is not None:
             assert app.session.close()
 
     asyncio.run(session())
 
 
-def test_main_screen_of_a_task_not_started(tmp_path):
-    shoot(SCALE_TASK, tmp_path / "out", [], "main_not_started")
+def test_main_screen_of_a_task_not_started_help_and_hint_prompt(tmp_path):
+    shoot(SCALE_TASK, tmp_path / "out", [
+        ([], "main_not_started"),
+        (["question_mark"], "help"),
+        (["escape", "h", *"use a blocked loop"], "hint_prompt"),
+    ])
 
 
-def test_main_screen_of_a_finished_run_diff_and_observations(tmp_path):
+def test_main_screen_of_a_finished_run(tmp_path):
     out = tmp_path / "out"
     write_run(out / "trace.jsonl")
-    shoot(SCALE_TASK, out, ["d"], "main_diff")
-    shoot(SCALE_TASK, out, ["4"], "main_observations")
-    shoot(SCALE_TASK, out, ["2"], "main_cpu_error_line")
-
-
-def test_help_and_hint_prompt(tmp_path):
-    shoot(SCALE_TASK, tmp_path / "out", ["question_mark"], "help")
-    shoot(SCALE_TASK, tmp_path / "out", ["h", *"use a blocked loop"], "hint_prompt")
+    shoot(SCALE_TASK, out, [(["d"], "main_diff"), (["4"], "main_observations"), (["2"], "main_cpu_error_line")])
 
 
 def test_trace_viewer(tmp_path):
     trace = tmp_path / "run.jsonl"
     write_run(trace)
-    shoot(trace, None, ["n"] * 13 + ["2"], "trace_viewer_cpu")
-    shoot(trace, None, ["G", "3"], "trace_viewer_observations")
+    shoot(trace, None, [(["n"] * 13 + ["2"], "trace_viewer_cpu"), (["G", "3"], "trace_viewer_observations")])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 SNAPSHOTS = Path(__file__).parent / "tui_snapshots"
 UPDATE = os.environ.get("UPDATE_TUI_SNAPSHOTS") == "1"
-WAIT_S = 300  # generous: a busy machine; a run normally takes seconds
+WAIT_S = int(os.environ.get("TUI_TEST_WAIT_S", "300"))  # generous: a busy machine; a run normally takes seconds
 
 SCALE_TASK = Path(__file__).parent / "agent_fixtures" / "tasks" / "scale" / "task.json"
 GOOD_CODE = """#include <cstdint>

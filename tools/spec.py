@@ -70,6 +70,15 @@ class Buffer(_Strict):
     role: Literal["input", "output", "inout", "scratch"]
     init: Literal["poison", "zeros"] | None = None
     inputs: BufferGen | None = None
+    # A .npy (relative to the task file) with this buffer's initial values, used for every
+    # seed instead of generated ones: real data captured from a program's run.
+    data: str | None = None
+
+    @model_validator(mode="after")
+    def _data_only_for_inputs(self) -> "Buffer":
+        if self.data and self.role not in ("input", "inout"):
+            raise ValueError(f"'data' gives initial values, so it needs role input or inout (not {self.role})")
+        return self
 
     @property
     def size(self) -> int:

@@ -53,6 +53,6 @@ def summary_table(report: dict) -> Table:
     s = report["summary"]
     for name, c in [*s["by_category"].items(), ("all", s)]:
         table.add_row(name, str(c["total"]), str(c["compiled"]), str(c["correct"]),
-                      f"{c['geomean_speedup']:.2f}" if c["geomean_speedup"] else "-",
+                      f"{c['geomean_speedup']:.3g}" if c["geomean_speedup"] else "-",
                       f"{100 * c['faster_share']:.0f}%" if c["faster_share"] is not None else "-")
     return table

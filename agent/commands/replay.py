@@ -246,9 +246,9 @@ def _replay_translator(spec: str, attempts: dict[int, dict[str, Any]], settings:
         return LLMTranslator(ReplayModel(spec, exchanges), settings)
     if offline:
         return RecordedTranslator(spec, attempts)
-    from agent.translators.compiler import CompilerTranslator
+    from agent.translators.factory import make_translator
 
-    return CompilerTranslator()
+    return make_translator(spec, settings)
 
 
 class RecordedToolbox:

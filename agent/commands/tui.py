@@ -1,7 +1,8 @@
 """`agent tui [PATH]`: the interactive terminal UI.
 
-PATH is a kernel task file, a directory of tasks, a trace (.jsonl) or a CUDA repository;
-none means the current directory. Tasks run in the same output directory, checkpoints and
+PATH is a kernel task file, a directory of tasks, a trace (.jsonl) or a CUDA repository
+(ported in one pass by agent/project.py, watched through its trace); none means the
+current directory. Tasks run in the same output directory, checkpoints and
 trace as `agent port PATH` would use, so either command continues what the other began.
 """
 
@@ -26,15 +27,16 @@ def run(path: Path | None, cfg: Settings, *, start: bool, out: Path | None = Non
 
 def make_app(path: Path, cfg: Settings, *, start: bool, out: Path | None = None):
     """The app for PATH: the viewer for a trace, the main screen for tasks; UserError for anything else."""
-    from agent.tui import Session, TuiApp
-
     if path.is_file() and path.suffix == ".jsonl":
+        from agent.tui.app import TuiApp
+
         return TuiApp(trace=_read_trace(path))
-    tasks = _task_files(path)
+    tasks = _task_files(path)  # before importing the app: a bad path is reported at once
     if tasks is None:
-        raise UserError(f"{path}: no kernel tasks here; `agent tui` opens a task file, a directory of tasks or a trace "
-                        f"(use `agent port` for a whole repository)")
+        return _repository_app(path, cfg, start=start, out=out)
     from agent.translators.factory import make_translator
+    from agent.tui.app import TuiApp
+    from agent.tui.session import Session
     from tools.spec import TaskError
 
     make_translator(cfg.llm, cfg)  # a bad --llm spec or a missing key: one clear line before the screen opens
@@ -43,6 +45,20 @@ def make_app(path: Path, cfg: Settings, *, start: bool, out: Path | None = None)
         session = Session(tasks, cfg, out=out)
     except TaskError as exc:
         raise UserError(str(exc)) from None
+    if session.trace_path.is_file():
+        _read_trace(session.trace_path)  # an unreadable trace from an earlier run: one clear line, not a traceback
+    return TuiApp(session, start=start)
+
+
+def _repository_app(path: Path, cfg: Settings, *, start: bool, out: Path | None):
+    from agent.tui.app import TuiApp
+    from agent.tui.repository import RepositorySession
+    from tools.project.discover import DiscoveryError
+
+    try:
+        session = RepositorySession(path, cfg, out=out or Path("port-out") / path.resolve().name)
+    except DiscoveryError as exc:
+        raise UserError(f"{path}: no kernel tasks and no CUDA project here ({exc})") from None
     return TuiApp(session, start=start)
 
 

@@ -4,14 +4,16 @@
 - fix: a deterministic compiler cannot repair its own output; it only reports, so the
   loop ends with the failure on record.
 - optimize: hands the best correct code to the optimizer when one is installed. The seam
-  is one function, `tools.optimize.optimize(task, code, observations)`, returning
-  `(new_code, notes)` or None when it has nothing to try.
+  is one function, `tools.optimize.optimize(task, code, observations, **options)`, returning
+  `(new_code, notes)` or None when it has nothing to try; `options` it may take: threads,
+  fast_math_ok (from the configuration).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+import inspect
+from typing import Any, Callable
 
 from tools.observations import Observation
 
@@ -34,8 +36,11 @@ def installed_optimizer() -> Optimizer | None:
 class CompilerTranslator:
     name = "compiler"
 
-    def __init__(self, optimizer: Optimizer | None = None) -> None:
+    def __init__(self, optimizer: Optimizer | None = None, *, options: dict[str, Any] | None = None) -> None:
+        """`options`: keyword settings offered to the optimizer (threads, fast_math_ok); only
+        those its signature names are passed."""
         self.optimizer = optimizer if optimizer is not None else installed_optimizer()
+        self.options = options or {}
 
     def translate(self, request: TranslateRequest) -> Translation:
         if request.mode == "translate":
@@ -57,11 +62,16 @@ class CompilerTranslator:
         if self.optimizer is None or base is None:
             why = "no optimizer is installed" if self.optimizer is None else "no correct code to optimize"
             return Translation(code=None, observations=[_info("optimization", f"compiler: {why}; keeping the best version")])
-        proposal = self.optimizer(request.task, base, request.observations)
+        proposal = self.optimizer(request.task, base, request.observations, **_accepted(self.optimizer, self.options))
         if proposal is None:
             return Translation(code=None, observations=[_info("optimization", "compiler: the optimizer has nothing more to try")])
         code, notes = proposal
-        return Translation(code=code, notes=notes)
+        return Translation(code=code, notes=notes, observations=list(getattr(proposal, "observations", [])))
+
+
+def _accepted(function: Callable, options: dict[str, Any]) -> dict[str, Any]:
+    names = inspect.signature(function).parameters
+    return {k: v for k, v in options.items() if k in names and v is not None}
 
 
 def _report_only(request: TranslateRequest) -> Translation:

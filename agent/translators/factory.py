@@ -12,7 +12,7 @@ def make_translator(spec: str, settings: Settings) -> Translator:
     if spec.split(":", 1)[0].strip() == "compiler":
         from .compiler import CompilerTranslator
 
-        return CompilerTranslator()
+        return CompilerTranslator(options={"threads": settings.threads, "fast_math_ok": settings.compiler.fast_math_ok})
     from agent.llm import make_model
 
     from .llm import LLMTranslator

@@ -1,6 +1,5 @@
-"""`agent tui`: the interactive terminal UI (Textual) for watching, steering and replaying ports."""
+"""`agent tui`: the interactive terminal UI (Textual) for watching, steering and replaying ports.
 
-from .app import TuiApp
-from .session import Session
-
-__all__ = ["Session", "TuiApp"]
+`TuiApp` (agent/tui/app.py) shows a `Session` (agent/tui/session.py: the driver thread that
+steps each kernel's graph) or a trace alone; import them from their modules.
+"""

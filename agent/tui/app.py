@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -11,9 +11,12 @@ from textual.message import Message
 from agent.trace import Trace
 
 from .main_screen import MainScreen
-from .model import RunView, fold, log_line
+from .model import FINISHED, IDLE, STOPPED, RunView, fold, log_line
 from .screens import HelpScreen, TraceScreen
-from .session import IDLE, STOPPED, Session
+
+if TYPE_CHECKING:  # the session brings LangGraph, which the trace viewer alone does not need
+    from .repository import RepositorySession
+    from .session import Session
 
 
 class SessionEvent(Message):
@@ -41,7 +44,7 @@ class TuiApp(App[None]):
         Binding("q", "quit", "Quit"),
     ]
 
-    def __init__(self, session: Session | None = None, *, trace: Trace | None = None, start: bool = True) -> None:
+    def __init__(self, session: "Session | RepositorySession | None" = None, *, trace: Trace | None = None, start: bool = True) -> None:
         super().__init__()
         if session is None and trace is None:
             raise ValueError("TuiApp needs a session or a trace")
@@ -66,7 +69,9 @@ class TuiApp(App[None]):
         session.on_event = lambda event: self._post(SessionEvent(event))
         session.on_state = lambda state, note: self._post(SessionState(state, note))
         session.open()
-        if self.autostart and any(not k.finished for k in self.view.kernels.values()):
+        if not any(not k.finished for k in self.view.kernels.values()):
+            self.run_state = FINISHED  # nothing left to do
+        elif self.autostart:
             session.start()
         self.main.refresh_all()
 
@@ -82,18 +87,21 @@ class TuiApp(App[None]):
         self.view = fold(session.history())
         for line in self.view.log[-200:]:
             self.main.write_log(line)
-        for name, saved in session.checkpointed().items():  # the checkpoint decides what runs next
+        saved_states = session.checkpointed()
+        for name in session.kernel_names():
             kernel = self.view.kernel(name)
-            if saved.result and not saved.next:
-                kernel.result_status = saved.result.get("status")
-                kernel.stage = "done" if kernel.result_status == "correct" else "failed"
-            elif saved.started:
-                kernel.stage, kernel.result_status = "paused", None
-            kernel.translator = saved.translator or kernel.translator or session.settings.llm
+            saved = saved_states.get(name)
+            if saved is not None:  # the checkpoint decides what runs next
+                if saved.result and not saved.next:
+                    kernel.result_status = saved.result.get("status")
+                    kernel.stage = "done" if kernel.result_status == "correct" else "failed"
+                elif saved.started:
+                    kernel.stage, kernel.result_status = "paused", None
+                kernel.translator = saved.translator or kernel.translator
+            kernel.translator = kernel.translator or session.settings.llm
             if not kernel.cuda:
-                task = session.tasks[name]
-                kernel.cuda, kernel.cuda_name = task.source(), task.cuda or "(inline CUDA)"
-        ordered = {name: self.view.kernels.pop(name) for name in session.tasks}  # this session's kernels first
+                kernel.cuda_name, kernel.cuda = session.cuda_of(name)
+        ordered = {name: self.view.kernels.pop(name) for name in session.kernel_names()}  # this session's first
         self.view.kernels = {**ordered, **self.view.kernels}
 
     # --- updates from the driver ---------------------------------------------------------

@@ -12,9 +12,8 @@ from textual.widgets import Footer, RichLog, Static, TabbedContent, TabPane
 
 from agent.trace import read_trace
 
-from .model import KernelView
+from .model import FINISHED, IDLE, RUNNING, KernelView
 from .screens import ChoicePrompt, TextPrompt, TraceScreen
-from .session import FINISHED, IDLE, RUNNING
 from .widgets import (CodePane, KernelTable, TextPane, diff_text, error_lines, kernel_info, observations_text,
                       summary_text)
 
@@ -217,6 +216,9 @@ class MainScreen(Screen[None]):
                                         placeholder="compiler | openai:MODEL | anthropic:MODEL | openai-compatible:MODEL"), done)
 
     def _kernel_for_action(self) -> KernelView | None:
+        if not self.app.session.tasks:
+            self.notify("a repository port has no per-kernel loop to steer; open kernel tasks for that", severity="warning")
+            return None
         kernel = self.selected_kernel()
         if kernel is None or kernel.name not in self.app.session.tasks:
             self.notify("select a kernel of this session first", severity="warning")

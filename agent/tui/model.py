@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STEPS = ("plan", "translate", "compile", "test", "profile", "decide")
+# The states of a session's run, as the driver reports them.
+IDLE, RUNNING, PAUSED, FINISHED, STOPPED = "idle", "running", "paused", "finished", "stopped"
 LOG_KEEP = 2000  # event-log lines kept in memory
 
 
@@ -266,7 +268,8 @@ def log_line(event: dict[str, Any]) -> str:
     if kind == "node_end" and node == "kernel":
         return f"{who}: paused" if data.get("paused") else f"{who}: finished {data.get('status')}"
     if kind == "tool_result":
-        return f"{who}: {data.get('tool')} -> {_verdict(data.get('tool'), data.get('result') or {})}"
+        tool = data.get("tool") or node  # a repository port's steps name no tool
+        return f"{who}: {tool} -> {_verdict(tool, data.get('result') or data)}"
     if kind == "observation":
         return f"{who}: [{data.get('kind')}] {_first_line(data.get('message', ''))}"
     if kind == "decision":
@@ -281,8 +284,10 @@ def log_line(event: dict[str, Any]) -> str:
 
 
 def _verdict(tool: str | None, result: dict[str, Any]) -> str:
-    if tool == "compile":
+    if tool in ("compile", "build"):
         return "ok" if result.get("ok") else "errors"
+    if "passed" in result:
+        return "passed" if result["passed"] else "FAILED"
     if tool == "profile":
         speedup = result.get("speedup_vs_reference")
         return f"{speedup:.2f}x vs reference" if speedup else str(result.get("status", "timed"))

@@ -27,9 +27,10 @@ from agent.state import human_hint, initial_state
 from agent.trace import TraceWriter, read_trace
 from agent.translators.base import Translator
 from tools.result import KernelResult
-from tools.spec import Task, load_task
+from tools.spec import Task, TaskError, load_task
 
-IDLE, RUNNING, PAUSED, FINISHED, STOPPED = "idle", "running", "paused", "finished", "stopped"
+from .model import FINISHED, IDLE, PAUSED, RUNNING, STOPPED
+
 
 
 class ObservedTrace(TraceWriter):
@@ -76,6 +77,8 @@ class Session:
         self.tasks: dict[str, Task] = {}
         for path in task_paths:
             task = load_task(path)
+            if task.name in self.tasks:  # one LangGraph thread and one OUT/<name> per name
+                raise TaskError(f"{path}: another task is also named {task.name!r}")
             self.tasks[task.name] = task
         self.out = out
         self.db = out / CHECKPOINT_DB
@@ -95,6 +98,14 @@ class Session:
         self._graph: Any = None
 
     # --- what the UI calls (any thread) -----------------------------------------------
+    def kernel_names(self) -> list[str]:
+        return list(self.tasks)
+
+    def cuda_of(self, name: str) -> tuple[str, str]:
+        """(label, source) of a kernel's CUDA."""
+        task = self.tasks[name]
+        return task.cuda or "(inline CUDA)", task.source()
+
     def history(self) -> list[dict]:
         """The events of earlier sessions on this trace, oldest first."""
         if not self.trace_path.is_file() or not self.trace_path.stat().st_size:
@@ -178,9 +189,12 @@ class Session:
         try:
             action(*args)
         except Exception as exc:  # noqa: BLE001 - shown to the user; the session stays usable
-            self._emit("error", kernel=self._active, node="tui", data={"error": f"{type(exc).__name__}: {exc}"})
-            self._end_active(paused=True)
-            self._set_state(PAUSED, f"stopped by an error: {exc}")
+            self._running = False
+            name, self._active = self._active, None
+            try:
+                self._emit("error", kernel=name, node="tui", data={"error": f"{type(exc).__name__}: {exc}"})
+            finally:
+                self._set_state(PAUSED, f"stopped by an error: {type(exc).__name__}: {exc}")
 
     def _apply(self, command: _Command) -> None:
         if command.name == "start":

@@ -257,12 +257,16 @@ def _declarator(type_text: str, name: str) -> str:
     return f"{type_text} {name}"
 
 
+def _is_array(type_text: str) -> bool:
+    return type_text.rstrip().endswith("]") and "(*" not in type_text
+
+
 def _value_type(type_text: str) -> str:
     """The type a per-thread copy is stored as: top-level const and references dropped."""
     t = type_text.strip()
     t = re.sub(r"\s*&+$", "", t)
     t = re.sub(r"\s*(const|__restrict|volatile)\s*$", "", t)
-    if "*" not in t and "[" not in t:
+    if "*" not in t:
         t = re.sub(r"^const\s+", "", t)
     return t
 
@@ -446,7 +450,8 @@ class KernelLowering:
         init = self._var_init(decl)
         if init is not None:
             var.init = (init, ctx)
-            if decl.hash not in ctx.written and decl.type.kind not in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+            is_array = decl.type.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY)
+            if decl.hash not in ctx.written and (not is_array or decl.type.element_type.is_const_qualified()):
                 var.kind, var.tainted = self.expr_class(init, ctx)
             else:
                 var.tainted = self.expr_class(init, ctx)[1]
@@ -457,10 +462,19 @@ class KernelLowering:
         names = [i for i, t in enumerate(toks) if t.spelling == decl.spelling and t.extent.start.offset == decl.location.offset]
         if not names:
             return None
-        after = toks[names[0] + 1:]
-        if not after or after[0].spelling != "=":
+        eq, depth = None, 0
+        for t in toks[names[0] + 1:]:
+            if t.spelling in ("[", "("):
+                depth += 1
+            elif t.spelling in ("]", ")"):
+                depth -= 1
+            elif depth <= 0 and t.spelling in (",", ";", "{"):
+                break
+            elif depth <= 0 and t.spelling == "=":
+                eq = t.extent.end.offset
+                break
+        if eq is None:
             return None
-        eq = after[0].extent.end.offset
         for ch in _children(decl):
             if ch.extent.start.offset >= eq:
                 return ch
@@ -909,17 +923,23 @@ class KernelLowering:
                 var.promoted = True
         # A recomputed variable's original declaration is dead when its own region does not
         # use it (counting uses in the initializers of other dead declarations as none).
-        for var in sorted(self.vars, key=lambda v: -v.order):
-            if not var.drop_decl:
-                continue
-            if var.ref_counts.get(var.decl_region, 0) > 0:  # type: ignore[arg-type]
-                var.drop_decl = False
-                continue
-            init, ictx = var.init  # type: ignore[misc]
-            for c in init.walk_preorder():
-                dep = self.lookup(c.referenced, ictx) if c.kind == K.DECL_REF_EXPR else None
-                if dep is not None and var.decl_region in dep.ref_counts:
-                    dep.ref_counts[var.decl_region] -= 1
+        candidates = [v for v in self.vars if v.drop_decl]
+        dropped: set[int] = set()
+        changed = True
+        while changed:
+            changed = False
+            for var in candidates:
+                if id(var) in dropped or var.ref_counts.get(var.decl_region, 0) > 0:  # type: ignore[arg-type]
+                    continue
+                dropped.add(id(var))
+                changed = True
+                init, ictx = var.init  # type: ignore[misc]
+                for c in init.walk_preorder():
+                    dep = self.lookup(c.referenced, ictx) if c.kind == K.DECL_REF_EXPR else None
+                    if dep is not None and var.decl_region in dep.ref_counts:
+                        dep.ref_counts[var.decl_region] -= 1
+        for var in candidates:
+            var.drop_decl = id(var) in dropped
         taken = set(self.block_names) | set(self.n.values())
         for var in sorted(self.vars, key=lambda v: v.order):
             if var.promoted or var.block_level:
@@ -939,8 +959,7 @@ class KernelLowering:
                 dep = self.lookup(c.referenced, ictx)
                 if dep is not None and not dep.block_level:
                     self._add_remat(dep, region)
-        region.remat.append(var)
-        region.remat.sort(key=lambda v: v.order)
+        region.remat.append(var)  # after its dependencies
 
     def _scan_item(self, item: tuple, r: Region) -> None:
         tag = item[0]
@@ -1102,6 +1121,11 @@ class KernelLowering:
                                    "intrinsics whose trip count depends on the thread")
             reps.append((s, self._after_semicolon(e), f"{{ {region.loop_flag.name}[{tid}] = false; continue; }}"))
             return
+        if k == K.CALL_EXPR and fe.call_name(x) in fe.WARP_LOCAL and tid is not None:
+            name = fe.call_name(x)
+            reps.append((s, e, f"cudacpu::active_mask({tid}, {self.n['nthreads']})" if name == "__activemask"
+                         else f"((1u << ({tid} % 32u)) - 1u)"))
+            return
         if k == K.CALL_EXPR:
             d = self.tr.function_definition(fe.callee(x))
             if d is not None and d.location.offset in self.coord_functions:
@@ -1176,14 +1200,14 @@ class KernelLowering:
                 if tail.startswith(("(", "{")):
                     return f"{ref} = {_value_type(var.type)}{tail};"
                 return ""
-            if "[" in var.type:
+            if _is_array(var.type):
                 tmp = self._fresh("init")
                 return (f"{{ const {_declarator(var.type, tmp)} = {init_text}; "
                         f"std::memcpy(&{ref}, &{tmp}, sizeof({tmp})); }}")
             return f"{ref} = {init_text};"
         if init_text is not None:
             return f"{_declarator(var.type, var.name)} = {init_text};"
-        if "[" in var.type:
+        if _is_array(var.type):
             return f"{_declarator(var.type, var.name)};"
         return f"{_declarator(var.type, var.name)}{(' ' + tail) if tail else ''};"
 
@@ -1283,7 +1307,8 @@ class KernelLowering:
         extra = ""
         if params:
             extra = ", " + self.tr.text(params[0].extent.start.offset, params[-1].extent.end.offset)
-        return f"{head}void {k.spelling}(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes{extra})"
+        shared = "dynamicSharedBytes" if self.uses_dynamic_shared else "/*dynamicSharedBytes*/"
+        return f"{head}void {k.spelling}(dim3 gridDim, dim3 blockDim, std::size_t {shared}{extra})"
 
     def _shared_decls(self, body: list[str]) -> list[str]:
         out = []
@@ -1296,10 +1321,8 @@ class KernelLowering:
                 elem = self._subst_type(elem, ctx) if ctx is not None else elem
                 out.append(f"{elem}* {name} = {self.n['dynamic_shared']}.as<{elem}>();  // extern __shared__")
                 continue
-            text_v = self.render(v, ctx or self.ctx, None)
-            text_v = re.sub(r"\b(__shared__|static)\s*", "", text_v)
-            if name != v.spelling:
-                text_v = re.sub(rf"\b{re.escape(v.spelling)}\b", name, text_v, count=1)
+            type_text = self._subst_type(v.type.spelling, ctx) if ctx is not None else v.type.spelling
+            text_v = _declarator(type_text, name)
             out.append(f"{text_v};  // __shared__: one per block")
         return out
 
@@ -1417,6 +1440,8 @@ class KernelLowering:
             return _reindent(text, s.extent.start.column, ind)
         if tag in ("decl", "assign"):
             var, (init, ictx) = item[1], item[2]
+            if tag == "decl" and var.drop_decl:
+                return []
             value = self.render(init, ictx, tid)
             if var.promoted:
                 return [f"{ind}{var.ref(tid)} = {value};"]

@@ -47,7 +47,7 @@ class SharedBuffer {
 
 // Values that the lanes hand to a warp intrinsic: each call site has one slot per thread,
 // stamped with the round in which it was written, so that lanes that did not take part
-// (inactive, masked out, beyond the block) are recognised and read their own value.
+// (inactive, masked out, beyond the block: undefined in CUDA) are recognised and read as zero.
 class WarpExchange {
  public:
   WarpExchange(int sites, std::size_t nthreads)
@@ -82,7 +82,7 @@ class WarpExchange {
   unsigned* round_;
 };
 
-// Source lane of a shuffle inside a segment of `width` lanes; -1: the lane keeps its own value.
+// Thread id of the source lane of a shuffle inside the caller's segment of `width` lanes.
 inline unsigned shfl_source(unsigned tid, int src_lane_in_segment, int width) {
   unsigned lane = tid % 32u;
   unsigned segment = lane - lane % static_cast<unsigned>(width);
@@ -90,15 +90,15 @@ inline unsigned shfl_source(unsigned tid, int src_lane_in_segment, int width) {
 }
 
 template <class T>
-T read_lane(const WarpExchange& x, int site, unsigned tid, unsigned src) {
-  return x.written(site, src) ? x.get<T>(site, src) : x.get<T>(site, tid);
+T read_lane(const WarpExchange& x, int site, unsigned src) {
+  return x.written(site, src) ? x.get<T>(site, src) : T{};
 }
 
 template <class T>
 T shfl(const WarpExchange& x, int site, unsigned tid, int src_lane, int width = 32) {
   int w = width > 0 && width <= 32 ? width : 32;
   int in_segment = ((src_lane % w) + w) % w;
-  return read_lane<T>(x, site, tid, shfl_source(tid, in_segment, w));
+  return read_lane<T>(x, site, shfl_source(tid, in_segment, w));
 }
 
 template <class T>
@@ -106,7 +106,7 @@ T shfl_up(const WarpExchange& x, int site, unsigned tid, unsigned delta, int wid
   int w = width > 0 && width <= 32 ? width : 32;
   int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
   if (lane - static_cast<int>(delta) < 0) return x.get<T>(site, tid);
-  return read_lane<T>(x, site, tid, shfl_source(tid, lane - static_cast<int>(delta), w));
+  return read_lane<T>(x, site, shfl_source(tid, lane - static_cast<int>(delta), w));
 }
 
 template <class T>
@@ -114,7 +114,7 @@ T shfl_down(const WarpExchange& x, int site, unsigned tid, unsigned delta, int w
   int w = width > 0 && width <= 32 ? width : 32;
   int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
   if (lane + static_cast<int>(delta) >= w) return x.get<T>(site, tid);
-  return read_lane<T>(x, site, tid, shfl_source(tid, lane + static_cast<int>(delta), w));
+  return read_lane<T>(x, site, shfl_source(tid, lane + static_cast<int>(delta), w));
 }
 
 template <class T>
@@ -123,7 +123,7 @@ T shfl_xor(const WarpExchange& x, int site, unsigned tid, int lane_mask, int wid
   int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
   int src = lane ^ lane_mask;
   if (src < 0 || src >= w) return x.get<T>(site, tid);
-  return read_lane<T>(x, site, tid, shfl_source(tid, src, w));
+  return read_lane<T>(x, site, shfl_source(tid, src, w));
 }
 
 // Lanes of the caller's warp that took part, restricted to `mask`, as a bit set.

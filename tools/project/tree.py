@@ -29,6 +29,8 @@ class PortTree:
     makefile: Path
     translations: list[FileTranslation]
     unmapped_calls: list[CallSite]
+    targets: list[Target] = field(default_factory=list)
+    cxxflags: list[str] = field(default_factory=list)
 
     @property
     def unsupported(self) -> list[dict]:
@@ -86,12 +88,15 @@ def build_port_tree(
     translate: Callable[[str, str], FileTranslation],
     runtime_include: Path,
     cxxflags: list[str],
+    extra_headers: tuple[Path, ...] = (),
 ) -> PortTree:
     """Copy, translate every CUDA-using source in place, add the runtime headers and a Makefile."""
     out.mkdir(parents=True, exist_ok=True)
     root = out / "src"
     copy_project(project.root, root)
     shutil.copytree(runtime_include, out / RUNTIME_DIR, dirs_exist_ok=True)
+    for header in extra_headers:
+        shutil.copy2(header, out / RUNTIME_DIR / header.name)
     translations = []
     for source in project.cuda_sources:
         path = root / source.path
@@ -99,5 +104,21 @@ def build_port_tree(
         if result.cpp is not None:
             path.write_text(result.cpp)
         translations.append(result)
-    makefile = write_makefile(root, project.executables, cxxflags)
-    return PortTree(root, makefile, translations, unmapped_library_calls(project, runtime_include))
+    targets = [Target(t.name, list(t.sources), list(t.libraries)) for t in project.executables]
+    makefile = write_makefile(root, targets, cxxflags)
+    return PortTree(root, makefile, translations, unmapped_library_calls(project, runtime_include), targets, cxxflags)
+
+
+def add_sources(tree: PortTree, beside: str, sources: list[str]) -> None:
+    """Link extra sources into every executable that builds `beside`, and rewrite the Makefile."""
+    for target in tree.targets:
+        if beside in target.sources:
+            target.sources += [s for s in sources if s not in target.sources]
+    write_makefile(tree.root, tree.targets, tree.cxxflags)
+
+
+def drop_sources(tree: PortTree, sources: list[str]) -> None:
+    """Unlink sources added by add_sources from every executable, and rewrite the Makefile."""
+    for target in tree.targets:
+        target.sources = [s for s in target.sources if s not in sources]
+    write_makefile(tree.root, tree.targets, tree.cxxflags)

@@ -21,7 +21,7 @@ import zlib
 
 import numpy as np
 
-from tools.spec import Buffer, Task, is_float, numpy_dtype
+from tools.spec import Buffer, Task, TaskError, is_float, numpy_dtype
 
 INPUT_ROLES = ("input", "inout")
 
@@ -124,7 +124,9 @@ def buffer_seed(seed: int, name: str) -> np.random.SeedSequence:
 
 
 def generate_buffer(task: Task, buf: Buffer, seed: int) -> np.ndarray:
-    """The seeded initial values of one buffer, shaped as the spec says."""
+    """The seeded initial values of one buffer, shaped as the spec says (or its data file's)."""
+    if buf.data:
+        return load_buffer_data(task, buf)
     rng = np.random.default_rng(buffer_seed(seed, buf.name))
     dist, low, high, denormals = _settings(task, buf)
     if is_float(buf.dtype):
@@ -132,6 +134,18 @@ def generate_buffer(task: Task, buf: Buffer, seed: int) -> np.ndarray:
     else:
         flat = _int_buffer(rng, buf, dist, low, high)
     return flat.reshape(buf.shape)
+
+
+def load_buffer_data(task: Task, buf: Buffer) -> np.ndarray:
+    """A buffer's initial values from its .npy data file, checked against the spec's size."""
+    path = task.path_of(buf.data)
+    try:
+        values = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise TaskError(f"{path}: buffer '{buf.name}': cannot load its data ({exc})") from None
+    if values.size != buf.size:
+        raise TaskError(f"{path}: buffer '{buf.name}': {values.size} values, the shape {buf.shape} needs {buf.size}")
+    return values.astype(numpy_dtype(buf.dtype), copy=False).reshape(buf.shape)
 
 
 def generate_inputs(task: Task, seed: int) -> dict[str, np.ndarray]:

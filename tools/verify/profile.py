@@ -31,7 +31,7 @@ from .check import (
     WORK, build_candidate, build_harness, candidate_filename, compare_outputs, compile_observations,
     harness_observations, mismatch_observation, put_inputs, read_outputs, task_dir_hidden,
 )
-from .harness import run_harness
+from .harness import machine_busy, omp_env, run_harness
 from .inputs import generate_inputs
 from .references import Reference, VerifyError, open_reference
 
@@ -252,6 +252,7 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
     if with_baseline:
         players.append("baseline")
     ok = True
+    busy = machine_busy(nthreads)[0]  # decided once, so that every round runs the same way
     for r in range(ROUNDS):
         order = players[r % len(players):] + players[: r % len(players)]
         for who in order:
@@ -260,7 +261,8 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
                 continue
             lib = "libcand.so" if who == "candidate" else "libbase.so"
             outdir = f"{WORK}/p{seed}/{who}{r}"
-            run = run_harness(sandbox, exe, f"{WORK}/{lib}", task.entry_name, indir, outdir, threads=nthreads, mode="time", budget_s=share)
+            run = run_harness(sandbox, exe, f"{WORK}/{lib}", task.entry_name, indir, outdir, threads=nthreads, mode="time",
+                              budget_s=share, passive=busy)
             status, obs = harness_observations(task, run, seed=seed, threads=nthreads, who=who)
             if who == "baseline":
                 if status:
@@ -274,7 +276,7 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
                 ok = _verify_timed(task, sandbox, outdir, expected, seed, nthreads, report) and ok
             times[who] += run.times
     report.correct_after_timing = ok
-    load = machine_load_note(nthreads)
+    load = machine_load_note(nthreads) if busy else None
     if load:
         report.notes.append(load)
     if not ok and report.status == "correct":
@@ -286,14 +288,11 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
 
 def machine_load_note(threads: int) -> str | None:
     """Timings taken on a busy machine are not worth much: say so when the load exceeds the cores."""
-    cores = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
+    busy, load = machine_busy(threads)
+    if not busy:
         return None
-    if load + threads > 1.5 * cores:
-        return f"machine busy while timing (load average {load:.1f} on {cores} cores, {threads} threads): timings are noisy"
-    return None
+    waiting = "; OpenMP threads waited passively" if threads > 1 else ""
+    return f"machine busy while timing (load average {load:.1f} on {os.cpu_count()} cores, {threads} threads): timings are noisy{waiting}"
 
 
 def _verify_timed(task, sandbox, outdir, expected, seed, nthreads, report: ProfileReport) -> bool:
@@ -339,7 +338,7 @@ def _perf_observations(task, source, sandbox, exe, indir, nthreads, min_time_s, 
     if not usable:
         report.notes.append(why)
         return
-    env = {"OMP_NUM_THREADS": str(nthreads), "OMP_PROC_BIND": "false"}
+    env = omp_env(nthreads, "time", machine_busy(nthreads)[0])
     outdir = f"{WORK}/perf"
     sandbox.run(["mkdir", "-p", outdir])
     harness = [f"./{exe}", "time", f"./{WORK}/libcand.so", task.entry_name, indir, outdir, repr(min_time_s / 2), "20000", "1"]

@@ -1,7 +1,9 @@
 // CPU CUDA runtime: a cuBLAS (v2 API) subset on the CPU, column-major like cuBLAS.
 //
 // Level 1: axpy, dot, scal, nrm2, asum, amax/amin (1-based), copy, swap (S and D).
-// Level 2: gemv (S and D).  Level 3: gemm, gemm (strided) batched, geam (S and D).
+// Level 2: gemv (S and D).  Level 3: gemm, gemm (strided) batched, geam (S and D);
+// GemmEx, GemmStridedBatchedEx, SgemmEx and Hgemm for float, double, half and bfloat16
+// matrices (computed in float, or double for 64-bit types, and rounded once on output).
 // Matrix helpers: cublasSetMatrix/GetMatrix/SetVector/GetVector (+Async).
 // The pointer mode is recorded but makes no difference: scalars are read, and results
 // written, through the pointers given, whichever memory they name (there is one).
@@ -9,7 +11,10 @@
 // innermost loop unit-stride for every combination of transposes.
 #pragma once
 #define CUBLAS_V2_H_
+#include "cuda_bf16.h"
+#include "cuda_fp16.h"
 #include "cuda_runtime.h"
+#include "library_types.h"
 
 #include <cmath>
 #include <cstring>
@@ -40,6 +45,29 @@ typedef enum {
     CUBLAS_PEDANTIC_MATH = 2,
     CUBLAS_TF32_TENSOR_OP_MATH = 3,
 } cublasMath_t;
+
+typedef enum {
+    CUBLAS_COMPUTE_16F = 64,
+    CUBLAS_COMPUTE_16F_PEDANTIC = 65,
+    CUBLAS_COMPUTE_32F = 68,
+    CUBLAS_COMPUTE_32F_PEDANTIC = 69,
+    CUBLAS_COMPUTE_32F_FAST_16F = 74,
+    CUBLAS_COMPUTE_32F_FAST_16BF = 75,
+    CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
+    CUBLAS_COMPUTE_64F = 70,
+    CUBLAS_COMPUTE_64F_PEDANTIC = 71,
+    CUBLAS_COMPUTE_32I = 72,
+    CUBLAS_COMPUTE_32I_PEDANTIC = 73,
+} cublasComputeType_t;
+
+typedef enum {
+    CUBLAS_GEMM_DEFAULT = -1,
+    CUBLAS_GEMM_DFALT = -1,
+    CUBLAS_GEMM_ALGO0 = 0,
+    CUBLAS_GEMM_DEFAULT_TENSOR_OP = 99,
+    CUBLAS_GEMM_DFALT_TENSOR_OP = 99,
+    CUBLAS_GEMM_ALGO0_TENSOR_OP = 100,
+} cublasGemmAlgo_t;
 
 struct cublasContext {
     cudaStream_t stream;
@@ -496,3 +524,138 @@ inline cublasStatus_t cublasGetVectorAsync(int n, int elem_size, const void* x, 
 CUDA_CPU_CUBLAS_FOR_TYPE(S, s, float)
 CUDA_CPU_CUBLAS_FOR_TYPE(D, d, double)
 #undef CUDA_CPU_CUBLAS_FOR_TYPE
+
+// ---------------------------------------------------------------- mixed-precision gemm
+namespace cuda_cpu {
+namespace blas {
+
+inline bool supported_type(cudaDataType type) {
+    return type == CUDA_R_32F || type == CUDA_R_64F || type == CUDA_R_16F || type == CUDA_R_16BF;
+}
+
+// Element i of a matrix of the given type, widened to Wide (exact for every supported type).
+template <class Wide>
+inline Wide load(const void* data, cudaDataType type, size_t i) {
+    switch (type) {
+        case CUDA_R_64F: return static_cast<Wide>(static_cast<const double*>(data)[i]);
+        case CUDA_R_16F: return static_cast<Wide>(__half2float(static_cast<const __half*>(data)[i]));
+        case CUDA_R_16BF: return static_cast<Wide>(__bfloat162float(static_cast<const __nv_bfloat16*>(data)[i]));
+        default: return static_cast<Wide>(static_cast<const float*>(data)[i]);
+    }
+}
+
+template <class Wide>
+inline void store(void* data, cudaDataType type, size_t i, Wide value) {
+    switch (type) {
+        case CUDA_R_64F: static_cast<double*>(data)[i] = static_cast<double>(value); break;
+        case CUDA_R_16F: static_cast<__half*>(data)[i] = __double2half(static_cast<double>(value)); break;
+        case CUDA_R_16BF: static_cast<__nv_bfloat16*>(data)[i] = __double2bfloat16(static_cast<double>(value)); break;
+        default: static_cast<float*>(data)[i] = static_cast<float>(value); break;
+    }
+}
+
+// Widen the columns of a rows x cols column-major matrix into a dense Wide copy.
+template <class Wide>
+inline std::vector<Wide> widen(const void* data, cudaDataType type, int rows, int cols, int ld) {
+    std::vector<Wide> wide(static_cast<size_t>(rows) * static_cast<size_t>(cols));
+    for (int j = 0; j < cols; ++j)
+        for (int i = 0; i < rows; ++i)
+            wide[static_cast<size_t>(i) + static_cast<size_t>(j) * static_cast<size_t>(rows)] =
+                load<Wide>(data, type, static_cast<size_t>(i) + static_cast<size_t>(j) * static_cast<size_t>(ld));
+    return wide;
+}
+
+template <class Wide>
+inline cublasStatus_t gemm_ex(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, Wide alpha, const void* a,
+                              cudaDataType a_type, int lda, const void* b, cudaDataType b_type, int ldb, Wide beta, void* c,
+                              cudaDataType c_type, int ldc) {
+    if (!supported_type(a_type) || !supported_type(b_type) || !supported_type(c_type)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (m < 0 || n < 0 || k < 0 || ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
+    const int a_rows = transa == CUBLAS_OP_N ? m : k, a_cols = transa == CUBLAS_OP_N ? k : m;
+    const int b_rows = transb == CUBLAS_OP_N ? k : n, b_cols = transb == CUBLAS_OP_N ? n : k;
+    if (lda < (a_rows > 1 ? a_rows : 1) || ldb < (b_rows > 1 ? b_rows : 1)) return CUBLAS_STATUS_INVALID_VALUE;
+    std::vector<Wide> wide_a = widen<Wide>(a, a_type, a_rows, a_cols, lda);
+    std::vector<Wide> wide_b = widen<Wide>(b, b_type, b_rows, b_cols, ldb);
+    std::vector<Wide> wide_c = beta == Wide(0) ? std::vector<Wide>(static_cast<size_t>(m) * static_cast<size_t>(n), Wide(0))
+                                               : widen<Wide>(c, c_type, m, n, ldc);
+    cublasStatus_t status = gemm(transa, transb, m, n, k, alpha, wide_a.data(), a_rows > 1 ? a_rows : 1, wide_b.data(),
+                                 b_rows > 1 ? b_rows : 1, beta, wide_c.data(), m > 1 ? m : 1);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i)
+            store(c, c_type, static_cast<size_t>(i) + static_cast<size_t>(j) * static_cast<size_t>(ldc),
+                  wide_c[static_cast<size_t>(i) + static_cast<size_t>(j) * static_cast<size_t>(m)]);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+// alpha and beta are half for 16F compute, double for 64F compute, float otherwise.
+template <class Wide>
+inline Wide scalar(const void* value, cublasComputeType_t compute) {
+    if (compute == CUBLAS_COMPUTE_16F || compute == CUBLAS_COMPUTE_16F_PEDANTIC)
+        return static_cast<Wide>(__half2float(*static_cast<const __half*>(value)));
+    if (compute == CUBLAS_COMPUTE_64F || compute == CUBLAS_COMPUTE_64F_PEDANTIC) return static_cast<Wide>(*static_cast<const double*>(value));
+    return static_cast<Wide>(*static_cast<const float*>(value));
+}
+
+// The CUDA 10 spelling passed a cudaDataType as the compute type.
+inline cublasComputeType_t compute_type_of(cudaDataType type) {
+    switch (type) {
+        case CUDA_R_16F: return CUBLAS_COMPUTE_16F;
+        case CUDA_R_64F: return CUBLAS_COMPUTE_64F;
+        case CUDA_R_32I: return CUBLAS_COMPUTE_32I;
+        default: return CUBLAS_COMPUTE_32F;
+    }
+}
+
+}  // namespace blas
+}  // namespace cuda_cpu
+
+inline cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                                   const void* alpha, const void* a, cudaDataType a_type, int lda, const void* b,
+                                   cudaDataType b_type, int ldb, const void* beta, void* c, cudaDataType c_type, int ldc,
+                                   cublasComputeType_t compute, cublasGemmAlgo_t) {
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (alpha == nullptr || beta == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    if (compute == CUBLAS_COMPUTE_32I || compute == CUBLAS_COMPUTE_32I_PEDANTIC) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (compute == CUBLAS_COMPUTE_64F || compute == CUBLAS_COMPUTE_64F_PEDANTIC)
+        return cuda_cpu::blas::gemm_ex<double>(transa, transb, m, n, k, cuda_cpu::blas::scalar<double>(alpha, compute), a, a_type, lda,
+                                               b, b_type, ldb, cuda_cpu::blas::scalar<double>(beta, compute), c, c_type, ldc);
+    return cuda_cpu::blas::gemm_ex<float>(transa, transb, m, n, k, cuda_cpu::blas::scalar<float>(alpha, compute), a, a_type, lda, b,
+                                          b_type, ldb, cuda_cpu::blas::scalar<float>(beta, compute), c, c_type, ldc);
+}
+inline cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                                   const void* alpha, const void* a, cudaDataType a_type, int lda, const void* b,
+                                   cudaDataType b_type, int ldb, const void* beta, void* c, cudaDataType c_type, int ldc,
+                                   cudaDataType compute, cublasGemmAlgo_t algo) {
+    return cublasGemmEx(handle, transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
+                        cuda_cpu::blas::compute_type_of(compute), algo);
+}
+inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                                 int n, int k, const void* alpha, const void* a, cudaDataType a_type, int lda,
+                                                 long long stride_a, const void* b, cudaDataType b_type, int ldb, long long stride_b,
+                                                 const void* beta, void* c, cudaDataType c_type, int ldc, long long stride_c,
+                                                 int batch_count, cublasComputeType_t compute, cublasGemmAlgo_t algo) {
+    auto element_bytes = [](cudaDataType type) -> long long {
+        return type == CUDA_R_64F ? 8 : (type == CUDA_R_16F || type == CUDA_R_16BF) ? 2 : 4;
+    };
+    for (int i = 0; i < batch_count; ++i) {
+        cublasStatus_t status = cublasGemmEx(
+            handle, transa, transb, m, n, k, alpha, static_cast<const char*>(a) + i * stride_a * element_bytes(a_type), a_type, lda,
+            static_cast<const char*>(b) + i * stride_b * element_bytes(b_type), b_type, ldb, beta,
+            static_cast<char*>(c) + i * stride_c * element_bytes(c_type), c_type, ldc, compute, algo);
+        if (status != CUBLAS_STATUS_SUCCESS) return status;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                                    const float* alpha, const void* a, cudaDataType a_type, int lda, const void* b,
+                                    cudaDataType b_type, int ldb, const float* beta, void* c, cudaDataType c_type, int ldc) {
+    return cublasGemmEx(handle, transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
+                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+inline cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                                  const __half* alpha, const __half* a, int lda, const __half* b, int ldb, const __half* beta,
+                                  __half* c, int ldc) {
+    return cublasGemmEx(handle, transa, transb, m, n, k, alpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, beta, c, CUDA_R_16F, ldc,
+                        CUBLAS_COMPUTE_16F, CUBLAS_GEMM_DEFAULT);
+}

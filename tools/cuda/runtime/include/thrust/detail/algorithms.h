@@ -253,6 +253,65 @@ Out exclusive_scan_impl(In first, In last, Out result, T init) { return exclusiv
 template <class In, class Out>
 Out exclusive_scan_impl(In first, In last, Out result) { return exclusive_scan_impl(first, last, result, value_of<In>(0), plus<>()); }
 
+template <class In, class Out, class Unary, class Op>
+Out transform_inclusive_scan_impl(In first, In last, Out result, Unary unary, Op op) {
+    return inclusive_scan_impl(make_transform_iterator(first, unary), make_transform_iterator(last, unary), result, op);
+}
+template <class In, class Out, class Unary, class T, class Op>
+Out transform_exclusive_scan_impl(In first, In last, Out result, Unary unary, T init, Op op) {
+    return exclusive_scan_impl(make_transform_iterator(first, unary), make_transform_iterator(last, unary), result, init, op);
+}
+
+// Segmented scans: a run of equal consecutive keys is one segment.
+template <class KeyIt, class ValueIt, class Out, class Pred, class Op>
+Out inclusive_scan_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values, Out result, Pred equal, Op op) {
+    bool started = false;
+    value_of<KeyIt> key{};
+    value_of<ValueIt> sum{};
+    for (; keys_first != keys_last; ++keys_first, ++values, ++result) {
+        sum = (started && equal(key, *keys_first)) ? op(sum, *values) : static_cast<value_of<ValueIt>>(*values);
+        key = *keys_first;
+        started = true;
+        *result = sum;
+    }
+    return result;
+}
+template <class KeyIt, class ValueIt, class Out, class Pred>
+Out inclusive_scan_by_key_impl(KeyIt kf, KeyIt kl, ValueIt values, Out result, Pred equal) {
+    return inclusive_scan_by_key_impl(kf, kl, values, result, equal, plus<>());
+}
+template <class KeyIt, class ValueIt, class Out>
+Out inclusive_scan_by_key_impl(KeyIt kf, KeyIt kl, ValueIt values, Out result) {
+    return inclusive_scan_by_key_impl(kf, kl, values, result, equal_to<>(), plus<>());
+}
+template <class KeyIt, class ValueIt, class Out, class T, class Pred, class Op>
+Out exclusive_scan_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values, Out result, T init, Pred equal, Op op) {
+    bool started = false;
+    value_of<KeyIt> key{};
+    T sum = init;
+    for (; keys_first != keys_last; ++keys_first, ++values, ++result) {
+        if (!started || !equal(key, *keys_first)) sum = init;
+        key = *keys_first;
+        started = true;
+        T next = op(sum, *values);
+        *result = sum;
+        sum = next;
+    }
+    return result;
+}
+template <class KeyIt, class ValueIt, class Out, class T, class Pred>
+Out exclusive_scan_by_key_impl(KeyIt kf, KeyIt kl, ValueIt values, Out result, T init, Pred equal) {
+    return exclusive_scan_by_key_impl(kf, kl, values, result, init, equal, plus<>());
+}
+template <class KeyIt, class ValueIt, class Out, class T>
+Out exclusive_scan_by_key_impl(KeyIt kf, KeyIt kl, ValueIt values, Out result, T init) {
+    return exclusive_scan_by_key_impl(kf, kl, values, result, init, equal_to<>(), plus<>());
+}
+template <class KeyIt, class ValueIt, class Out>
+Out exclusive_scan_by_key_impl(KeyIt kf, KeyIt kl, ValueIt values, Out result) {
+    return exclusive_scan_by_key_impl(kf, kl, values, result, value_of<ValueIt>(0), equal_to<>(), plus<>());
+}
+
 template <class KeyIt, class ValueIt, class KeyOut, class ValueOut, class Pred, class Op>
 pair<KeyOut, ValueOut> reduce_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values_first, KeyOut keys_out,
                                           ValueOut values_out, Pred equal, Op op) {
@@ -298,6 +357,57 @@ template <class It, class... Pred>
 It unique_impl(It first, It last, Pred... pred) { return std::unique(first, last, pred...); }
 template <class It>
 void reverse_impl(It first, It last) { std::reverse(first, last); }
+template <class In, class Out, class... Pred>
+Out unique_copy_impl(In first, In last, Out result, Pred... pred) { return std::unique_copy(first, last, result, pred...); }
+// Keeps the first key (and its value) of each run of equal keys.
+template <class KeyIt, class ValueIt, class Pred>
+pair<KeyIt, ValueIt> unique_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values_first, Pred equal) {
+    KeyIt keys_out = keys_first;
+    ValueIt values_out = values_first;
+    if (keys_first == keys_last) return pair<KeyIt, ValueIt>(keys_out, values_out);
+    ++keys_out;
+    ++values_out;
+    KeyIt previous = keys_first;
+    ValueIt value = values_first;
+    for (++keys_first, ++value; keys_first != keys_last; ++keys_first, ++value) {
+        if (!equal(*previous, *keys_first)) {
+            *keys_out = *keys_first;
+            *values_out = *value;
+            previous = keys_out;
+            ++keys_out;
+            ++values_out;
+        }
+    }
+    return pair<KeyIt, ValueIt>(keys_out, values_out);
+}
+template <class KeyIt, class ValueIt>
+pair<KeyIt, ValueIt> unique_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values_first) {
+    return unique_by_key_impl(keys_first, keys_last, values_first, equal_to<>());
+}
+template <class It, class Pred>
+It partition_impl(It first, It last, Pred pred) { return std::stable_partition(first, last, pred); }
+template <class It, class Pred>
+It stable_partition_impl(It first, It last, Pred pred) { return std::stable_partition(first, last, pred); }
+template <class In1, class In2, class Out, class... Comp>
+Out merge_impl(In1 first1, In1 last1, In2 first2, In2 last2, Out result, Comp... comp) {
+    return std::merge(first1, last1, first2, last2, result, comp...);
+}
+template <class It, class Pred, class T>
+void replace_if_impl(It first, It last, Pred pred, const T& new_value) { std::replace_if(first, last, pred, new_value); }
+// transform_if(first, last, result, op, pred) and the stencil form (first, last, stencil, result, op, pred).
+template <class In, class Out, class F, class Pred>
+Out transform_if_impl(In first, In last, Out result, F op, Pred pred) {
+    for (; first != last; ++first, ++result)
+        if (pred(*first)) *result = op(*first);
+    return result;
+}
+template <class In, class Stencil, class Out, class F, class Pred>
+Out transform_if_impl(In first, In last, Stencil stencil, Out result, F op, Pred pred) {
+    for (; first != last; ++first, ++stencil, ++result)
+        if (pred(*stencil)) *result = op(*first);
+    return result;
+}
+
 template <class It, class F>
 It for_each_impl(It first, It last, F f) {
     std::for_each(first, last, f);
@@ -374,6 +484,10 @@ CUDA_CPU_THRUST_ALGORITHM(tabulate)
 CUDA_CPU_THRUST_ALGORITHM(inclusive_scan)
 CUDA_CPU_THRUST_ALGORITHM(exclusive_scan)
 CUDA_CPU_THRUST_ALGORITHM(reduce_by_key)
+CUDA_CPU_THRUST_ALGORITHM(transform_inclusive_scan)
+CUDA_CPU_THRUST_ALGORITHM(transform_exclusive_scan)
+CUDA_CPU_THRUST_ALGORITHM(inclusive_scan_by_key)
+CUDA_CPU_THRUST_ALGORITHM(exclusive_scan_by_key)
 CUDA_CPU_THRUST_ALGORITHM(min_element)
 CUDA_CPU_THRUST_ALGORITHM(max_element)
 CUDA_CPU_THRUST_ALGORITHM(minmax_element)
@@ -382,6 +496,13 @@ CUDA_CPU_THRUST_ALGORITHM(find_if)
 CUDA_CPU_THRUST_ALGORITHM(equal)
 CUDA_CPU_THRUST_ALGORITHM(unique)
 CUDA_CPU_THRUST_ALGORITHM(reverse)
+CUDA_CPU_THRUST_ALGORITHM(unique_copy)
+CUDA_CPU_THRUST_ALGORITHM(unique_by_key)
+CUDA_CPU_THRUST_ALGORITHM(partition)
+CUDA_CPU_THRUST_ALGORITHM(stable_partition)
+CUDA_CPU_THRUST_ALGORITHM(merge)
+CUDA_CPU_THRUST_ALGORITHM(replace_if)
+CUDA_CPU_THRUST_ALGORITHM(transform_if)
 CUDA_CPU_THRUST_ALGORITHM(for_each)
 CUDA_CPU_THRUST_ALGORITHM(for_each_n)
 CUDA_CPU_THRUST_ALGORITHM(gather)

@@ -1,0 +1,134 @@
+"""tools.optimize: transformations are checked before they are kept; wrong or slower variants
+never replace the input; reordering-sensitive kernels stay within tolerance. Real g++, real
+sandbox, the verifier's own check. No timing assertions (speed: scripts/bench_speed.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandboxes import LocalSandbox
+from tools.cuda import lower_task
+from tools.optimize import TRANSFORMS, Budget, Transform, optimize, search
+from tools.optimize import code as C
+from tools.optimize.transforms import Context
+from tools.spec import load_task
+from tools.verify import check
+
+ROOT = Path(__file__).resolve().parent
+FAST = Budget(max_variants=3, timing_s=0.05, rounds=2, seeds=2)
+
+
+def _task(where: str, name: str):
+    return load_task(ROOT / where / name / "task.json")
+
+
+def _transform(name: str) -> Transform:
+    return next(t for t in TRANSFORMS if t.name == name)
+
+
+@pytest.fixture(scope="module")
+def box():
+    with LocalSandbox() as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
+def cancel():
+    task = _task("optimize_fixtures", "gs_cancel")
+    return task, lower_task(task)
+
+
+@pytest.fixture(scope="module")
+def accumulate():
+    task = _task("optimize_fixtures", "gs_accumulate")
+    return task, lower_task(task)
+
+
+def test_grid_stride_flat_is_one_parallel_simd_loop_and_correct(cancel, box):
+    task, faithful = cancel
+    flat = _transform("grid_stride_flat").apply(Context(task), faithful)
+    assert flat is not None
+    kernel = C.kernel_named(flat, "cancel_kernel").text(flat)
+    assert "#pragma omp parallel for simd schedule(static)" in kernel
+    assert "for (int i = 0; i < n; ++i)" in kernel
+    report = check(task, flat, box, seeds=[7, 8, 9], threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_grid_stride_with_per_thread_state_is_left_alone(accumulate):
+    task, faithful = accumulate
+    assert _transform("grid_stride_flat").apply(Context(task), faithful) is None
+
+
+def test_launch_constants_and_restrict_stay_correct(accumulate, box):
+    task, faithful = accumulate
+    ctx = Context(task)
+    variant = _transform("restrict").apply(ctx, _transform("launch_constants").apply(ctx, faithful))
+    assert "constexpr dim3 gridDim(4, 1, 1), blockDim(32, 1, 1)" in variant
+    assert "const float* __restrict__ x" in variant
+    report = check(task, variant, box, seeds=[11, 12], threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_restrict_refused_when_a_launch_aliases_two_pointers(cancel):
+    task, faithful = cancel
+    aliased = task.model_copy(deep=True)
+    aliased.launches[0].args = ["x", "x", "big", "n"]
+    assert _transform("restrict").apply(Context(aliased), faithful) is None
+
+
+def test_a_wrong_variant_is_discarded_and_the_input_kept(cancel, box):
+    task, faithful = cancel
+    wrong = Transform("wrong", "subtracts twice", lambda ctx, code: code.replace("y[i] = t - big;", "y[i] = t - big - big;"))
+    result = search(task, faithful, box, budget=FAST, transforms=[wrong])
+    assert result.steps[0].outcome == "incorrect"
+    assert result.code == faithful and not result.improved
+    assert result.observations[0].kind == "optimization" and "wrong" in result.observations[0].message
+
+
+def test_a_much_slower_variant_is_discarded(cancel, box):
+    task, faithful = cancel
+    spin = "for (volatile int spin = 0; spin < 3000000; ++spin) {}\n"
+
+    def slow(ctx, code):
+        k = C.kernel_named(code, "cancel_kernel")
+        return code[:k.body_open + 1] + spin + code[k.body_open + 1:]
+
+    result = search(task, faithful, box, budget=FAST, transforms=[Transform("slow", "spins first", slow)])
+    assert result.steps[0].outcome == "slower", result.steps
+    assert result.code == faithful
+
+
+def test_fast_math_never_kept_where_it_changes_results(cancel, box):
+    task, faithful = cancel
+    result = search(task, faithful, box, budget=FAST, fast_math_ok=True, transforms=[_transform("fast_math")])
+    assert result.steps[0].outcome in ("incorrect", "slower"), result.steps
+    assert "fast-math" not in result.code
+
+
+def test_fast_math_not_even_tried_without_configuration(cancel):
+    task, faithful = cancel
+    assert _transform("fast_math").apply(Context(task, fast_math_ok=False), faithful) is None
+
+
+def test_optimize_seam_result_is_correct_and_marked(cancel, box):
+    task, faithful = cancel
+    proposal = optimize(task, faithful, sandbox=box, budget=Budget(max_variants=1, timing_s=0.05, rounds=2, seeds=2))
+    if proposal is not None:  # kept only when measured faster: then it must be correct and say what it did
+        code, notes = proposal
+        assert C.is_marked(code) and notes
+        assert check(task, code, box, seeds=[20, 21], threads=[1, 2]).correct
+        assert optimize(task, code, sandbox=box, budget=FAST) is None  # already optimized: nothing more to try
+
+
+def test_nan_propagation_kernel_stays_exact(box):
+    task = _task("kernels", "nan_inf_propagation")
+    faithful = lower_task(task)
+    budget = Budget(max_variants=2, timing_s=0.05, rounds=2, seeds=2)
+    result = search(task, faithful, box, budget=budget, fast_math_ok=True,
+                    transforms=[_transform("fast_math"), _transform("unroll_loops")])
+    assert all(s.outcome != "kept" or s.transform != "fast_math" for s in result.steps)
+    report = check(task, result.code, box, seeds=[task.inputs.seed + 5], threads=[1, 2])
+    assert report.correct, report.summary()

@@ -1,0 +1,3 @@
+// CPU CUDA runtime: see ../nvToolsExt.h.
+#pragma once
+#include "../nvToolsExt.h"

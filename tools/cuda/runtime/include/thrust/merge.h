@@ -1,0 +1,3 @@
+// CPU CUDA runtime, Thrust subset: see detail/algorithms.h.
+#pragma once
+#include "detail/algorithms.h"

@@ -1,0 +1,57 @@
+"""The optimizer behind the `compiler` translator (issue 8).
+
+    optimize(task, code, observations) -> (code, notes) | None     the translator's seam
+    search(task, code, sandbox, budget=..., threads=...) -> SearchResult
+
+The search applies transformations of the lowered code (tools/optimize/transforms.py), checks
+each variant against the task's reference (tools.verify.check: several seeds, 1 and N threads),
+times the correct ones against the best so far in the same run, and keeps the fastest. What it
+learned comes back as `Observation(kind="optimization")`.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from tools.observations import Observation
+from tools.spec import Task
+
+from .code import is_marked
+from .search import Budget, SearchResult, Step, search
+from .transforms import TRANSFORMS, Context, Transform
+
+__all__ = ["Budget", "Context", "Proposal", "SearchResult", "Step", "TRANSFORMS", "Transform", "optimize", "search"]
+
+
+class Proposal(tuple):
+    """`(code, notes)` as the translator's seam unpacks it, plus the search's observations."""
+
+    observations: list[Observation]
+
+    def __new__(cls, code: str, notes: str, observations: list[Observation]):
+        self = super().__new__(cls, (code, notes))
+        self.observations = observations
+        return self
+
+
+def optimize(task: Task, code: str, observations: Sequence[Observation] = (), *, sandbox=None, budget: Budget | None = None,
+             threads: int | None = None, fast_math_ok: bool = False) -> Proposal | None:
+    """The seam of agent/translators/compiler.py: a faster correct version of `code` with notes
+    (what each variant measured), or None when the code was already optimized or nothing helped.
+    `fast_math_ok` is the configuration's `compiler.fast_math_ok` (never assumed)."""
+    if is_marked(code):
+        return None
+    own = sandbox is None
+    if own:
+        from sandboxes import open_sandbox
+
+        sandbox = open_sandbox("local")
+    try:
+        result = search(task, code, sandbox, budget=budget, threads=threads, fast_math_ok=fast_math_ok)
+    finally:
+        if own:
+            sandbox.close()
+    if not result.improved:
+        return None
+    notes = "\n".join([result.summary()] + [o.message for o in result.observations])
+    return Proposal(result.code, notes, result.observations)

@@ -1,0 +1,140 @@
+"""Reading the text of a lowered translation unit: kernel functions, braces, loop headers.
+
+The deterministic lowering (tools/cuda) emits a regular shape: every kernel is
+`void K(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes, params...) {...}` inside
+`namespace cudacpu_kernels`, blocks as a `collapse(3)` loop, threads as `tx/ty/tz` loops. The
+transformations find their way by that shape and give up (return None) on anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KERNEL_HEAD = re.compile(r"^(?P<indent>[ \t]*)void (?P<name>\w+)\(dim3 gridDim(?:_arg)?, dim3 blockDim(?:_arg)?, "
+                         r"std::size_t (?:/\*\s*)?dynamicSharedBytes(?:\s*\*/)?"
+                         r"(?P<params>[^{;]*)\)\s*\{", re.M)
+THREAD_LOOP_X = "for (unsigned int tx = 0; tx < blockDim.x; ++tx) {"
+MARKER = "// tools.optimize:"
+
+
+@dataclass
+class KernelText:
+    name: str
+    start: int  # offset of `void`
+    body_open: int  # offset of the function's `{`
+    end: int  # offset just past the function's closing `}`
+    params: str  # ", const float* a, int n" (after dynamicSharedBytes)
+    params_start: int  # offset of `params` in the code
+
+    def text(self, code: str) -> str:
+        return code[self.start:self.end]
+
+    def body(self, code: str) -> str:
+        """Between the function's braces."""
+        return code[self.body_open + 1:self.end - 1]
+
+
+def matching_brace(text: str, open_index: int) -> int:
+    """Index of the `}` closing the `{` at open_index; skips comments, strings and char literals."""
+    depth, i, n = 0, open_index, len(text)
+    while i < n:
+        ch = text[i]
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if ch in "\"'":
+            i = _skip_literal(text, i)
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ValueError("unbalanced braces")
+
+
+def _skip_literal(text: str, i: int) -> int:
+    quote, i = text[i], i + 1
+    while i < len(text) and text[i] != quote:
+        i += 2 if text[i] == "\\" else 1
+    return i + 1
+
+
+def kernels(code: str) -> list[KernelText]:
+    """The lowered kernel functions of a translation unit, in order."""
+    found = []
+    for m in KERNEL_HEAD.finditer(code):
+        open_index = m.end() - 1
+        try:
+            close = matching_brace(code, open_index)
+        except ValueError:
+            continue
+        found.append(KernelText(m["name"], m.start() + len(m["indent"]), open_index, close + 1, m["params"], m.start("params")))
+    return found
+
+
+def kernel_named(code: str, name: str) -> KernelText | None:
+    matches = [k for k in kernels(code) if k.name == name]
+    return matches[0] if len(matches) == 1 else None
+
+
+def replace_span(code: str, start: int, end: int, text: str) -> str:
+    return code[:start] + text + code[end:]
+
+
+def split_params(params: str) -> list[str]:
+    """Top-level comma split of a parameter list (templates may hold commas)."""
+    out, depth, cur = [], 0, []
+    for ch in params:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return [p.strip() for p in out if p.strip()]
+
+
+def param_name(param: str) -> str | None:
+    m = re.search(r"(\w+)\s*(\[[^\]]*\])?\s*$", param)
+    return m.group(1) if m else None
+
+
+def thread_loop_bodies(body: str) -> list[tuple[int, int]]:
+    """(open, close) brace offsets of every `tx` thread loop in a kernel body."""
+    spans, pos = [], 0
+    while (i := body.find(THREAD_LOOP_X, pos)) >= 0:
+        open_index = i + len(THREAD_LOOP_X) - 1
+        close = matching_brace(body, open_index)
+        spans.append((open_index, close))
+        pos = close
+    return spans
+
+
+def strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def mark(code: str, applied: list[str]) -> str:
+    """The optimized file names what was applied on its first line (and is recognised by it)."""
+    lines = code.split("\n", 1)
+    if lines[0].startswith(MARKER):
+        code = lines[1] if len(lines) > 1 else ""
+    return f"{MARKER} {', '.join(applied) or 'faithful lowering kept'}\n{code}"
+
+
+def is_marked(code: str) -> bool:
+    return code.startswith(MARKER)

@@ -1,0 +1,135 @@
+"""The search: transformations applied one after another to the best version so far; each
+result is checked against the reference (several seeds, 1 and N threads) before it is timed
+against the current best in the same run; it replaces the best only when correct and faster.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+
+from sandboxes import Sandbox
+from tools.observations import Observation
+from tools.spec import Task
+from tools.verify import VerifyError, check
+from tools.verify.check import default_seeds
+
+from . import code as C
+from .timing import TimingError, time_versions
+from .transforms import TRANSFORMS, Context, Transform
+
+
+@dataclass
+class Budget:
+    max_variants: int = 6  # versions checked (and timed when correct)
+    max_seconds: float = 300.0  # wall time of the whole search
+    timing_s: float = 0.4  # measured time per comparison (both versions together)
+    rounds: int = 3
+    seeds: int = 3
+    min_gain: float = 1.05  # a variant must beat the best by this factor to replace it
+
+
+@dataclass
+class Step:
+    transform: str
+    outcome: str  # kept, slower, incorrect, failed, not_applicable, skipped
+    ratio: float | None = None  # best time / variant time (>1: the variant is faster)
+    detail: str = ""
+
+
+@dataclass
+class SearchResult:
+    code: str  # the best correct version (the input when nothing helped)
+    applied: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+    speedup: float = 1.0  # product of the kept steps' measured ratios (estimate vs the input)
+
+    @property
+    def improved(self) -> bool:
+        return bool(self.applied)
+
+    def summary(self) -> str:
+        if not self.applied:
+            return "optimizer: no variant was both correct and faster; faithful version kept"
+        return f"optimizer: {', '.join(self.applied)} (about {self.speedup:.2f}x faster than the input)"
+
+
+def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = None, threads: int | None = None,
+           fast_math_ok: bool = False, transforms: list[Transform] | None = None) -> SearchResult:
+    """The fastest correct version of `code` that the transformations reach within budget."""
+    budget = budget or Budget()
+    nthreads = threads or os.cpu_count() or 1
+    ctx = Context(task=task, fast_math_ok=fast_math_ok)
+    result = SearchResult(code=code)
+    started, tried = time.monotonic(), 0
+    seeds = default_seeds(task, budget.seeds)
+    for t in transforms if transforms is not None else TRANSFORMS:
+        if tried >= budget.max_variants or time.monotonic() - started > budget.max_seconds:
+            result.steps.append(Step(t.name, "skipped", detail="budget spent"))
+            continue
+        variant = _apply(t, ctx, result.code)
+        if variant is None:
+            result.steps.append(Step(t.name, "not_applicable"))
+            continue
+        tried += 1
+        step = _evaluate(task, t, result.code, variant, sandbox, budget, seeds, nthreads)
+        result.steps.append(step)
+        result.observations.append(_observation(t, step, nthreads))
+        if step.outcome == "kept":
+            result.code, result.speedup = variant, result.speedup * (step.ratio or 1.0)
+            result.applied.append(t.name)
+    if result.applied:
+        result.code = C.mark(result.code, result.applied)
+    return result
+
+
+def _apply(t: Transform, ctx: Context, code: str) -> str | None:
+    try:
+        return t.apply(ctx, code)
+    except (ValueError, IndexError):  # a text shape the transformation misread: it does not apply
+        return None
+
+
+def _evaluate(task, t: Transform, best: str, variant: str, sandbox, budget: Budget, seeds, nthreads) -> Step:
+    try:
+        report = check(task, variant, sandbox, seeds=seeds, threads=[1, max(2, nthreads)])
+    except VerifyError as exc:
+        return Step(t.name, "failed", detail=f"reference unusable: {exc}"[:300])
+    if not report.correct:
+        return Step(t.name, "incorrect", detail=report.summary()[:300])
+    counts = sorted({1, nthreads})
+    try:
+        times = time_versions(task, {"best": best, "variant": variant}, sandbox, threads=counts, rounds=budget.rounds,
+                              budget_s=budget.timing_s)
+    except TimingError as exc:
+        return Step(t.name, "failed", detail=str(exc))
+    # Medians decide: faster in geomean over 1 and N threads, and slower at neither. On a shared
+    # machine other load only adds time, so a variant kept must also not lose in its fastest runs.
+    ratios = [times[("best", n)].median_s / times[("variant", n)].median_s for n in counts]
+    ratio = _geomean(ratios)
+    fastest = _geomean([times[("best", n)].min_s / times[("variant", n)].min_s for n in counts])
+    detail = "; ".join(f"{n} thread{'s' if n > 1 else ''}: median {times[('variant', n)].median_s * 1e3:.3g} ms vs "
+                       f"{times[('best', n)].median_s * 1e3:.3g} ms" for n in counts)
+    if ratio >= budget.min_gain and min(ratios) >= 1.0 and fastest >= 1.0:
+        return Step(t.name, "kept", ratio, detail)
+    return Step(t.name, "slower", ratio, detail)
+
+
+def _geomean(values: list[float]) -> float:
+    values = [v for v in values if v > 0 and math.isfinite(v)]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
+
+
+def _observation(t: Transform, step: Step, nthreads: int) -> Observation:
+    if step.outcome in ("kept", "slower"):
+        verdict = "kept" if step.outcome == "kept" else "discarded (not faster)"
+        message = f"{t.what}: {step.ratio:.2f}x the speed of the previous best (geomean; {step.detail}); {verdict}"
+    elif step.outcome == "incorrect":
+        message = f"{t.what}: results wrong, discarded: {step.detail}"
+    else:
+        message = f"{t.what}: {step.outcome}: {step.detail}"
+    return Observation(kind="optimization", severity="info", message=message,
+                       data={"transform": t.name, "outcome": step.outcome, "ratio": step.ratio, "threads": nthreads})

@@ -1,0 +1,58 @@
+"""Interleaved timing of several versions of one task's code, in the same run.
+
+Every version is built once into its own library; the verifier's driver times each one on the
+same inputs with the same thread count, in rounds whose order rotates, so that a busy machine's
+drift hits all of them alike. The result is each version's median over all rounds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from sandboxes import Sandbox
+from tools.spec import Task
+from tools.verify.check import WORK, build_candidate, build_harness, harness_observations, put_inputs, task_dir_hidden
+from tools.verify.harness import run_harness
+from tools.verify.profile import TimingStats
+from tools.verify.inputs import generate_inputs
+
+
+class TimingError(Exception):
+    """A version could not be built or failed while being timed."""
+
+
+def library_for(sandbox: Sandbox, task: Task, source: str, cxxflags=None) -> str:
+    """Build `source` once per sandbox (by content); returns the library's path."""
+    key = hashlib.sha256(source.encode()).hexdigest()[:12]
+    lib = f"opt_{key}.so"
+    if not sandbox.exists(f"{WORK}/{lib}"):
+        build = build_candidate(sandbox, task, source, lib=lib, cxxflags=cxxflags, name=f"opt_{key}.cpp")
+        if not build.ok:
+            raise TimingError(f"does not compile: {build.summary(3)}")
+    return f"{WORK}/{lib}"
+
+
+def time_versions(task: Task, sources: dict[str, str], sandbox: Sandbox, *, threads: int | list[int], rounds: int = 3,
+                  budget_s: float = 0.3, cxxflags=None) -> dict[tuple[str, int], TimingStats]:
+    """Seconds per call of each version at each thread count ((name, threads) -> stats over all
+    rounds), measured interleaved: every round runs every (version, threads) pair, rotated."""
+    libs = {name: library_for(sandbox, task, src, cxxflags) for name, src in sources.items()}
+    exe = build_harness(sandbox, task)
+    seed = task.inputs.seed
+    indir = f"{WORK}/opt{seed}/in"
+    put_inputs(sandbox, indir, generate_inputs(task, seed))
+    counts = [threads] if isinstance(threads, int) else list(threads)
+    players = [(name, n) for n in counts for name in sources]
+    share = budget_s / max(1, rounds * len(players))
+    times: dict[tuple[str, int], list[float]] = {p: [] for p in players}
+    with task_dir_hidden(sandbox, task):
+        for r in range(rounds):
+            order = players[r % len(players):] + players[:r % len(players)]
+            for name, n in order:
+                run = run_harness(sandbox, exe, libs[name], task.entry_name, indir, f"{WORK}/opt{seed}/{name}", threads=n,
+                                  mode="time", budget_s=share, max_runs=2000, warmups=1)
+                status, obs = harness_observations(task, run, seed=seed, threads=n, who=name)
+                if status or not run.times:
+                    raise TimingError(f"{name} failed while timed: {'; '.join(o.message for o in obs)[:300]}")
+                times[(name, n)] += run.times
+    return {p: TimingStats.of(t) for p, t in times.items()}

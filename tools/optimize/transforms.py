@@ -1,0 +1,496 @@
+"""Transformations of a lowered translation unit. Each takes the current code and returns a new
+version, or None where it does not apply (the shape is not the one it knows, or the kernel's
+launches make it unsafe). None of them is trusted: the search checks every result against the
+task's reference before timing it.
+
+Everything a transformation emits is derived from the kernel's own text (its loop headers,
+bounds, bodies) and the task's launches, never from the task's name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from tools.spec import Task
+
+from . import code as C
+
+DIMS = "xyz"
+
+
+@dataclass
+class Context:
+    task: Task
+    fast_math_ok: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def launches_of(self, kernel: str):
+        return [launch for launch in self.task.launches if launch.kernel == kernel]
+
+
+@dataclass(frozen=True)
+class Transform:
+    name: str
+    what: str  # one line for observations
+    apply: Callable[[Context, str], "str | None"]
+
+
+# ---------------------------------------------------------------------------------------
+# grid-stride loops -> one flat parallel loop over the whole index space
+
+_NORM_CAST = re.compile(r"\((?:unsigned\s+)?(?:int|long|long\s+long|size_t|std::size_t)\)")
+_FOR_HEAD = re.compile(r"for\s*\(\s*(?P<type>(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long\s+long|int|long|size_t|std::size_t|"
+                       r"unsigned|int64_t|uint32_t|int32_t))\s+(?P<var>\w+)\s*=\s*(?P<start>[^;]+);\s*(?P=var)\s*<\s*"
+                       r"(?P<bound>[^;]+);\s*(?P=var)\s*\+=\s*(?P<stride>[^)]+)\)\s*", re.S)
+_DECL = re.compile(r"^\s*(?:const\s+)?(?P<type>[\w:]+(?:\s+[\w:]+)*?)\s+(?P<name>\w+)\s*=\s*(?P<init>[^;]+);\s*$", re.S)
+_COORDS = re.compile(r"\b(threadIdx|blockIdx)\b")
+
+
+def _norm(expr: str) -> str:
+    return re.sub(r"\s+", "", _NORM_CAST.sub("", expr)).strip("()") if expr else ""
+
+
+def _global_index_dim(expr: str) -> str | None:
+    """The dimension d when expr is blockIdx.d * blockDim.d + threadIdx.d (any operand order)."""
+    e = _norm(expr)
+    for d in DIMS:
+        prods = (f"blockIdx.{d}*blockDim.{d}", f"blockDim.{d}*blockIdx.{d}")
+        if any(e in (f"{p}+threadIdx.{d}", f"threadIdx.{d}+{p}", f"({p})+threadIdx.{d}", f"threadIdx.{d}+({p})") for p in prods):
+            return d
+    return None
+
+
+def _grid_stride_dim(expr: str) -> str | None:
+    e = _norm(expr)
+    for d in DIMS:
+        if e in (f"gridDim.{d}*blockDim.{d}", f"blockDim.{d}*gridDim.{d}"):
+            return d
+    return None
+
+
+def _writes(name: str, text: str) -> bool:
+    return bool(re.search(rf"(?<![\w.])(?:\+\+|--)\s*{name}\b|(?<![\w.]){name}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|"
+                          rf"(?<![\w.]){name}\s*(?:\+\+|--)", text))
+
+
+@dataclass
+class _StrideLoop:
+    type: str
+    var: str
+    bound: str
+    dim: str
+    body: str  # the loop's statement, braces included when written so
+
+
+def _split_statements(text: str) -> list[str] | None:
+    """Top-level statements of a block's text; None when a statement is compound (has braces)."""
+    out, cur, depth = [], [], 0
+    for ch in text:
+        cur.append(ch)
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch in "{}":
+            return None
+        elif ch == ";" and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+    rest = "".join(cur).strip()
+    if rest:
+        return None
+    return out
+
+
+def _parse_stride_loop(text: str, aliases: dict[str, str], strides: dict[str, str]) -> tuple[_StrideLoop, str] | None:
+    """`for (T v = <global index>; v < bound; v += <grid stride>) stmt` at the start of text;
+    returns the loop and what follows it."""
+    m = _FOR_HEAD.match(text)
+    if not m:
+        return None
+    start, stride = m["start"].strip(), m["stride"].strip()
+    dim = aliases.get(start) or _global_index_dim(start)
+    sdim = strides.get(stride) or _grid_stride_dim(stride)
+    if dim is None or dim != sdim:
+        return None
+    rest = text[m.end():]
+    if rest.startswith("{"):
+        close = C.matching_brace(rest, 0)
+        body, after = rest[:close + 1], rest[close + 1:]
+    elif rest.startswith("for"):
+        inner = _parse_stride_loop(rest, aliases, strides)
+        if inner is None:
+            return None
+        loop, after = inner
+        body = rest[:len(rest) - len(after)]
+    else:
+        semi = _statement_end(rest)
+        if semi is None:
+            return None
+        body, after = rest[:semi + 1], rest[semi + 1:]
+    return _StrideLoop(m["type"], m["var"], m["bound"].strip(), dim, body), after
+
+
+def _statement_end(text: str) -> int | None:
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch in "{}":
+            return None
+        elif ch == ";" and depth == 0:
+            return i
+    return None
+
+
+def _flatten_loops(text: str, aliases, strides) -> tuple[list[_StrideLoop], str] | None:
+    """The chain of directly nested grid-stride loops at the start of text and the innermost body."""
+    parsed = _parse_stride_loop(text, aliases, strides)
+    if parsed is None:
+        return None
+    loop, after = parsed
+    if after.strip():
+        return None
+    loops, body = [loop], loop.body
+    inner_text = body[1:-1].strip() if body.startswith("{") else body
+    nested = _parse_stride_loop(inner_text, aliases, strides) if inner_text.startswith("for") else None
+    if nested is not None and not nested[1].strip() and nested[0].dim not in {loop.dim}:
+        deeper = _flatten_loops(inner_text, aliases, strides)
+        if deeper is not None:
+            return loops + deeper[0], deeper[1]
+    return loops, body
+
+
+def grid_stride_flat(ctx: Context, code: str) -> str | None:
+    """A kernel whose threads only run grid-stride loops covers each index once, whatever the
+    grid: the loops become `for (v = 0; v < bound; ++v)` run once, in parallel (+simd)."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        new = _grid_stride_kernel(ctx, code, k)
+        if new is not None:
+            code = C.replace_span(code, k.start, k.end, new)
+            changed = True
+    return code if changed else None
+
+
+def _grid_stride_kernel(ctx: Context, code: str, k: C.KernelText) -> str | None:
+    body = k.body(code)
+    if "cudacpu::" in body or "__shared__" in body:
+        return None
+    spans = C.thread_loop_bodies(body)
+    if len(spans) != 1:
+        return None
+    inner = C.strip_comments(body[spans[0][0] + 1:spans[0][1]])
+    inner = inner.replace("const uint3 threadIdx = make_uint3(tx, ty, tz);", "", 1).strip()
+    pre, loop_text = _split_pre(inner)
+    if pre is None:
+        return None
+    aliases, strides, kept = {}, {}, []
+    for stmt in pre:
+        m = _DECL.match(stmt)
+        if not m:
+            return None
+        if (d := _global_index_dim(m["init"])) is not None:
+            aliases[m["name"]] = d
+            continue
+        if _COORDS.search(m["init"]):
+            return None
+        if (d := _grid_stride_dim(m["init"])) is not None:
+            strides[m["name"]] = d
+        kept.append(stmt)
+    flat = _flatten_loops(loop_text, aliases, strides)
+    if flat is None:
+        return None
+    loops, stmt = flat
+    covered = {loop.dim for loop in loops}
+    if not _launches_flat_outside(ctx, k.name, covered):
+        return None
+    inner_body = stmt
+    if _COORDS.search(inner_body) or re.search(r"\b(return|break|goto)\b", inner_body):
+        return None
+    if any(re.search(rf"\b{a}\b", inner_body) for a in aliases):
+        return None
+    if any(_writes(loop.var, inner_body) for loop in loops):
+        return None
+    for i, loop in enumerate(loops):
+        bound_names = set(re.findall(r"[A-Za-z_]\w*", loop.bound)) - {"gridDim", "blockDim", "x", "y", "z"}
+        if any(_writes(n, inner_body) for n in bound_names) or _COORDS.search(loop.bound):
+            return None
+        if any(re.search(rf"\b{outer.var}\b", loop.bound) for outer in loops[:i]):
+            return None  # a bound that depends on an outer index: no collapse
+    uncovered = [d for d in DIMS if d not in covered]
+    guard = " && ".join(f"gridDim.{d} == 1 && blockDim.{d} == 1" for d in uncovered) or "true"
+    simd = "" if re.search(r"atomic|cudacpu::|\bprintf\b", inner_body) else " simd"
+    collapse = f" collapse({len(loops)})" if len(loops) > 1 else ""
+    lines = [f"    if ({guard}) {{  // tools.optimize: grid-stride loops as one flat loop over the index space"]
+    lines += [f"        {s}" for s in kept]
+    lines.append(f"        #pragma omp parallel for{simd}{collapse} schedule(static)")
+    for depth, loop in enumerate(loops):
+        lines.append("        " + "    " * depth + f"for ({loop.type} {loop.var} = 0; {loop.var} < {loop.bound}; ++{loop.var})")
+    lines.append("        " + "    " * len(loops) + inner_body.strip())
+    lines += ["        return;", "    }"]
+    head = code[k.start:k.body_open + 1]
+    return head + "\n" + "\n".join(lines) + body + "}"
+
+
+def _split_pre(inner: str) -> tuple[list[str] | None, str]:
+    i = inner.find("for")
+    while i >= 0 and not _FOR_HEAD.match(inner, i):
+        i = inner.find("for", i + 1)
+    if i < 0:
+        return None, ""
+    pre = _split_statements(inner[:i])
+    return pre, inner[i:]
+
+
+def _launches_flat_outside(ctx: Context, kernel: str, covered: set[str]) -> bool:
+    """The dimensions without a grid-stride loop must have one block and one thread, or each
+    index would be visited once per such thread."""
+    launches = ctx.launches_of(kernel)
+    if not launches:
+        return False
+    for launch in launches:
+        grid, block = launch.dims()
+        for i, d in enumerate(DIMS):
+            if d not in covered and (grid[i] != 1 or block[i] != 1):
+                return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# restrict on pointer parameters that no two arguments of a launch alias
+
+def restrict_pointers(ctx: Context, code: str) -> str | None:
+    buffers = {b.name for b in ctx.task.buffers}
+    changed = False
+    for k in reversed(C.kernels(code)):
+        params = C.split_params(k.params)
+        launches = ctx.launches_of(k.name)
+        if not launches or any(len(launch.args) != len(params) for launch in launches):
+            continue
+        pointer_idx = [i for i, p in enumerate(params) if p.count("*") == 1 and "__restrict" not in p and p.rstrip().split()[-1]
+                       and re.search(r"\*\s*\w+$", p)]
+        if not pointer_idx or not _distinct_buffers(launches, pointer_idx, buffers):
+            continue
+        new_params = list(params)
+        for i in pointer_idx:
+            new_params[i] = re.sub(r"\*\s*(\w+)$", r"* __restrict__ \1", params[i])
+        code = C.replace_span(code, k.params_start, k.params_start + len(k.params), "".join(", " + p for p in new_params))
+        changed = True
+    return code if changed else None
+
+
+def _distinct_buffers(launches, pointer_idx: list[int], buffers: set[str]) -> bool:
+    for launch in launches:
+        args = [launch.args[i] for i in pointer_idx]
+        if not all(isinstance(a, str) and a in buffers for a in args) or len(set(args)) != len(args):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------
+# barrier-free kernels: threads of a block in parallel when blocks are too few
+
+def threads_parallel(ctx: Context, code: str) -> str | None:
+    """With fewer blocks than cores, a barrier-free kernel without block state runs its thread
+    loop as the parallel (and simd) loop instead of the block loop."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        body = k.body(code)
+        if "cudacpu::" in body or "__shared__" in body or "tools.optimize" in body or len(C.thread_loop_bodies(body)) != 1:
+            continue
+        if body.count("#pragma omp parallel for collapse(3) schedule(static)") != 1 or body.count("#pragma omp simd") != 1:
+            continue
+        launches = ctx.launches_of(k.name)
+        if not launches or any(_blocks(launch) >= 4 * _cores() for launch in launches):
+            continue
+        new = body.replace("#pragma omp parallel for collapse(3) schedule(static)", "// blocks in order: too few to share", 1)
+        new = new.replace("#pragma omp simd", "#pragma omp parallel for simd schedule(static)", 1)
+        code = code[:k.body_open + 1] + new + code[k.end - 1:]
+        changed = True
+    return code if changed else None
+
+
+def _blocks(launch) -> int:
+    (gx, gy, gz), _ = launch.dims()
+    return gx * gy * gz
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+# ---------------------------------------------------------------------------------------
+# warp exchanges where every lane always writes: no round stamps
+
+DENSE_EXCHANGE = (Path(__file__).parent / "dense_exchange.h").read_text()
+_EXCHANGE_DECL = re.compile(r"cudacpu::WarpExchange (\w+)\(")
+_SHUFFLES = {"shfl", "shfl_up", "shfl_down", "shfl_xor"}
+
+
+def dense_exchange(ctx: Context, code: str) -> str | None:
+    """A warp exchange whose every `put` is unconditional in a thread loop that skips no thread,
+    and that only shuffles read, becomes a plain array (cudaopt::DenseExchange); the put loops
+    then vectorize."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        body = k.body(code)
+        new = body
+        for name in _EXCHANGE_DECL.findall(body):
+            if not _dense_ok(body, name):
+                continue
+            new = new.replace(f"cudacpu::WarpExchange {name}(", f"cudaopt::DenseExchange {name}(", 1)
+        if new != body:
+            new = _simd_put_loops(new)
+            code = code[:k.body_open + 1] + new + code[k.end - 1:]
+            changed = True
+    if not changed:
+        return None
+    first = code.find("// CUDA kernel")
+    return code[:first] + DENSE_EXCHANGE + "\n" + code[first:] if first >= 0 else None
+
+
+def _dense_ok(body: str, name: str) -> bool:
+    uses = re.findall(rf"cudacpu::(\w+)(?:<[^>]*>)?\(\s*{name}\b", body)
+    if any(u not in _SHUFFLES for u in uses):
+        return False  # ballots, votes, block counts read which lanes took part
+    if re.search(rf"\b{name}\s*\.\s*(?!put\b|begin\b)\w+", body):
+        return False
+    spans = C.thread_loop_bodies(body)
+    puts = 0
+    for open_i, close_i in spans:
+        loop = body[open_i + 1:close_i]
+        if f"{name}.put<" not in loop:
+            continue
+        if re.search(r"\b(continue|break|return|goto)\b", loop) or not _all_at_top(loop, f"{name}.put<"):
+            return False
+        puts += loop.count(f"{name}.put<")
+    return puts == body.count(f"{name}.put<") and puts > 0
+
+
+def _all_at_top(loop: str, needle: str) -> bool:
+    depth, i = 0, 0
+    while i < len(loop):
+        if loop.startswith(needle, i) and depth != 0:
+            return False
+        depth += loop[i] == "{"
+        depth -= loop[i] == "}"
+        i += 1
+    return True
+
+
+_PUT_LOOP = re.compile(r"(?P<ind>[ \t]*)(?P<loop>for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{)")
+
+
+def _simd_put_loops(body: str) -> str:
+    """Thread loops that now only store into the exchange carry no dependence between threads."""
+    out, pos = [], 0
+    for m in _PUT_LOOP.finditer(body):
+        before = body[:m.start()].rstrip()
+        close = C.matching_brace(body, m.end() - 1)
+        loop = body[m.end():close]
+        if before.endswith("#pragma omp simd") or ".put<" not in loop or "cudacpu::" in loop.replace("cudacpu::shfl", ""):
+            continue
+        if re.search(r"\b(atomic\w*|continue|break|return)\b", loop):
+            continue
+        out.append(body[pos:m.start()] + f"{m['ind']}#pragma omp simd\n")
+        pos = m.start()
+    out.append(body[pos:])
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------
+# launch extents as compile-time constants
+
+def launch_constants(ctx: Context, code: str) -> str | None:
+    """Where the task launches a kernel with one grid and block shape, those extents become
+    `constexpr` in the kernel: thread loops get known trip counts (unrolled, vectorized, removed
+    when 1), index arithmetic divides by constants. Another shape at run time stops with a message."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        shapes = {launch.dims() for launch in ctx.launches_of(k.name)}
+        if len(shapes) != 1:
+            continue
+        (grid, block), = shapes
+        head = code[k.start:k.body_open]
+        if "dim3 gridDim, dim3 blockDim," not in head:
+            continue
+        head = head.replace("dim3 gridDim, dim3 blockDim,", "dim3 gridDim_arg, dim3 blockDim_arg,", 1)
+        dims = ", ".join(str(v) for v in grid), ", ".join(str(v) for v in block)
+        guard = " || ".join(f"{n}_arg.{d} != {n}.{d}" for n in ("gridDim", "blockDim") for d in DIMS)
+        prologue = (f"\n    constexpr dim3 gridDim({dims[0]}), blockDim({dims[1]});  // tools.optimize: the task's only launch shape\n"
+                    f"    if ({guard})\n"
+                    f"        cudacpu::unsupported(\"{k.name}: optimized for the task's launch shape only\");")
+        code = code[:k.start] + head + "{" + prologue + code[k.body_open + 1:]
+        changed = True
+    return code if changed else None
+
+
+_SIMD_TX = re.compile(r"(?P<ty>[ \t]*for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\n)(?P<ind>[ \t]*)#pragma omp simd\n")
+
+
+def simd_on_y(ctx: Context, code: str) -> str | None:
+    """Blocks of shape (1, n, 1): the simd loop of a region is the y loop, not the 1-trip x loop."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        launches = ctx.launches_of(k.name)
+        if not launches or any(launch.dims()[1][0] != 1 or launch.dims()[1][1] < 4 for launch in launches):
+            continue
+        body = k.body(code)
+        new = _SIMD_TX.sub(lambda m: m["ind"][:-4] + "#pragma omp simd\n" + m["ty"], body)
+        if new != body:
+            code = code[:k.body_open + 1] + new + code[k.end - 1:]
+            changed = True
+    return code if changed else None
+
+
+# ---------------------------------------------------------------------------------------
+# schedules and compiler options carried by the code itself
+
+def dynamic_schedule(ctx: Context, code: str) -> str | None:
+    """Blocks of unequal work (guards, data-dependent loops) balance better when handed out."""
+    new = code.replace("collapse(3) schedule(static)", "collapse(3) schedule(dynamic, 4)")
+    return new if new != code else None
+
+
+def unroll_loops(ctx: Context, code: str) -> str | None:
+    return _with_pragma(code, '#pragma GCC optimize("unroll-loops")')
+
+
+def fast_math(ctx: Context, code: str) -> str | None:
+    """Only where the configuration allows it and the task's tolerance is loose enough."""
+    tol = ctx.task.tolerance
+    if not ctx.fast_math_ok or tol.rtol < 1e-4:
+        return None
+    return _with_pragma(code, '#pragma GCC optimize("fast-math")')
+
+
+def _with_pragma(code: str, pragma: str) -> str | None:
+    if pragma in code:
+        return None
+    first = code.find("// CUDA kernel")
+    if first < 0:
+        first = code.find("namespace cudacpu_kernels")
+    if first < 0:
+        return None
+    return code[:first] + pragma + "\n" + code[first:]
+
+
+TRANSFORMS: list[Transform] = [
+    Transform("grid_stride_flat", "grid-stride loops as one flat parallel simd loop", grid_stride_flat),
+    Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel),
+    Transform("dense_exchange", "warp exchanges without round stamps where every lane writes", dense_exchange),
+    Transform("launch_constants", "the task's launch extents as compile-time constants", launch_constants),
+    Transform("simd_on_y", "simd over threadIdx.y for blocks of shape (1, n, 1)", simd_on_y),
+    Transform("restrict", "__restrict__ on non-aliased pointer parameters", restrict_pointers),
+    Transform("dynamic_schedule", "blocks handed out dynamically", dynamic_schedule),
+    Transform("unroll_loops", "-funroll-loops for the kernels", unroll_loops),
+    Transform("fast_math", "-ffast-math for the kernels (tolerance and configuration allow it)", fast_math),
+]

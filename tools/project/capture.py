@@ -1,0 +1,241 @@
+"""Per-kernel tuning of a port with real data.
+
+1. `instrument` routes every lowered launch through `cudacpu_launch::launch` (cuda_cpu_launch.h).
+2. Running the port with CUDACPU_CAPTURE_DIR set records each kernel's first launch:
+   configuration, scalars, and every pointer argument's allocation before and after.
+3. `capture_to_task` turns a capture into a kernel task whose inputs are the captured data
+   and whose reference is the faithful lowering.
+4. `tuned_dispatch_source` puts the best correct version back: it runs only for launches with
+   exactly the captured configuration and scalar values; every other launch keeps the
+   faithful lowering, so a tuned kernel can never be used where it was not verified.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tools.spec import c_type, numpy_dtype
+
+HEADER = Path(__file__).with_name("cuda_cpu_launch.h")
+_CALL = re.compile(r"((?:\w+::)*cudacpu_kernels::(\w+))\s*(?=[<(])")
+
+
+def _template_args(text: str, start: int) -> tuple[str, int]:
+    """The balanced `<...>` at text[start] (if any) and the index after it."""
+    if start >= len(text) or text[start] != "<":
+        return "", start
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"<": 1, ">": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start + 1:i], i + 1
+    return "", start
+
+
+def instrument(cpp: str) -> tuple[str, list[str]]:
+    """Route the lowered kernel launches of a translated file through cudacpu_launch::launch.
+
+    Returns the new text and the kernels whose launches were routed. Definitions inside
+    `namespace cudacpu_kernels` are not qualified calls, so only host call sites match.
+    """
+    out, pos, kernels = [], 0, []
+    for m in _CALL.finditer(cpp):
+        if m.start() < pos:
+            continue
+        targs, after = _template_args(cpp, m.end())
+        rest = cpp[after:]
+        if not re.match(r"\s*\(\s*dim3\(", rest):
+            continue
+        paren = after + rest.index("(")
+        qualified = m[1] + (f"<{targs}>" if targs else "")
+        literal = targs.replace("\\", "\\\\").replace('"', '\\"')
+        out.append(cpp[pos:m.start()])
+        out.append(f'cudacpu_launch::launch("{m[2]}", "{literal}", &{qualified}, ')
+        pos = paren + 1
+        kernels.append(m[2])
+    if not kernels:
+        return cpp, []
+    out.append(cpp[pos:])
+    return '#include "cuda_cpu_launch.h"\n' + "".join(out), kernels
+
+
+@dataclass
+class CapturedArg:
+    kind: str  # pointer, scalar, other
+    dtype: str = ""
+    value: float | int | None = None
+    known: bool = True
+    bytes: int = 0
+    allocation: str = ""
+    before: Path | None = None
+    after: Path | None = None
+
+
+@dataclass
+class Capture:
+    kernel: str
+    template_args: str
+    grid: list[int]
+    block: list[int]
+    shared_bytes: int
+    args: list[CapturedArg] = field(default_factory=list)
+
+    def problem(self) -> str | None:
+        """Why this launch cannot become a kernel task, or None."""
+        for i, a in enumerate(self.args):
+            if a.kind == "other":
+                return f"argument {i} is a struct passed by value"
+            if a.kind == "pointer" and not a.known:
+                return f"argument {i} points outside any cudaMalloc allocation"
+            if a.kind == "pointer" and not a.dtype:
+                return f"argument {i} points to a vector, half or struct type"
+        allocations = [a.allocation for a in self.args if a.kind == "pointer"]
+        if len(set(allocations)) != len(allocations):
+            return "two pointer arguments share one allocation"
+        return None
+
+
+def read_captures(directory: Path) -> list[Capture]:
+    captures = []
+    for meta in sorted(directory.glob("*.json")):
+        data = json.loads(meta.read_text())
+        prefix = meta.with_suffix("")
+        args = []
+        for i, a in enumerate(data["args"]):
+            arg = CapturedArg(a["kind"], a.get("dtype", ""), a.get("value"), a.get("known", True), a.get("bytes", 0),
+                              a.get("allocation", ""))
+            if arg.kind == "pointer" and arg.known:
+                arg.before = prefix.with_name(f"{prefix.name}.arg{i}.before.bin")
+                arg.after = prefix.with_name(f"{prefix.name}.arg{i}.after.bin")
+            args.append(arg)
+        captures.append(Capture(data["kernel"], data["template_args"], data["grid"], data["block"],
+                                data["shared_bytes"], args))
+    return captures
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += {"<": 1, "(": 1, ">": -1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return parts + ([cur.strip()] if cur.strip() else [])
+
+
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def inline_local_includes(path: Path, root: Path, seen: set[Path] | None = None) -> str:
+    """The file's text with the project's own `#include "..."` headers inlined (each once), so a
+    kernel task's CUDA source stands alone; system headers stay as includes."""
+    seen = set() if seen is None else seen
+    seen.add(path.resolve())
+
+    def expand(m: re.Match) -> str:
+        for base in (path.parent, root):
+            header = (base / m[1]).resolve()
+            if header.is_file():
+                if header in seen:
+                    return f"// {m[0].strip()} (already inlined)"
+                return f"// ---- {m[1]} ----\n" + inline_local_includes(header, root, seen)
+        return m[0]
+
+    text = path.read_text(errors="replace")
+    text = re.sub(r"^\s*#\s*pragma\s+once\s*$", "", text, flags=re.M)
+    return _LOCAL_INCLUDE.sub(expand, text)
+
+
+def capture_to_task(capture: Capture, cuda_file: Path, param_names: list[str], task_dir: Path, root: Path) -> Path:
+    """Write a kernel task (task.json, data .npy files, the CUDA source) for one capture."""
+    task_dir.mkdir(parents=True, exist_ok=True)
+    (task_dir / "kernel.cu").write_text(inline_local_includes(cuda_file, root))
+    names = param_names if len(param_names) == len(capture.args) else [f"arg{i}" for i in range(len(capture.args))]
+    names = [n if n.isidentifier() else f"arg{i}" for i, n in enumerate(names)]
+    buffers, scalars, has_float = [], [], False
+    for name, arg in zip(names, capture.args):
+        if arg.kind == "pointer":
+            dtype = numpy_dtype(arg.dtype)
+            before = np.fromfile(arg.before, dtype=dtype)
+            after = np.fromfile(arg.after, dtype=dtype)
+            np.save(task_dir / f"{name}.npy", before)
+            changed = before.tobytes() != after.tobytes()
+            has_float |= arg.dtype.startswith("float")
+            buffers.append({"name": name, "dtype": arg.dtype, "shape": [int(before.size)],
+                            "role": "inout" if changed else "input", "data": f"{name}.npy"})
+        else:
+            scalars.append({"name": name, "dtype": arg.dtype, "value": arg.value})
+    task = {
+        "name": capture.kernel,
+        "cuda": "kernel.cu",
+        "entry": f"{capture.kernel}_captured",
+        "buffers": buffers,
+        "scalars": scalars,
+        "launches": [{"kernel": capture.kernel, "grid": capture.grid, "block": capture.block,
+                      "shared_bytes": capture.shared_bytes, "template_args": _split_top(capture.template_args),
+                      "args": names}],
+        "reference": {"kind": "lowered"},
+        "tolerance": {"rtol": 1e-4, "atol": 1e-5} if has_float else {"rtol": 0.0, "atol": 0.0},
+        "description": "captured from a run of the CPU port (inputs are the real data at the first launch)",
+    }
+    path = task_dir / "task.json"
+    path.write_text(json.dumps(task, indent=2) + "\n")
+    return path
+
+
+def _wrap_in_namespace(cpp: str, namespace: str) -> str:
+    """Put a tuned translation unit's definitions in their own namespace so that its copies
+    of the lowered kernels and support code do not clash with the port's. Its #include
+    lines move to the top (headers are guarded, so including them earlier is harmless)."""
+    lines = cpp.splitlines()
+    includes = [l for l in lines if l.lstrip().startswith("#include")]
+    body = [l for l in lines if not l.lstrip().startswith("#include")]
+    return "\n".join(includes + [f"namespace {namespace} {{"] + body + [f"}}  // namespace {namespace}", ""])
+
+
+def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str) -> str:
+    """C++ that registers the tuned version of one kernel for its captured configuration."""
+    space = f"cudacpu_tuned_{capture.kernel}"
+    wrapped = _wrap_in_namespace(tuned_cpp, space)
+    entry = task["entry"]
+    by_name = {b["name"]: b for b in task["buffers"]} | {s["name"]: s for s in task["scalars"]}
+    g, b = capture.grid, capture.block
+    conditions = [f"grid.x == {g[0]}u && grid.y == {g[1]}u && grid.z == {g[2]}u",
+                  f"block.x == {b[0]}u && block.y == {b[1]}u && block.z == {b[2]}u",
+                  f"shared == {capture.shared_bytes}u"]
+    call_args = []
+    for i, name in enumerate(task["launches"][0]["args"]):
+        spec = by_name[name]
+        ctype = c_type(spec["dtype"])
+        if "role" in spec:
+            call_args.append(f"*static_cast<{ctype}**>(args[{i}])")
+        else:
+            value = spec["value"]
+            literal = repr(float(value)) if spec["dtype"].startswith("float") else str(int(value))
+            if spec["dtype"].startswith("float"):
+                conditions.append(f"*static_cast<{ctype}*>(args[{i}]) == static_cast<{ctype}>({literal})")
+            else:
+                conditions.append(f"*static_cast<{ctype}*>(args[{i}]) == static_cast<{ctype}>({literal}LL)")
+            call_args.append(f"*static_cast<{ctype}*>(args[{i}])")
+    order = [by_name[n] for n in task["launches"][0]["args"]]
+    entry_order = [b["name"] for b in task["buffers"]] + [s["name"] for s in task["scalars"]]
+    by_position = dict(zip([o["name"] for o in order], call_args))
+    call = ", ".join(by_position[n] for n in entry_order)
+    guard = " &&\n        ".join(conditions)
+    return (
+        f"// Tuned version of `{capture.kernel}`, verified on the captured launch only.\n"
+        f"{wrapped}\n"
+        f'#include "cuda_cpu_launch.h"\n'
+        f"static bool {space}_dispatch(dim3 grid, dim3 block, std::size_t shared, void** args) {{\n"
+        f"    if (!({guard}))\n        return false;\n"
+        f"    {space}::{entry}({call});\n"
+        f"    return true;\n}}\n"
+        f'static cudacpu_launch::Register {space}_registration("{capture.kernel}", {space}_dispatch);\n'
+    )

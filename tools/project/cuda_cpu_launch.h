@@ -1,0 +1,150 @@
+// Kernel launches of a CPU port go through cudacpu_launch::launch(), which
+//  - records a launch's configuration and arguments when CUDACPU_CAPTURE_DIR is set
+//    (the first CUDACPU_CAPTURE_MAX launches of each kernel, default 1): pointer arguments
+//    are dumped whole (from the pointer to the end of their cudaMalloc allocation) before
+//    and after the launch, scalars by value;
+//  - runs a tuned CPU version of the kernel when one is registered for exactly this
+//    configuration and these scalar values, else the faithful lowering.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace cudacpu_launch {
+
+// A tuned version: returns false when it does not apply to this launch.
+using Tuned = bool (*)(dim3 grid, dim3 block, std::size_t shared, void** args);
+
+inline std::map<std::string, Tuned>& tuned() {
+    static std::map<std::string, Tuned> table;
+    return table;
+}
+
+struct Register {
+    Register(const char* kernel, Tuned fn) { tuned()[kernel] = fn; }
+};
+
+template <class T>
+constexpr const char* dtype_name() {
+    using U = std::remove_cv_t<T>;
+    if constexpr (std::is_same_v<U, float>) return "float32";
+    else if constexpr (std::is_same_v<U, double>) return "float64";
+    else if constexpr (std::is_same_v<U, bool>) return "bool";
+    else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 1) return "int8";
+    else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 2) return "int16";
+    else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 4) return "int32";
+    else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 8) return "int64";
+    else if constexpr (std::is_integral_v<U> && sizeof(U) == 1) return "uint8";
+    else if constexpr (std::is_integral_v<U> && sizeof(U) == 2) return "uint16";
+    else if constexpr (std::is_integral_v<U> && sizeof(U) == 4) return "uint32";
+    else if constexpr (std::is_integral_v<U> && sizeof(U) == 8) return "uint64";
+    else return "";  // structs, vector types, half: not captured as a typed buffer
+}
+
+class Capture {
+  public:
+    Capture(const char* kernel, const char* template_args, dim3 grid, dim3 block, std::size_t shared) {
+        const char* dir = std::getenv("CUDACPU_CAPTURE_DIR");
+        if (!dir) return;
+        const char* max_env = std::getenv("CUDACPU_CAPTURE_MAX");
+        int limit = max_env ? std::atoi(max_env) : 1;
+        static std::map<std::string, int> counts;
+        int index = counts[kernel]++;
+        if (index >= limit) return;
+        prefix_ = std::string(dir) + "/" + kernel + "." + std::to_string(index);
+        meta_ = std::fopen((prefix_ + ".json.part").c_str(), "w");
+        if (!meta_) return;
+        std::fprintf(meta_, "{\"kernel\": \"%s\", \"index\": %d, \"template_args\": \"%s\", ", kernel, index, template_args);
+        std::fprintf(meta_, "\"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], \"shared_bytes\": %zu, \"args\": [",
+                     grid.x, grid.y, grid.z, block.x, block.y, block.z, shared);
+    }
+    bool active() const { return meta_ != nullptr; }
+
+    template <class T>
+    void argument(int i, const T& value, const char* when) {
+        if constexpr (std::is_pointer_v<T>) {
+            void* start = nullptr;
+            cuda_cpu::Allocation allocation{};
+            const void* p = static_cast<const void*>(value);
+            if (!p || !cuda_cpu::allocations().find(p, &start, &allocation)) {
+                if (when[0] == 'b') open_arg(i, "{\"kind\": \"pointer\", \"known\": false}");
+                return;
+            }
+            std::size_t offset = static_cast<const char*>(p) - static_cast<const char*>(start);
+            std::size_t bytes = allocation.size - offset;
+            std::string file = prefix_ + ".arg" + std::to_string(i) + "." + when + ".bin";
+            if (FILE* blob = std::fopen(file.c_str(), "wb")) {
+                std::fwrite(p, 1, bytes, blob);
+                std::fclose(blob);
+            }
+            if (when[0] == 'b') {
+                char text[256];
+                std::snprintf(text, sizeof text,
+                              "{\"kind\": \"pointer\", \"known\": true, \"dtype\": \"%s\", \"bytes\": %zu, "
+                              "\"allocation\": \"%p\", \"offset\": %zu}",
+                              dtype_name<std::remove_pointer_t<T>>(), bytes, start, offset);
+                open_arg(i, text);
+            }
+        } else if (when[0] == 'b') {
+            char text[256];
+            if constexpr (std::is_floating_point_v<T>)
+                std::snprintf(text, sizeof text, "{\"kind\": \"scalar\", \"dtype\": \"%s\", \"value\": %.17g}",
+                              dtype_name<T>(), static_cast<double>(value));
+            else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+                std::snprintf(text, sizeof text, "{\"kind\": \"scalar\", \"dtype\": \"%s\", \"value\": %lld}",
+                              dtype_name<T>(), static_cast<long long>(value));
+            else if constexpr (std::is_integral_v<T>)
+                std::snprintf(text, sizeof text, "{\"kind\": \"scalar\", \"dtype\": \"%s\", \"value\": %llu}",
+                              dtype_name<T>(), static_cast<unsigned long long>(value));
+            else
+                std::snprintf(text, sizeof text, "{\"kind\": \"other\", \"bytes\": %zu}", sizeof(T));
+            open_arg(i, text);
+        }
+    }
+
+    void finish() {
+        std::fprintf(meta_, "]}\n");
+        std::fclose(meta_);
+        std::rename((prefix_ + ".json.part").c_str(), (prefix_ + ".json").c_str());
+    }
+
+  private:
+    void open_arg(int i, const char* text) { std::fprintf(meta_, "%s%s", i ? ", " : "", text); }
+    std::string prefix_;
+    FILE* meta_ = nullptr;
+};
+
+template <class Tuple, std::size_t... I>
+void capture_all(Capture& capture, const Tuple& params, const char* when, std::index_sequence<I...>) {
+    (capture.argument(static_cast<int>(I), std::get<I>(params), when), ...);
+}
+
+template <class... P, class... A>
+void launch(const char* kernel, const char* template_args, void (*faithful)(dim3, dim3, std::size_t, P...), dim3 grid,
+            dim3 block, std::size_t shared, A&&... args) {
+    std::tuple<P...> params{static_cast<P>(std::forward<A>(args))...};
+    auto order = std::index_sequence_for<P...>{};
+    Capture capture(kernel, template_args, grid, block, shared);
+    if (capture.active()) capture_all(capture, params, "before", order);
+    auto found = tuned().find(kernel);
+    bool done = false;
+    if (found != tuned().end()) {
+        void* pointers[sizeof...(P) + 1] = {};
+        std::apply([&](auto&... p) { std::size_t i = 0; ((pointers[i++] = const_cast<void*>(static_cast<const void*>(&p))), ...); }, params);
+        done = found->second(grid, block, shared, pointers);
+    }
+    if (!done) std::apply([&](P... p) { faithful(grid, block, shared, p...); }, params);
+    if (capture.active()) {
+        capture_all(capture, params, "after", order);
+        capture.finish();
+    }
+}
+
+}  // namespace cudacpu_launch
