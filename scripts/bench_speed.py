@@ -35,9 +35,11 @@ from tools.verify import VerifyError, profile  # noqa: E402
 SYNC = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot_sync|__any_sync|__all_sync")
 
 
-def corpus_tasks(only_sync: bool, limit: int | None) -> list:
+def corpus_tasks(only_sync: bool, limit: int | None, names: list[str] | None = None) -> list:
     tasks = []
     for path in sorted((ROOT / "tests" / "kernels").glob("*/task.json")):
+        if names and path.parent.name not in names:
+            continue
         task = load_task(path)
         sync = bool(SYNC.search(task.source()))
         if only_sync and not sync:
@@ -114,6 +116,7 @@ def main() -> int:
     ap.add_argument("--hte", action="store_true", help="the shipped HPCTransEval set bench/data")
     ap.add_argument("--only-sync", action="store_true", help="corpus: only kernels with barriers or warp intrinsics")
     ap.add_argument("--limit", type=int, default=None, help="corpus: at most N kernels")
+    ap.add_argument("--names", nargs="*", default=None, help="corpus: only these kernels")
     ap.add_argument("--per-category", type=int, default=3, help="HPCTransEval: first N tasks of each category file")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="'all threads' (default: all cores)")
     ap.add_argument("--timing-s", type=float, default=0.3, help="measured time per version and thread count")
@@ -127,7 +130,7 @@ def main() -> int:
     budget = Budget(max_variants=args.max_variants, seeds=2, timing_s=args.timing_s)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-speed-") as tmp:
-        tasks = (corpus_tasks(args.only_sync, args.limit) if args.corpus else []) + \
+        tasks = (corpus_tasks(args.only_sync, args.limit, args.names) if args.corpus else []) + \
                 (hte_tasks(args.per_category, Path(tmp)) if args.hte else [])
         with open_sandbox("local") as box:
             for bench, category, task in tasks:

@@ -23,7 +23,8 @@ def test_compiler_ports_corpus_tasks_end_to_end_without_network(tmp_path):
         shutil.copytree(TESTS / "kernels" / name, tasks / name)
     out = tmp_path / "out"
     console = Console(file=(tmp_path / "console.txt").open("w"), width=160)
-    assert port.run(tasks, load_settings(sandbox="local"), out=out, console=console) == 0
+    # The default configuration (optimizer included), two kernels at a time.
+    assert port.run(tasks, load_settings(sandbox="local", jobs=2), out=out, console=console) == 0
     console.file.close()
     printed = (tmp_path / "console.txt").read_text()
     assert "sandbox: local" in printed and "port results" in printed

@@ -132,3 +132,24 @@ def test_nan_propagation_kernel_stays_exact(box):
     assert all(s.outcome != "kept" or s.transform != "fast_math" for s in result.steps)
     report = check(task, result.code, box, seeds=[task.inputs.seed + 5], threads=[1, 2])
     assert report.correct, report.summary()
+
+
+def test_dense_exchange_is_correct_where_every_lane_writes(box):
+    task = _task("kernels", "shfl_xor_allreduce")
+    variant = _transform("dense_exchange").apply(Context(task), lower_task(task))
+    assert variant is not None and "cudaopt::DenseExchange" in variant
+    report = check(task, variant, box, seeds=[42, 50], threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_dense_exchange_refused_when_a_lane_may_skip_its_write():
+    from tools.optimize.transforms import _dense_ok
+
+    loop = "for (unsigned int tx = 0; tx < blockDim.x; ++tx) {{\n{}\n}}\n"
+    masked = loop.format("if (!took_branch[tid]) continue;\nw.put<float>(0, tid, v[tid]);")
+    plain = loop.format("w.put<float>(0, tid, v[tid]);")
+    reader = loop.format("v[tid] += cudacpu::shfl_down<float>(w, 0, tid, 4);")
+    ballot = loop.format("b[tid] = cudacpu::ballot(w, 0, tid, 0xffffffffu);")
+    assert _dense_ok(plain + reader, "w")
+    assert not _dense_ok(masked + reader, "w")
+    assert not _dense_ok(plain + ballot, "w")  # a vote reads which lanes took part

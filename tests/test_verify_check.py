@@ -68,13 +68,13 @@ def test_off_by_one_element_shift_writes_past_end(box, vadd_task):
 
 
 def test_writing_an_input_is_caught(box, vadd_task):
-    r = check(vadd_task, vadd("for (int i = 0; i < n; i++) { a[i] += b[i]; c[i] = a[i]; }"), box)
+    r = check(vadd_task, vadd("for (int i = 0; i < n; i++) { a[i] += b[i]; c[i] = a[i]; }"), box, seeds=[42])
     assert r.status == "incorrect"
     assert "wrote into input buffer 'a' (3700 elements changed, first at [0, 0]" in messages(r)
 
 
 def test_nan_where_reference_has_a_number(box, vadd_task):
-    r = check(vadd_task, vadd("for (int i = 0; i < n; i++) c[i] = std::log(a[i]) - std::log(a[i]) + a[i] + b[i];"), box)
+    r = check(vadd_task, vadd("for (int i = 0; i < n; i++) c[i] = std::log(a[i]) - std::log(a[i]) + a[i] + b[i];"), box, seeds=[42])
     assert r.status == "incorrect"
     m = r.mismatches[0]
     assert m.unwritten == 0 and 0 < m.count < m.total  # the negative a[i] only
@@ -83,7 +83,7 @@ def test_nan_where_reference_has_a_number(box, vadd_task):
 
 
 def test_returning_immediately_is_never_correct(box, vadd_task):
-    r = check(vadd_task, vadd("(void)a; (void)b; (void)c; (void)n;"), box)
+    r = check(vadd_task, vadd("(void)a; (void)b; (void)c; (void)n;"), box, seeds=[42])
     assert r.status == "incorrect"
     assert r.mismatches[0].unwritten == 3700
 
@@ -94,13 +94,13 @@ def test_static_cache_across_calls_is_caught(box, vadd_task):
   if (done) return;
   for (int i = 0; i < n; i++) c[i] = a[i] + b[i];
   done = true;"""
-    r = check(vadd_task, vadd(body), box)
+    r = check(vadd_task, vadd(body), box, seeds=[42], threads=[1])
     assert r.status == "incorrect"
     assert "changed between calls on the same inputs: call 2 differs from call 1 in 3700 elements" in messages(r)
 
 
 def test_exit_in_entry_is_a_runtime_error(box, vadd_task):
-    r = check(vadd_task, '#include <cstdlib>\n' + vadd("std::exit(0);"), box)
+    r = check(vadd_task, '#include <cstdlib>\n' + vadd("std::exit(0);"), box, seeds=[42])
     assert r.status == "runtime_error"
     assert "ended the process" in messages(r)
 
@@ -112,7 +112,7 @@ def test_crash_is_a_runtime_error(box, vadd_task):
 
 
 def test_compile_error_names_candidate_line(box, vadd_task):
-    r = check(vadd_task, vadd("for (int i = 0; i < n; i++) c[i] = a[i] + undefined_thing;"), box)
+    r = check(vadd_task, vadd("for (int i = 0; i < n; i++) c[i] = a[i] + undefined_thing;"), box, seeds=[42])
     assert r.status == "compile_error"
     obs = r.observations[0]
     assert obs.kind == "compile" and obs.file == "vadd.cpp" and obs.line == 4 and "undefined_thing" in obs.message
@@ -127,7 +127,7 @@ extern "C" void prefix(int32_t* x, int32_t* y, int64_t* total, int32_t n) {
   for (int32_t i = 0; i < n; i++) { s += x[i]; y[i] = s; }
   total[0] += s;
 }"""
-    assert check(task, good, box, threads=[1, 2]).status == "correct"
+    assert check(task, good, box, seeds=[1, 2], threads=[1, 2]).status == "correct"
     # a loop-carried dependence run as a parallel loop: right on one thread, wrong on two
     racy = """
 #include <cstdint>
@@ -137,7 +137,7 @@ extern "C" void prefix(int32_t* x, int32_t* y, int64_t* total, int32_t n) {
   for (int32_t i = 1; i < n; i++) y[i] = y[i - 1] + x[i];
   total[0] += y[n - 1];
 }"""
-    r = check(task, racy, box, threads=[1, 2])
+    r = check(task, racy, box, seeds=[1, 2], threads=[1, 2])
     assert r.status == "incorrect"
     assert {m.threads for m in r.mismatches} == {2}
     assert "correct with 1 thread, wrong with 2 threads: a data race" in messages(r)
@@ -159,7 +159,7 @@ extern "C" void scale_count(float* x, float* y, int32_t* cnt, int32_t rows, int3
     assert r.status == "correct", r.summary()
     assert r.reference_kind == "python"
     forgot = good.replace("cnt[r] += local;", "(void)local;")
-    r = check(task, forgot, box)
+    r = check(task, forgot, box, seeds=[7])
     assert r.status == "incorrect"
     m = r.mismatches[0]
     # cnt says init zeros, so "unwritten" shows as zeros vs the reference's counts
@@ -211,3 +211,25 @@ def test_check_in_docker_sandbox(vadd_task):
         assert r.status == "incorrect" and r.mismatches[0].first_index == (0, 7) and r.mismatches[0].count == 1
     finally:
         sb.close()
+
+
+def test_candidate_replacing_the_harness_is_caught(box, vadd_task):
+    swap = "#include <unistd.h>\n#include <cstdio>\n#include <sys/stat.h>\n" + vadd("""
+  for (int i = 0; i < n; i++) c[i] = a[i] + b[i];
+  char self[4096];
+  ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);  // the harness running this call
+  if (k > 0) {
+    self[k] = 0;
+    unlink(self);
+    if (FILE* f = std::fopen(self, "w")) { std::fputs("#!/bin/sh\\necho DONE 2\\n", f); std::fclose(f); chmod(self, 0755); }
+  }""")
+    r = check(vadd_task, swap, box, seeds=[42], threads=[1, 2])
+    assert r.status == "incorrect"
+    assert "the candidate modified the verification harness" in messages(r)
+    assert check(vadd_task, VADD_OK, box, seeds=[42]).status == "correct"  # rebuilt for the next candidate
+
+
+def test_entry_without_c_linkage_is_a_compile_error(box, vadd_task):
+    r = check(vadd_task, VADD_OK.replace('extern "C" ', ""), box, seeds=[42], threads=[1])
+    assert r.status == "compile_error"
+    assert "defines no function 'vadd' with C linkage" in messages(r)

@@ -76,7 +76,7 @@ def print_report(console: Console, task_name: str, result: KernelResult, report:
         color = {"error": "red", "warning": "yellow"}.get(obs.severity, "cyan")
         where = f"{obs.file}:{obs.line}: " if obs.file and obs.line else ""
         console.print(f"[{color}]{obs.kind}[/] " + _escape(where + obs.message), highlight=False)
-    for note in report.notes + (prof.notes if prof else []):
+    for note in dict.fromkeys(report.notes + (prof.notes if prof else [])):
         console.print(f"[dim]note: {_escape(note)}[/]", highlight=False)
 
 
@@ -106,7 +106,7 @@ def run(task: Path, candidate: Path, cfg: Settings, *, out: Path | None, profile
         report = check(spec, source, sandbox, threads=sorted({1, max(2, threads)}), cxx=cfg.compiler.cxx,
                        cxxflags=cfg.compiler.cxxflags)
         if profile and report.status == "correct":
-            prof = run_profile(spec, source, sandbox, threads=threads, cxxflags=cfg.compiler.cxxflags)
+            prof = run_profile(spec, source, sandbox, threads=threads, cxx=cfg.compiler.cxx, cxxflags=cfg.compiler.cxxflags)
     except VerifyError as exc:
         raise UserError(f"{task}: {exc}") from None
     finally:

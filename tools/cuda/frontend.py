@@ -152,13 +152,15 @@ def _gcc_include_dir() -> str | None:
 
 def clang_args(filename: str, include_dirs: list[str] | None = None) -> list[str]:
     args = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-std=c++17",
-            "--cuda-path=/nonexistent-cuda", "-Wno-unknown-cuda-version", "-Wno-unused-value",
+            "--cuda-path=/nonexistent-cuda", "-Wno-unknown-cuda-version", "-Wno-unused-value", "-ferror-limit=0", "-DCUDA_CPU_PARSE_SHIM=1",
             "-include", str(SHIM_DIR / "cuda_shim.h"), "-I", str(SHIM_DIR / "include")]
     if gcc_inc := _gcc_include_dir():
         args += ["-isystem", gcc_inc]
     args += ["-I", str(Path(filename).parent or ".")]
     for inc in include_dirs or []:
         args += ["-I", inc]
+    # Last resort for library headers (thrust, cuBLAS, cuRAND): the CPU runtime's.
+    args += ["-idirafter", str(Path(__file__).parent / "runtime" / "include")]
     return args
 
 
@@ -196,6 +198,11 @@ def parse_translation(source: str, filename: str = "input.cu", include_dirs: lis
     except ci.TranslationUnitLoadError as exc:
         raise CudaParseError(f"{filename}: libclang could not parse the file ({exc})") from None
     tr = Translation(filename=filename, source=source.encode(), tu=tu)
+    fatal = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Fatal]
+    if fatal:
+        d = fatal[0]
+        where = f"{d.location.file.name}:{d.location.line}" if d.location.file is not None else filename
+        raise CudaParseError(f"{where}: {d.spelling}")
     tr.identifiers = set(re.findall(r"[A-Za-z_]\w*", source))
     for cur in tu.cursor.walk_preorder():
         if cur.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) or not tr.in_main(cur):
@@ -395,7 +402,7 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[int
 def _build_module(tr: Translation) -> CudaModule:
     mod = CudaModule(filename=tr.filename)
     for d in tr.tu.diagnostics:
-        if d.severity >= ci.Diagnostic.Error and d.location.file is not None:
+        if d.severity >= ci.Diagnostic.Error and d.location.file is not None and d.location.file.name == tr.filename:
             mod.diagnostics.append(f"{d.location.file.name}:{d.location.line}: {d.spelling}")
     facts = _device_fn_facts(tr)
     for off, fn in sorted(tr.functions.items()):

@@ -246,9 +246,10 @@ def lower_source(source: str, filename: str = "input.cu", *, kernels: list[str] 
     return _transform(tr, kernels=kernels, keep_host=False, drop_main=True)
 
 
-def translate_file(source: str, filename: str = "input.cu") -> LoweredModule:
-    """The whole file for a CPU port: host code as written, kernels lowered, launches rewritten."""
-    tr = parse_translation(source, filename)
+def translate_file(source: str, filename: str = "input.cu", include_dirs: list[str] | None = None) -> LoweredModule:
+    """The whole file for a CPU port: host code as written, kernels lowered, launches rewritten.
+    `include_dirs`: where the file's own headers are (besides its directory)."""
+    tr = parse_translation(source, filename, include_dirs)
     return _transform(tr, kernels=None, keep_host=True, drop_main=False)
 
 

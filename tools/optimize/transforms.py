@@ -307,7 +307,7 @@ def threads_parallel(ctx: Context, code: str) -> str | None:
         if body.count("#pragma omp parallel for collapse(3) schedule(static)") != 1 or body.count("#pragma omp simd") != 1:
             continue
         launches = ctx.launches_of(k.name)
-        if not launches or any(_blocks(launch) >= 4 * _cores() for launch in launches):
+        if not launches or any(_blocks(launch) >= _cores() for launch in launches):
             continue
         new = body.replace("#pragma omp parallel for collapse(3) schedule(static)", "// blocks in order: too few to share", 1)
         new = new.replace("#pragma omp simd", "#pragma omp parallel for simd schedule(static)", 1)
@@ -407,6 +407,101 @@ def _simd_put_loops(body: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
+# thread loops whose whole body is guarded by a comparison of threadIdx.x
+
+GUARD_RANGE = """// ---- tools.optimize: thread ranges of guarded regions ----------------------------------------
+#ifndef CUDAOPT_GUARD_RANGE
+#define CUDAOPT_GUARD_RANGE
+namespace cudaopt {
+// First t in [0, n) where a predicate that is false, then true (monotone in t) holds; n if none.
+template <class Pred>
+inline unsigned first_true(unsigned n, Pred pred) {
+  unsigned lo = 0, hi = n;
+  while (lo < hi) {
+    unsigned mid = lo + (hi - lo) / 2;
+    if (pred(mid)) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+}  // namespace cudaopt
+#endif
+"""
+_LOWERING_DECLS = re.compile(r"^(const uint3 threadIdx = make_uint3\(tx, ty, tz\);|const unsigned int \w+ = \(tz \* blockDim\.y \+ ty\) "
+                             r"\* blockDim\.x \+ tx;)$")
+_X_ALIAS = re.compile(r"^(?:const\s+)?(?:unsigned\s+int|unsigned|int)\s+(\w+)\s*=\s*(?:\(int\))?threadIdx\.x\s*;$")
+_GUARD_IF = re.compile(r"^if\s*\(\s*(?P<x>\w+(?:\.x)?)\s*(?P<op><=|>=|==|<|>)\s*(?P<e>[^;{}]+?)\s*\)\s*(?P<stmt>.*)$", re.S)
+_TY_LOOP = re.compile(r"(?P<ind>[ \t]*)for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\n(?P<pind>[ \t]*)#pragma omp simd\n"
+                      r"[ \t]*for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
+
+
+def guarded_thread_range(ctx: Context, code: str) -> str | None:
+    """A region whose body is `if (threadIdx.x OP e) ...` (e the same for all threads) runs only
+    the threads the guard admits: they form one contiguous range of x, found by binary search
+    on the guard itself (so C++'s own conversions decide). The guard stays in the body."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        body = k.body(code)
+        new, pos, edits = [], 0, 0
+        for m in _TY_LOOP.finditer(body):
+            close = C.matching_brace(body, m.end() - 1)
+            bounds = _guard_bounds(body[m.end():close])
+            if bounds is None:
+                continue
+            ind, pind = m["ind"], m["pind"]
+            loop = (f"{ind}for (unsigned int ty = 0; ty < blockDim.y; ++ty) {{\n"
+                    f"{pind}{bounds}\n"
+                    f"{pind}#pragma omp simd\n"
+                    f"{pind}for (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {{")
+            new.append(body[pos:m.start()] + loop + body[m.end():close + 1] + f"\n{ind}}}")
+            pos, edits = close + 1, edits + 1
+        if edits:
+            new.append(body[pos:])
+            code = code[:k.body_open + 1] + "".join(new) + code[k.end - 1:]
+            changed = True
+    if not changed:
+        return None
+    first = code.find("// CUDA kernel")
+    return code[:first] + GUARD_RANGE + "\n" + code[first:] if first >= 0 else None
+
+
+def _guard_bounds(loop_body: str) -> str | None:
+    """`unsigned int tx_lo = ..., tx_hi = ...;` for a body `decls; if (x OP e) stmt`, else None."""
+    text = C.strip_comments(loop_body).strip()
+    decls, aliases = [], {"threadIdx.x"}
+    while True:
+        line, _, rest = text.partition("\n")
+        line = line.strip()
+        if _LOWERING_DECLS.match(line):
+            decls.append(line)
+        elif (m := _X_ALIAS.match(line)):
+            decls.append(line)
+            aliases.add(m.group(1))
+        else:
+            break
+        text = rest.strip()
+    m = _GUARD_IF.match(text)
+    if not m or m["x"] not in aliases or re.search(r"\belse\b", m["stmt"]):
+        return None
+    e = m["e"]
+    names = set(re.findall(r"[A-Za-z_]\w*", e))
+    if "[" in e or "(" in e.replace("blockDim", "") and re.search(r"\w\s*\(", e) or names & (aliases | {"threadIdx", "tx", "ty", "tz"}):
+        return None  # the bound must be the same for every thread (and have no calls)
+    if any(re.match(r"tid", n) for n in names):
+        return None
+    stmt = m["stmt"].strip()
+    if not (stmt.startswith("{") and C.matching_brace(stmt, 0) == len(stmt) - 1) and _statement_end(stmt) != len(stmt) - 1:
+        return None  # more than the guarded statement follows
+    head = "[&](unsigned int tx) -> bool { " + " ".join(decls) + " return "
+    x, op = m["x"], m["op"]
+    lt = f"cudaopt::first_true(blockDim.x, {head}!(({x}) < ({e})); }})"
+    le = f"cudaopt::first_true(blockDim.x, {head}!(({x}) <= ({e})); }})"
+    gt = f"cudaopt::first_true(blockDim.x, {head}({x}) > ({e}); }})"
+    ge = f"cudaopt::first_true(blockDim.x, {head}({x}) >= ({e}); }})"
+    lo, hi = {"<": ("0", lt), "<=": ("0", le), ">": (gt, "blockDim.x"), ">=": (ge, "blockDim.x"), "==": (lt, gt)}[op]
+    return f"const unsigned int tx_lo = {lo}, tx_hi = {hi};  // tools.optimize: the threads the guard admits"
+
+
+# ---------------------------------------------------------------------------------------
 # launch extents as compile-time constants
 
 def launch_constants(ctx: Context, code: str) -> str | None:
@@ -483,14 +578,15 @@ def _with_pragma(code: str, pragma: str) -> str | None:
     return code[:first] + pragma + "\n" + code[first:]
 
 
-TRANSFORMS: list[Transform] = [
+TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first, flags last
     Transform("grid_stride_flat", "grid-stride loops as one flat parallel simd loop", grid_stride_flat),
     Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel),
     Transform("dense_exchange", "warp exchanges without round stamps where every lane writes", dense_exchange),
     Transform("launch_constants", "the task's launch extents as compile-time constants", launch_constants),
     Transform("simd_on_y", "simd over threadIdx.y for blocks of shape (1, n, 1)", simd_on_y),
     Transform("restrict", "__restrict__ on non-aliased pointer parameters", restrict_pointers),
-    Transform("dynamic_schedule", "blocks handed out dynamically", dynamic_schedule),
     Transform("unroll_loops", "-funroll-loops for the kernels", unroll_loops),
+    Transform("guarded_thread_range", "regions guarded by threadIdx.x run only the admitted threads", guarded_thread_range),
+    Transform("dynamic_schedule", "blocks handed out dynamically", dynamic_schedule),
     Transform("fast_math", "-ffast-math for the kernels (tolerance and configuration allow it)", fast_math),
 ]

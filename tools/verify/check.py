@@ -34,6 +34,7 @@ from .inputs import generate_inputs
 from .references import Reference, VerifyError, open_reference, output_buffers, put_runtime_headers
 
 WORK = "verify"  # the subdirectory of the candidate's sandbox this module uses
+MISSING_ENTRY = 4  # the harness's exit status when dlsym finds no entry
 CheckStatus = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout"]
 
 
@@ -109,16 +110,38 @@ def task_dir_hidden(sandbox: Sandbox, task: Task) -> Iterator[None]:
             hide.remove(entry)
 
 
+# Digest of each harness binary as built, per sandbox: candidate code runs in the same working
+# directory and could replace the binary (say, with one that reports fake times) for later runs.
+_HARNESS_DIGEST: dict[tuple[int, str], str] = {}
+
+
+def _file_digest(sandbox: Sandbox, path: str) -> str | None:
+    return hashlib.sha256(sandbox.get(path)).hexdigest() if sandbox.exists(path) else None
+
+
 def build_harness(sandbox: Sandbox, task: Task) -> str:
-    """Compile the driver for the candidate convention (cached by source hash); returns its path."""
+    """Compile the driver for the candidate convention (reused while its digest is the one built); returns its path."""
     source = harness_source(task)
     exe = f"{WORK}/harness_{hashlib.sha256(source.encode()).hexdigest()[:12]}"
-    if not sandbox.exists(exe):
-        sandbox.put({f"{exe}.cpp": source})
-        hb = compile_cpp(sandbox, [f"{exe}.cpp"], exe, flags=["-O2", "-std=c++17"], extra=["-ldl", "-Wl,-z,now"])
-        if not hb.ok:
-            raise VerifyError(f"the verification harness does not compile (a bug in tools/verify):\n{hb.summary(8)}")
+    key = (id(sandbox), exe)
+    if key in _HARNESS_DIGEST and _file_digest(sandbox, exe) == _HARNESS_DIGEST[key]:
+        return exe
+    sandbox.put({f"{exe}.cpp": source})
+    hb = compile_cpp(sandbox, [f"{exe}.cpp"], exe, flags=["-O2", "-std=c++17"], extra=["-ldl", "-Wl,-z,now"])
+    if not hb.ok:
+        raise VerifyError(f"the verification harness does not compile (a bug in tools/verify):\n{hb.summary(8)}")
+    _HARNESS_DIGEST[key] = _file_digest(sandbox, exe) or ""
     return exe
+
+
+def harness_tampered(sandbox: Sandbox, task: Task, exe: str) -> Observation | None:
+    """Before a run: the harness binary is still the one built; else rebuild it and say so."""
+    if _file_digest(sandbox, exe) == _HARNESS_DIGEST.get((id(sandbox), exe)):
+        return None
+    _HARNESS_DIGEST.pop((id(sandbox), exe), None)
+    build_harness(sandbox, task)
+    return Observation(kind="runtime", message=f"the candidate modified the verification harness ({exe}) during an "
+                       "earlier run: the harness belongs to the verifier", data={"tampered": exe})
 
 
 def compile_observations(build: BuildResult) -> list[Observation]:
@@ -171,6 +194,11 @@ def harness_observations(task: Task, run: HarnessRun, *, seed: int, threads: int
         obs.append(Observation(kind="runtime", message=f"the {who} did not finish within the time limit "
                                f"(seed {seed}, {_plural(threads, 'thread')}); {'; '.join(res.notes)}", data=ctx))
         return "timeout", obs
+    if res.returncode == MISSING_ENTRY:
+        obs.append(Observation(kind="compile", file=candidate_filename(task),
+                               message=f"the library defines no function '{task.entry_name}' with C linkage: "
+                                       f"define {task.entry_signature()}"))
+        return "compile_error", obs
     if run.crashed:
         if res.signal:
             import signal as _signal
@@ -336,11 +364,16 @@ def _check_runs(task, sandbox, exe, ref, use_seeds, thread_counts, build, timeou
         put_inputs(sandbox, indir, inputs)
         for t in thread_counts:
             outdir = f"{WORK}/s{seed}/t{t}"
+            tampered = harness_tampered(sandbox, task, exe)
+            if tampered:
+                report.observations.append(tampered)
+                report.status = "incorrect"
+                return report
             run = run_harness(sandbox, exe, f"{WORK}/libcand.so", task.entry_name, indir, outdir, threads=t, timeout_s=timeout_s)
             status, obs = harness_observations(task, run, seed=seed, threads=t)
             seen = {_gist(o) for o in report.observations}
             report.observations += [o for o in obs if _gist(o) not in seen]  # the same fault once, not per run
-            if status in ("timeout", "runtime_error"):
+            if status in ("timeout", "runtime_error", "compile_error"):
                 report.status = status  # type: ignore[assignment]
                 _finish(report, errors)
                 return report

@@ -29,7 +29,7 @@ from tools.spec import Task
 
 from .check import (
     WORK, build_candidate, build_harness, candidate_filename, compare_outputs, compile_observations,
-    harness_observations, mismatch_observation, put_inputs, read_outputs, task_dir_hidden,
+    harness_observations, harness_tampered, mismatch_observation, put_inputs, read_outputs, task_dir_hidden,
 )
 from .harness import machine_busy, omp_env, run_harness
 from .inputs import generate_inputs
@@ -133,7 +133,7 @@ def parse_perf_stat(text: str) -> dict[str, float]:
     return out
 
 
-def perf_stat_observation(counters: dict[str, float], wall_s: float, threads: int) -> Observation | None:
+def perf_stat_observation(counters: dict[str, float], wall_s: float, threads: int, busy: bool = False) -> Observation | None:
     clock_ms = counters.get("task-clock")
     if clock_ms is None:
         return None
@@ -142,7 +142,8 @@ def perf_stat_observation(counters: dict[str, float], wall_s: float, threads: in
     for event, label in (("context-switches", "context switches"), ("cpu-migrations", "CPU migrations"), ("page-faults", "page faults")):
         if event in counters:
             parts.append(f"{int(counters[event])} {label}")
-    severity = "warning" if threads > 1 and used < 0.5 * threads else "info"
+    # few CPUs used says little about the code when other work holds the cores
+    severity = "warning" if threads > 1 and used < 0.5 * threads and not busy else "info"
     return Observation(kind="profile", severity=severity, message="perf stat over the timed runs: " + ", ".join(parts),
                        data={"counters": counters, "cpus_utilized": used})
 
@@ -203,6 +204,7 @@ def profile(
     threads: int | None = None,
     min_time_s: float = 0.2,
     cxxflags: Sequence[str] | None = None,
+    cxx: str = "g++",
     reference: Reference | None = None,
     perf: bool = True,
 ) -> ProfileReport:
@@ -210,9 +212,10 @@ def profile(
     (default: all cores). Raises VerifyError when the reference cannot be used."""
     nthreads = threads or os.cpu_count() or 1
     fname = candidate_filename(task)
-    flags = list(cxxflags or DEFAULT_CXXFLAGS) + ["-g", f"-fopt-info-vec-optimized-missed={WORK}/vec.txt"]
+    gcc = "g++" in cxx or "gcc" in cxx  # -fopt-info is g++'s
+    flags = list(cxxflags or DEFAULT_CXXFLAGS) + ["-g"] + ([f"-fopt-info-vec-optimized-missed={WORK}/vec.txt"] if gcc else [])
     sandbox.run(["rm", "-f", f"{WORK}/vec.txt"])  # g++ appends to the report file
-    build = build_candidate(sandbox, task, candidate_cpp, lib="libcand.so", cxxflags=flags)
+    build = build_candidate(sandbox, task, candidate_cpp, lib="libcand.so", cxx=cxx, cxxflags=flags)
     report = ProfileReport(threads=nthreads, build=build, reference_kind=task.reference.kind)
     if not build.ok:
         report.status = "compile_error"
@@ -221,7 +224,7 @@ def profile(
     if sandbox.exists(f"{WORK}/vec.txt"):
         report.observations += vectorization_observations(sandbox.get(f"{WORK}/vec.txt").decode(errors="replace"), fname)
     if baseline_cpp is not None:
-        base_build = build_candidate(sandbox, task, baseline_cpp, lib="libbase.so", cxxflags=cxxflags, name="baseline.cpp")
+        base_build = build_candidate(sandbox, task, baseline_cpp, lib="libbase.so", cxx=cxx, cxxflags=cxxflags, name="baseline.cpp")
         if not base_build.ok:
             raise VerifyError(f"the baseline does not compile:\n{base_build.summary(8)}")
     exe = build_harness(sandbox, task)
@@ -261,6 +264,11 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
                 continue
             lib = "libcand.so" if who == "candidate" else "libbase.so"
             outdir = f"{WORK}/p{seed}/{who}{r}"
+            tampered = harness_tampered(sandbox, task, exe)
+            if tampered:
+                report.observations.append(tampered)
+                report.status = "incorrect"
+                return
             run = run_harness(sandbox, exe, f"{WORK}/{lib}", task.entry_name, indir, outdir, threads=nthreads, mode="time",
                               budget_s=share, passive=busy)
             status, obs = harness_observations(task, run, seed=seed, threads=nthreads, who=who)
@@ -271,10 +279,12 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
                 report.observations += obs
                 if status:
                     report.status, ok = status, False
-                    if status in ("timeout", "runtime_error"):
+                    if status in ("timeout", "runtime_error", "compile_error"):
                         return
                 ok = _verify_timed(task, sandbox, outdir, expected, seed, nthreads, report) and ok
             times[who] += run.times
+        if not ok:
+            break  # wrong results: more rounds would only repeat the observations
     report.correct_after_timing = ok
     load = machine_load_note(nthreads) if busy else None
     if load:
@@ -338,13 +348,14 @@ def _perf_observations(task, source, sandbox, exe, indir, nthreads, min_time_s, 
     if not usable:
         report.notes.append(why)
         return
-    env = omp_env(nthreads, "time", machine_busy(nthreads)[0])
+    busy = machine_busy(nthreads)[0]
+    env = omp_env(nthreads, "time", busy)
     outdir = f"{WORK}/perf"
     sandbox.run(["mkdir", "-p", outdir])
     harness = [f"./{exe}", "time", f"./{WORK}/libcand.so", task.entry_name, indir, outdir, repr(min_time_s / 2), "20000", "1"]
     stat = sandbox.run(["perf", "stat", "-x,", "-e", "task-clock,context-switches,cpu-migrations,page-faults", *harness], env=env)
     if stat.ok:
-        obs = perf_stat_observation(parse_perf_stat(stat.stderr), stat.duration_s, nthreads)
+        obs = perf_stat_observation(parse_perf_stat(stat.stderr), stat.duration_s, nthreads, busy)
         if obs:
             report.observations.append(obs)
     rec = sandbox.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "2000", "-o", f"{WORK}/perf.data", *harness], env=env)

@@ -11,7 +11,4 @@ from pathlib import Path
 
 INCLUDE_DIR: Path = Path(__file__).resolve().parent / "include"
 
-# Flags the headers are written and tested for (g++ 12).
-CXXFLAGS: tuple[str, ...] = ("-std=c++17", "-fopenmp")
-
-__all__ = ["INCLUDE_DIR", "CXXFLAGS"]
+__all__ = ["INCLUDE_DIR"]

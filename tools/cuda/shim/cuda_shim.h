@@ -9,6 +9,7 @@
 #include <cstring>
 #include <climits>
 #include <cfloat>
+#include <memory>  // before __noinline__ is defined: libstdc++ spells __attribute__((__noinline__))
 
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
