@@ -192,7 +192,8 @@ def translate(state: KernelState, ctx: GraphContext) -> dict:
     task = ctx.task(state)
     counters = dict(state["counters"])
     n = counters["iterations"] + 1
-    mode = "translate" if state["decision"]["next"] == "translate" else state["decision"]["next"]
+    wanted = state["decision"]["next"]
+    mode = wanted if wanted in ("translate", "fix", "optimize") else "fix"
     fresh = state["observations"][state.get("obs_cursor", 0):]
     best = state.get("best")
     request = TranslateRequest(
@@ -418,6 +419,9 @@ def task_artifacts(task: Task) -> list[dict[str, Any]]:
     if ref.kind == "python" and ref.function and ":" in ref.function:
         module = ref.function.split(":", 1)[0].replace(".", "/") + ".py"
         files.setdefault(module, task.path_of(module))
+    for buffer in task.buffers:
+        if buffer.data:  # a .npy of captured input values
+            files.setdefault(buffer.data, task.path_of(buffer.data))
     out = [{"name": "task.json", "role": "task", "content": task.model_dump(mode="json", exclude_none=True)}]
     for rel, path in files.items():
         if not path.is_file():

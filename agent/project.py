@@ -60,14 +60,14 @@ class PortReport(BaseModel):
     cost_usd: float = 0.0
 
 
-def _translate_with_compiler(source: str, path: str) -> FileTranslation:
+def _translate_with_compiler(source: str, path: str, include_dirs: list[str]) -> FileTranslation:
     """The deterministic translation of one file, its launches routed through cuda_cpu_launch.h
     (captures for tuning, and tuned versions where verified)."""
-    from tools.cuda import LoweringError, translate_file
+    from tools.cuda import CudaParseError, LoweringError, translate_file
 
     try:
-        lowered = translate_file(source, path)
-    except LoweringError as exc:
+        lowered = translate_file(source, path, include_dirs)
+    except (LoweringError, CudaParseError) as exc:
         return FileTranslation(path, None, [], str(exc))
     unsupported = [
         {"feature": u.feature, "file": u.file or path, "line": u.line, "message": u.message} for u in lowered.unsupported
@@ -135,6 +135,14 @@ def tree_hash(*roots: Path) -> str:
         for path in sorted(p for p in root.rglob("*") if p.is_file()):
             parts += [str(path.relative_to(root)), path.read_bytes()]
     return content_hash(*parts)
+
+
+def header_dirs(project: Project, path: str) -> list[str]:
+    """Where a source's own #include "..." may be found: its directory, then every project
+    directory that holds headers (projects often include by a path relative to the root)."""
+    dirs = [project.root / Path(path).parent, project.root]
+    dirs += sorted({(project.root / s.path).parent for s in project.sources if Path(s.path).suffix in (".h", ".hpp", ".cuh")})
+    return list(dict.fromkeys(str(d) for d in dirs))
 
 
 def compiler_version() -> str:
@@ -336,7 +344,7 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
                 result = FileTranslation(**done)
                 writer.event("decision", node="translate", data={"file": path, "reused": True})
             else:
-                result = _translate_with_compiler(source, path)
+                result = _translate_with_compiler(source, path, header_dirs(project, path))
                 state.put("translate", key, result.__dict__)
                 writer.event("artifact", node="translate", data={"file": path, "code": result.cpp,
                                                                  "error": result.error, "unsupported": result.unsupported})

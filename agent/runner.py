@@ -255,14 +255,15 @@ def run_kernel(
     state = snapshot.values
     usage.add(state)
     paused = bool(snapshot.next)
-    result = _write_result(task, state, out, trace.path) if not paused else _pending_result(task, state, trace.path)
+    result = write_result(task, state, out, trace.path) if not paused else _pending_result(task, state, trace.path)
     if not skipped:
         trace.event("node_end", kernel=task.name, node="kernel", data={"status": result.status, "paused": paused})
     return KernelOutcome(task.name, thread_id, result, out / task.name, resumed=resumed, skipped=skipped, paused=paused,
                          plan=state.get("plan") or {})
 
 
-def _write_result(task: Task, state: KernelState, out: Path, trace_path: Path) -> KernelResult:
+def write_result(task: Task, state: KernelState, out: Path, trace_path: Path) -> KernelResult:
+    """OUT/<name>/result.json and OUT/<name>/<name>.cpp from a finished kernel's state."""
     fields = dict(state["result"])
     fields.pop("attempt", None)
     result = KernelResult.model_validate({**fields, "trace": str(trace_path)})

@@ -78,6 +78,9 @@ def test_task_directory_discovery(tmp_path):
     assert port.task_files(tmp_path / "sub" / "task.json") == [tmp_path / "sub" / "task.json"]
     (tmp_path / "empty").mkdir()
     assert port.task_files(tmp_path / "empty") is None
+    assert port.default_out(tmp_path / "sub" / "task.json") == Path("port-out/sub")
+    assert port.default_out(tmp_path / "a.json") == Path("port-out/a")
+    assert port.default_out(tmp_path / "sub") == Path("port-out/sub")
 
 
 def test_candidates_cannot_read_the_task_directory():

@@ -28,7 +28,7 @@ def recorded_statuses(path: Path) -> list[str]:
 def test_offline_replay_of_a_shipped_trace_reproduces_it(name, tmp_path, monkeypatch):
     assert recorded_statuses(TRACES / name) == ["correct"]
     out, text = console(tmp_path)
-    assert replay.run(TRACES / name, offline=True, console=out) == 0
+    assert replay.run(TRACES / name, offline=True, console=out, out=tmp_path) == 0
     out.file.close()
     assert "the replay reproduced the recorded run" in text.read_text()
 
@@ -48,7 +48,7 @@ def test_replay_reruns_tools_and_reports_where_results_diverge(tmp_path, monkeyp
     path.write_text("\n".join(doctored) + "\n")
 
     out, text = console(tmp_path)
-    assert replay.run(path, offline=False, console=out) == 1
+    assert replay.run(path, offline=False, console=out, out=tmp_path) == 1
     out.file.close()
     report = text.read_text()
     assert "divergences from the recorded run" in report
@@ -81,3 +81,17 @@ def test_show_and_replay_refuse_a_file_that_is_no_trace(tmp_path):
         replay.show(bad, console=out)
     with pytest.raises(UserError, match="notes.jsonl"):
         replay.run(bad, console=out)
+
+
+def test_a_users_steering_replaces_the_decision_it_overrode():
+    events = [
+        {"type": "node_start", "node": "decide", "data": {}},
+        {"type": "decision", "node": "decide", "data": {"next": "done", "reason": "no gain"}},
+        {"type": "decision", "node": "user", "data": {"next": "optimize", "reason": "try again"}},
+        {"type": "node_start", "node": "translate", "data": {}},
+        {"type": "decision", "node": "decide", "data": {"next": "fix", "reason": "incorrect"}},
+        {"type": "node_start", "node": "translate", "data": {}},
+        {"type": "decision", "node": "user", "data": {"next": "continue", "translator": "openai:x"}},
+        {"type": "decision", "node": "decide", "data": {"next": "done", "reason": "budget"}},
+    ]
+    assert [d["next"] for d in replay.recorded_decisions(events)] == ["optimize", "fix", "done"]

@@ -363,3 +363,56 @@ def test_warp_synchronous_volatile_code_and_divergent_trip_counts(tmp_path):
     cpp = lowered(LEGACY)
     assert "in_loop" in cpp  # the uneven loop runs masked
     assert build_and_run(cpp, LEGACY_MAIN, tmp_path).strip() == "ok"
+
+
+TEMPLATES = r"""
+__device__ int lane_id() { return threadIdx.x & 31; }
+
+template <typename T>
+__device__ T warp_reduce(T v) {
+    for (int o = warpSize / 2; o > 0; o /= 2) v += __shfl_down(v, o);
+    return v;
+}
+
+template <typename T>
+__device__ T block_reduce(T v) {
+    static __shared__ T partials[32];
+    int lane = lane_id(), w = threadIdx.x / 32;
+    v = warp_reduce(v);
+    if (lane == 0) partials[w] = v;
+    __syncthreads();
+    v = (threadIdx.x < blockDim.x / 32) ? partials[lane] : T(0);
+    if (w == 0) v = warp_reduce(v);
+    return v;
+}
+
+template <typename T, int N>
+__global__ void sums(const T* x, T* out, int* counts) {
+    T v = x[blockIdx.x * blockDim.x + threadIdx.x];
+    T total = block_reduce(v);
+    int c = __syncthreads_count(v > T(N));
+    if (threadIdx.x == 0) { out[blockIdx.x] = total; counts[blockIdx.x] = c; }
+}
+"""
+
+TEMPLATES_MAIN = r"""
+#include <vector>
+int main() {
+    std::vector<double> x(4 * 128), out(4); std::vector<int> counts(4);
+    for (int i = 0; i < 512; ++i) x[i] = i % 9;
+    cudacpu_kernels::sums<double, 4>(dim3(4), dim3(128), 0, x.data(), out.data(), counts.data());
+    for (int b = 0; b < 4; ++b) {
+        double ref = 0; int c = 0;
+        for (int i = 0; i < 128; ++i) { ref += x[b * 128 + i]; c += x[b * 128 + i] > 4; }
+        if (ref != out[b] || c != counts[b]) { std::printf("block %d: %f vs %f, %d vs %d\n", b, out[b], ref, counts[b], c); return 1; }
+    }
+    std::printf("ok\n");
+}
+"""
+
+
+def test_templates_inlined_template_functions_static_shared_and_coordinate_functions(tmp_path):
+    cpp = lowered(TEMPLATES)
+    assert "template <typename T, int N>\nvoid sums(" in cpp
+    assert "::threadIdx = threadIdx;" in cpp  # lane_id() reads the coordinates, kept as a function
+    assert build_and_run(cpp, TEMPLATES_MAIN, tmp_path).strip() == "ok"

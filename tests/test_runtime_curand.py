@@ -68,6 +68,14 @@ int main(int argc, char** argv) {
     curand_init(seed, 0, 0, &p);
     float4 four = curand_uniform4(&p);
     printf("offset_skip %d\n", int(curand(&a) == curand(&b)));
+    curandState c, d;
+    curand_init(seed, 5, 0, &c);
+    curand(&c);
+    curand(&c);
+    skipahead_sequence(1, &c);
+    curand_init(seed, 6, 2, &d);
+    unsigned int from_skip = curand(&c), from_init = curand(&d);
+    printf("sequence_skip %d\n", int(from_skip == from_init));
     printf("normal_pair %d\n", int(curand_normal(&a) != curand_normal(&a)));
     printf("uniform4 %d\n", int(four.x > 0 && four.x <= 1 && four.w > 0 && four.w <= 1));
     return 0;
@@ -89,6 +97,7 @@ def outputs(exe, seed: int, threads: int) -> dict[str, np.ndarray]:
     assert "odd_normal 105" in text  # CURAND_STATUS_LENGTH_NOT_MULTIPLE
     assert "quasi 103" in text  # CURAND_STATUS_TYPE_ERROR
     assert "offset_skip 1" in text and "normal_pair 1" in text and "uniform4 1" in text
+    assert "sequence_skip 1" in text
     kinds = {"uniform": np.float32, "second": np.float32, "normal": np.float32, "uniform_d": np.float64, "normal_d": np.float64,
              "bits": np.uint32, "poisson": np.uint32, "device_uniform": np.float32}
     return {name: load(exe, name, dtype) for name, dtype in kinds.items()}

@@ -332,3 +332,18 @@ float scale_in_other_unit(float x) {
     # -O0: this checks declarations and linkage only, so spare the optimiser's time.
     exe = build({"first.cpp": first, "second.cpp": second}, tmp_path, extra_flags=("-O0",))
     assert run(exe).split() == ["1.75", "3", "2"]
+
+
+def test_headers_compile_cleanly_without_openmp(tmp_path):
+    source = ALL_HEADERS + """
+int main() {
+    thrust::device_vector<float> v(100000, 0.5f);
+    float* d = nullptr;
+    cudaMalloc(&d, 4);
+    printf("%g %d\\n", thrust::reduce(v.begin(), v.end(), 0.0f), cudaFree(d));
+    return 0;
+}
+"""
+    # No "unknown pragma" warnings from the headers' OpenMP loops when OpenMP is off.
+    exe = build({"serial.cpp": source}, tmp_path, extra_flags=("-fno-openmp", "-O0"))
+    assert run(exe).split() == ["50000", "0"]

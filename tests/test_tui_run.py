@@ -5,6 +5,7 @@ diff between attempts, accepting an attempt). The model is the real openai clien
 scripted local server (tests/llm_servers.py). Checkpoints and trace are the ones `agent port` uses.
 
 One compiler run (module fixture) serves every test: the plan step alone takes many seconds.
+Its budget is one attempt, so the run is the lowering alone (no optimizer rounds).
 """
 
 import asyncio
@@ -39,13 +40,15 @@ class CompilerRun:
 
 
 def node_starts(trace: Path) -> Counter:
-    return Counter(e["node"] for e in read_trace(trace).events if e["type"] == "node_start" and e["kernel"] == "scale")
+    """(node, attempt) -> how often it started."""
+    return Counter((e["node"], e["data"].get("attempt")) for e in read_trace(trace).events
+                   if e["type"] == "node_start" and e["kernel"] == "scale")
 
 
 @pytest.fixture(scope="module")
 def compiler_run(tmp_path_factory) -> CompilerRun:
     run = CompilerRun(tmp_path_factory.mktemp("tui") / "out")
-    cfg = Settings(sandbox="local")
+    cfg = Settings(sandbox="local", budgets={"max_iters": 1})
 
     async def first_session():
         app = make_app(SCALE_TASK, cfg, start=True, out=run.out)
@@ -96,9 +99,9 @@ def test_closing_mid_run_and_reopening_continues_from_the_checkpoint(compiler_ru
     assert not seen["result after quit"]
     assert "scale: plan -> elementwise, lowering ok" in seen["log on reopening"]  # the first session's trace, shown
     counts = node_starts(compiler_run.out / "trace.jsonl")
-    assert counts["plan"] == 1  # not redone after reopening
-    assert counts["compile"] == counts["test"] == counts["profile"] == 1
-    assert counts["kernel"] == 3  # first session, reopened, resumed after the pause
+    assert counts[("plan", 0)] == 1  # not redone after reopening
+    assert counts[("compile", 1)] == counts[("test", 1)] == counts[("profile", 1)] == 1
+    assert counts[("kernel", None)] == 3  # first session, reopened, resumed after the pause
 
 
 def test_pause_stops_between_steps_and_resume_continues(compiler_run):
@@ -112,7 +115,7 @@ def test_pause_stops_between_steps_and_resume_continues(compiler_run):
 def test_the_compiler_run_ends_correct_with_its_code_observations_and_result(compiler_run):
     seen, out = compiler_run.seen, compiler_run.out
     kernel = seen["kernel"]
-    assert (kernel.stage, kernel.status, kernel.iterations) == ("done", "correct", 2)
+    assert (kernel.stage, kernel.status, kernel.iterations) == ("done", "correct", 1)
     assert kernel.speedup and kernel.speedup > 0
     assert "1/1 done · 1 correct" in seen["screen"]
     assert 'extern "C" void scale' in kernel.current_code and "  1 #include" in seen["screen 2"]
@@ -127,7 +130,7 @@ def test_translator_change_hint_diff_and_accept_through_the_checkpoint(compiler_
     out = tmp_path / "out"
     shutil.copytree(compiler_run.out, out)
     with ScriptedOpenAIServer([answer(COMPILE_ERROR_CODE), answer(GOOD_CODE)]) as server:
-        cfg = Settings(llm_base_url=server.base_url, sandbox="local", budgets={"max_iters": 4})
+        cfg = Settings(llm_base_url=server.base_url, sandbox="local", budgets={"max_iters": 3})
 
         async def session():
             app = make_app(SCALE_TASK, cfg, start=True, out=out)
@@ -147,19 +150,19 @@ def test_translator_change_hint_diff_and_accept_through_the_checkpoint(compiler_
                 await pilot.press("h")
                 await pilot.press(*HINT, "enter")
                 # The finished kernel gets another attempt (optimize: it was correct) and runs at once.
-                await wait_for(pilot, lambda: kernel().iterations == 4 and kernel().finished, "the model's attempts")
+                await wait_for(pilot, lambda: kernel().iterations == 3 and kernel().finished, "the model's attempts")
                 await wait_for(pilot, lambda: app.run_state == FINISHED, "the run's end")
-                assert [kernel().attempts[n].status for n in (3, 4)] == ["compile_error", "correct"]
+                assert [kernel().attempts[n].status for n in (2, 3)] == ["compile_error", "correct"]
                 assert kernel().status == "correct"
 
                 await pilot.press("d")
                 await pilot.pause()
-                text = screen_text(app)  # the diff tab: attempt 3 against attempt 4
-                assert "attempt 3 → attempt 4" in text
+                text = screen_text(app)  # the diff tab: attempt 2 against attempt 3
+                assert "attempt 2 → attempt 3" in text
                 assert "-  for (int i = 0; i < n; i++) y[i] = alpah * x[i];" in text
                 assert "+  for (int i = 0; i < n; i++) y[i] = alpha * x[i];" in text
-                await pilot.press("left_square_bracket")  # versions: lowering, attempts 1, 3, 4
-                assert "attempt 1 → attempt 4" in screen_text(app)
+                await pilot.press("left_square_bracket")  # versions: lowering, attempts 1, 2, 3
+                assert "attempt 1 → attempt 3" in screen_text(app)
                 await pilot.press("4")
                 shown = app.main.query_one("#observations-body").content  # the whole list, not only what fits
                 assert f"[human] {HINT}" in str(shown)
@@ -171,14 +174,14 @@ def test_translator_change_hint_diff_and_accept_through_the_checkpoint(compiler_
 
         app = asyncio.run(session())
         assert app.session.close()
-    # The hint went to the model with the next attempt's request (attempt 3), as a user hint, and only there.
+    # The hint went to the model with the next attempt's request (attempt 2), as a user hint, and only there.
     prompts = [json.dumps(r.body) for r in server.requests]
     assert len(prompts) == 2 and HINT in prompts[0] and "hint from the user" in prompts[0] and HINT not in prompts[1]
-    assert "alpah" in prompts[1]  # attempt 4 was asked to fix attempt 3's compile error
+    assert "alpah" in prompts[1]  # attempt 3 was asked to fix attempt 2's compile error
     saved = kernel_state(out / CHECKPOINT_DB, compiler_run.thread_id)
     assert saved["translator"] == "openai-compatible:m" and saved["result"]["attempt"] == 1
     result = json.loads((out / "scale" / "result.json").read_text())
-    assert result["status"] == "correct" and result["iterations"] == 4
+    assert result["status"] == "correct" and result["iterations"] == 3
     assert (out / "scale" / "scale.cpp").read_text() == app.view.kernels["scale"].attempts[1].code
     user = [e["data"] for e in read_trace(out / "trace.jsonl").events if e["node"] == "user"]
     assert [d.get("kind") or d.get("next") for d in user] == ["continue", "human", "optimize", "done"]

@@ -57,6 +57,7 @@ def shoot(path: Path, out: Path | None, shots: list[tuple[list[str], str]]) -> N
     """Open the app on PATH; for each (keys, name): press the keys, compare the screen with NAME."""
     async def session():
         app = make_app(path, Settings(sandbox="local"), start=False, out=out)
+        app.animation_level = "none"  # a tab's sliding underline would be caught mid-way on a busy machine
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()
             for keys, name in shots:

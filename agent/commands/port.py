@@ -30,7 +30,7 @@ def run(path: Path, cfg: Settings, *, out: Path | None = None, trace: Path | Non
         return port_repository(path, cfg, out=out, trace=trace, check_command=check_command, console=console)
     if check_command:
         raise UserError("--run checks a ported repository; it does not apply to kernel tasks")
-    out = out or Path("port-out") / (path.stem if path.is_file() else path.resolve().name)
+    out = out or default_out(path)
     make_translator(cfg.llm, cfg)  # a bad --llm spec or a missing key: one clear line before any work
     try:
         outcomes = run_tasks(tasks, cfg, out=out, trace_path=trace, console=console)
@@ -38,6 +38,15 @@ def run(path: Path, cfg: Settings, *, out: Path | None = None, trace: Path | Non
         raise UserError(str(exc)) from None
     console.print(f"results in {out}/<kernel>/result.json", highlight=False, soft_wrap=True)
     return 0 if outcomes and all(o.result.status == "correct" for o in outcomes) else 1
+
+
+def default_out(path: Path) -> Path:
+    """./port-out/NAME: a task file's stem (its directory's name for a task.json), or the directory's name."""
+    if path.is_file():
+        name = path.resolve().parent.name if path.name == "task.json" else path.stem
+    else:
+        name = path.resolve().name
+    return Path("port-out") / name
 
 
 def task_files(path: Path) -> list[Path] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -24,7 +25,6 @@ from rich.table import Table
 from agent.configuration import Settings, load_settings
 from agent.errors import UserError
 from agent.graph import GraphContext, build_graph, recursion_limit
-from agent.llm.base import LLMError, ModelReply
 from agent.llm.scripted import ScriptedModel
 from agent.state import initial_state
 from agent.trace import Trace, TraceError, TraceWriter, read_trace
@@ -54,12 +54,13 @@ class KernelReplay:
 # --- replay --------------------------------------------------------------------------
 
 
-def run(trace: Path, *, offline: bool = False, console: Console | None = None) -> int:
-    """0 when the replay reproduced the recorded run, 1 when it diverged."""
+def run(trace: Path, *, offline: bool = False, console: Console | None = None, out: Path | None = None) -> int:
+    """0 when the replay reproduced the recorded run, 1 when it diverged. The new trace goes
+    to `out/replay.jsonl` (default: a fresh temporary directory)."""
     console = console or Console()
     recorded = _read(trace)
     settings = settings_from_header(recorded.header)
-    workdir = Path(tempfile.mkdtemp(prefix="agent-replay-"))
+    workdir = Path(tempfile.mkdtemp(prefix="agent-replay-", dir=out))
     new_trace = workdir / "replay.jsonl"
     console.print(f"replaying {trace} ({'offline: tool results from the trace' if offline else 'tools re-run'}); new trace: {new_trace}", highlight=False, soft_wrap=True)
     replays = []
@@ -72,7 +73,10 @@ def run(trace: Path, *, offline: bool = False, console: Console | None = None) -
             writer.event("node_start", node="run", data={"replay_of": str(trace), "offline": offline,
                                                          "sandbox": {"kind": sandbox.kind, "mode": sandbox.mode} if sandbox else None})
             for kernel in recorded.kernels():
-                outcome = replay_kernel(recorded, kernel, settings, writer=writer, workdir=workdir / kernel, sandbox=sandbox)
+                try:
+                    outcome = replay_kernel(recorded, kernel, settings, writer=writer, workdir=workdir / kernel, sandbox=sandbox)
+                finally:
+                    shutil.rmtree(workdir / kernel, ignore_errors=True)  # the rebuilt task; the new trace stays
                 if outcome is not None:
                     replays.append(outcome)
     finally:
@@ -132,7 +136,7 @@ def replay_kernel(recorded: Trace, kernel: str, settings: Settings, *, writer: T
         return None
     spec = _translator_spec(events, settings)
     attempts = _by_attempt(events)
-    steer = _Steer(kernel, [e["data"] for e in events if e["type"] == "decision" and e["node"] == "decide"])
+    steer = _Steer(kernel, recorded_decisions(events))
     translator = _replay_translator(spec, attempts, settings, offline=sandbox is None)
     if sandbox is None:
         tools: Any = RecordedToolbox(events)
@@ -208,22 +212,6 @@ def _by_attempt(events: list[dict]) -> dict[int, dict[str, Any]]:
     return dict(out)
 
 
-class ReplayModel(ScriptedModel):
-    """Recorded replies in order; a recorded failed call fails again (a passing failure)."""
-
-    def __init__(self, name: str, exchanges: list[dict[str, Any]]) -> None:
-        super().__init__([ModelReply.from_exchange(x) if "reply" in x else ModelReply(text="", notes=[x.get("error", "")]) for x in exchanges], name=name)
-        self._failures = [("reply" not in x, x.get("error", "recorded failure")) for x in exchanges]
-
-    def complete(self, messages, *, system=None, schema=None, max_tokens=None) -> ModelReply:
-        if self._failures:
-            failed, error = self._failures.pop(0)
-            if failed:
-                super().complete(messages, system=system, schema=schema, max_tokens=max_tokens)
-                raise LLMError(self.name, f"(replayed) {error}", transient=True)
-        return super().complete(messages, system=system, schema=schema, max_tokens=max_tokens)
-
-
 class RecordedTranslator:
     """The recorded candidate of each attempt (offline replay of a non-LLM translator)."""
 
@@ -243,7 +231,7 @@ def _replay_translator(spec: str, attempts: dict[int, dict[str, Any]], settings:
         from agent.translators.llm import LLMTranslator
 
         exchanges = [x for n in sorted(attempts) for x in attempts[n]["exchanges"]]
-        return LLMTranslator(ReplayModel(spec, exchanges), settings)
+        return LLMTranslator(ScriptedModel.from_exchanges(exchanges, name=spec), settings)
     if offline:
         return RecordedTranslator(spec, attempts)
     from agent.translators.factory import make_translator
@@ -278,6 +266,28 @@ class RecordedToolbox:
 
     def profile(self, task: Task, code: str) -> dict:
         return self._next("profile")
+
+
+def recorded_decisions(events: list[dict]) -> list[dict]:
+    """The decisions the recorded run followed, in order: the graph's own (node "decide"), where
+    a user's steering (node "user", written by the TUI before the next step) replaced one."""
+    out: list[dict] = []
+    replaceable = False  # the last decision came from `decide` and no step has run since
+    for e in events:
+        if e["type"] == "node_start" and e["node"] != "decide":
+            replaceable = False
+        if e["type"] != "decision":
+            continue
+        if e["node"] == "decide":
+            out.append(e["data"])
+            replaceable = True
+        elif e["node"] == "user" and e["data"].get("next") in ("fix", "optimize", "done"):
+            if replaceable and out:
+                out[-1] = e["data"]
+            else:
+                out.append(e["data"])
+            replaceable = False
+    return out
 
 
 class _Steer:
@@ -398,7 +408,14 @@ def show(trace: Path, *, console: Console | None = None) -> int:
 
 
 def describe(e: dict) -> str:
-    """One line saying what an event holds."""
+    """One line saying what an event holds (any event: other writers' data shapes fall back to JSON)."""
+    try:
+        return _describe(e)
+    except (AttributeError, TypeError, KeyError, ValueError):
+        return json.dumps(e.get("data"), default=str)[:200]
+
+
+def _describe(e: dict) -> str:
     d = e.get("data") or {}
     kind = e["type"]
     if kind in ("node_start", "node_end"):

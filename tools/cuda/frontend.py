@@ -183,6 +183,16 @@ class Translation:
         loc = cursor.location
         return loc.file is not None and loc.file.name == self.filename
 
+    def called_definition(self, call: ci.Cursor) -> ci.Cursor | None:
+        """The device function of this file that a call calls; for dependent calls in templates
+        (no resolved callee) the one definition of that name, if there is exactly one."""
+        found = self.function_definition(callee(call))
+        if found is not None:
+            return found
+        name = call_name(call)
+        same = [f for f in self.functions.values() if f.spelling == name]
+        return same[0] if len(same) == 1 else None
+
     def function_definition(self, callee: ci.Cursor) -> ci.Cursor | None:
         """The definition in this file of a called function (template or not)."""
         if callee is None or callee.location.file is None or callee.location.file.name != self.filename:
@@ -374,7 +384,7 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[int
                 feats.add("unsupported:" + UNSUPPORTED_CALLS[name])
             elif MATH_INTRINSICS.match(name):
                 feats.add("math intrinsics")
-            d = tr.function_definition(callee(c))
+            d = tr.called_definition(c)
             if d is not None:
                 callees.add(d.location.offset)
                 feats.add("device functions")

@@ -18,12 +18,17 @@ thread loop and its body cut the same way). Inside a thread loop `threadIdx`/`bl
   hoisted loop or branch reads are declared once per block.
 - A branch with a thread-dependent condition that contains a warp intrinsic is run *masked*:
   the condition is stored per thread and each region of its body skips the threads that did
-  not take it. A `__syncthreads` under such a condition is reported unsupported.
+  not take it. A `__syncthreads` under a condition derived from threadIdx is reported
+  unsupported. A loop with barriers whose trip count may differ between threads runs masked
+  too (`in_loop[tid]`, cleared by the condition or by `break`) while some thread is in it.
 - `return` makes the thread inactive for the rest of the kernel (`exited[tid]`), never ends
   the loop over threads.
 - A warp intrinsic is a warp-level exchange: in the region before the cut every lane puts its
   value in a `cudacpu::WarpExchange` slot; in the region after, lanes read their source lane.
-  Lanes that did not take part (beyond the block, masked, exited) read their own value.
+  A source lane that did not take part (beyond the block, masked, exited: undefined in CUDA)
+  reads as zero; a source outside the `width` segment gives the caller's own value (as CUDA).
+- Warp-synchronous code of old (memory accessed through `volatile` pointers, no barrier) runs
+  one statement at a time for the whole block, which is what lockstep warps gave it.
 - `__device__` functions that contain barriers or warp intrinsics are inlined (their variables
   prefixed with the function's name); others are kept as written.
 - Whatever cannot be lowered faithfully raises `LoweringUnsupported` (feature, file, line).
@@ -112,7 +117,7 @@ class Region:
     items: list = field(default_factory=list)
     closed: bool = False
     begins: list[int] = field(default_factory=list)  # exchange sites opened before the loop
-    loop_flag: Var | None = None  # innermost masked loop: `break` clears this flag
+    loop_flag: tuple | None = None  # innermost masked loop: (in_loop, skipped) flags for break/continue
     hoisted: list[Var] = field(default_factory=list)
     remat: list[Var] = field(default_factory=list)
 
@@ -192,7 +197,7 @@ def _op_token(c: ci.Cursor) -> str:
     return ""
 
 
-def _paren_close(c: ci.Cursor, keyword_index: int = 0) -> tuple[int, list[int]]:
+def _paren_close(c: ci.Cursor) -> tuple[int, list[int]]:
     """Offset of the `)` closing the statement's header and of the `;` at its top level."""
     depth, semis = 0, []
     for t in _tokens(c):
@@ -275,6 +280,8 @@ def _reindent(text: str, column: int, indent: str) -> list[str]:
     lines = text.split("\n")
     out = [indent + lines[0].strip()]
     cut = max(column - 1, 0)
+    if lines[0].lstrip().startswith("#") and len(lines) > 1:  # a pragma before the statement
+        cut = len(lines[1]) - len(lines[1].lstrip(" \t"))
     for line in lines[1:]:
         lead = len(line) - len(line.lstrip(" \t"))
         out.append(indent + line[min(lead, cut):].rstrip())
@@ -306,8 +313,14 @@ class KernelLowering:
         self.n = {n: self._fresh(n) for n in ("bx", "by", "bz", "tx", "ty", "tz", "tid", "nthreads", "exited",
                                                  "warp", "dynamic_shared")}
         self._sync_cache: dict[tuple[int, int], bool] = {}
-        self.loop_flags: list[Var] = []
+        self.loop_flags: list[tuple] = []  # masked loops being lowered, innermost last
+        self.uses_dynamic_shared = False
+        self.exit_flags = False  # returned threads are remembered in `exited[tid]`
+        # State of the region being emitted.
         self._cur_region: Region | None = None
+        self._region_sets_coords = False
+        self._region_needs_label = False
+        self._label = ""
 
     # ---- names -------------------------------------------------------------------------
 
@@ -332,10 +345,8 @@ class KernelLowering:
                 ch = _children(c)
                 if c.kind == K.MEMBER_REF_EXPR and ch and not any(t.spelling == "->" for t in _tokens(c)):
                     c = _strip(ch[0])
-                elif c.kind == K.ARRAY_SUBSCRIPT_EXPR and ch and ch[0].type.kind in (ci.TypeKind.CONSTANTARRAY,
-                                                                                      ci.TypeKind.INCOMPLETEARRAY) or (
-                        c.kind == K.ARRAY_SUBSCRIPT_EXPR and ch and _strip(ch[0]).type.kind == ci.TypeKind.CONSTANTARRAY):
-                    c = _strip(ch[0])
+                elif c.kind == K.ARRAY_SUBSCRIPT_EXPR and ch and _strip(ch[0]).type.kind == ci.TypeKind.CONSTANTARRAY:
+                    c = _strip(ch[0])  # an element of a local array: the array is written
                 elif c.kind in (K.CSTYLE_CAST_EXPR, K.UNEXPOSED_EXPR, K.PAREN_EXPR) and ch:
                     c = _strip(ch[-1])
                 else:
@@ -383,7 +394,7 @@ class KernelLowering:
     def _is_sync_call(self, call: ci.Cursor) -> bool:
         if fe.call_name(call) in SYNC_CALLS:
             return True
-        d = self.tr.function_definition(fe.callee(call))
+        d = self.tr.called_definition(call)
         return d is not None and d.location.offset in self.sync_functions
 
     def _own_sync_calls(self, c: ci.Cursor, skip_stmts: bool) -> list[ci.Cursor]:
@@ -394,9 +405,9 @@ class KernelLowering:
             if not top and skip_stmts and x.kind.is_statement() and x.kind not in (K.DECL_STMT,):
                 return
             if x.kind == K.CALL_EXPR and self._is_sync_call(x):
+                outer = (x.extent.start.offset, x.extent.end.offset)
                 for inner in fe.calls_in(x):
-                    if inner is not x and inner != x and self._is_sync_call(inner) and (
-                            inner.extent.start.offset, inner.extent.end.offset) != (x.extent.start.offset, x.extent.end.offset):
+                    if self._is_sync_call(inner) and (inner.extent.start.offset, inner.extent.end.offset) != outer:
                         raise _unsupported("nested warp intrinsics", x, "a barrier, warp intrinsic or synchronizing call "
                                            "inside the arguments of another one")
                 out.append(x)
@@ -658,7 +669,7 @@ class KernelLowering:
         for call in fe.calls_in(c):
             if fe.call_name(call) in fe.BARRIERS:
                 return True
-            d = self.tr.function_definition(fe.callee(call))
+            d = self.tr.called_definition(call)
             if d is not None and d.location.offset in self.sync_functions and self._has_barrier(d):
                 return True
         return False
@@ -732,11 +743,18 @@ class KernelLowering:
                 self.cut(loop)
             loop.append(BAny(flag))
 
+        skip = None
+        if self._has_own_continue(body):  # `continue` skips the rest of the iteration
+            skip = Var(name=self._fresh("skipped"), type="bool", cursor=None, ctx=ctx, synthetic=True, promoted=True,
+                       tainted=True, order=len(self.vars))
+            self.vars.append(skip)
+            loop.append(BText(f"{skip.name}.fill(false);"))
         if kind != "do":
             condition()
-        self.loop_flags.append(flag)
+        self.loop_flags.append((flag, skip))
+        body_masks = masks + ((flag, True),) + (((skip, False),) if skip is not None else ())
         try:
-            self.lower_seq(_stmt_list(body), ctx, masks + ((flag, True),), loop, in_loop=False)
+            self.lower_seq(_stmt_list(body), ctx, body_masks, loop, in_loop=False)
         finally:
             self.loop_flags.pop()
         self.cut(loop)
@@ -746,6 +764,14 @@ class KernelLowering:
         if kind == "do":
             condition()
         out.append(BLoop("while", None, None, None, loop))
+
+    def _has_own_continue(self, body: ci.Cursor | None) -> bool:
+        def visit(x: ci.Cursor) -> bool:
+            if x.kind == K.CONTINUE_STMT:
+                return True
+            return x.kind not in LOOPS and any(visit(ch) for ch in x.get_children())
+
+        return body is not None and visit(body)
 
     def _lower_sync_statement(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
         """An expression/declaration/if whose own expressions call barriers, warp intrinsics or
@@ -797,7 +823,7 @@ class KernelLowering:
         return ("value", args[1])
 
     def _inline(self, call: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
-        fn = self.tr.function_definition(fe.callee(call))
+        fn = self.tr.called_definition(call)
         if fn is None:
             raise _unsupported("synchronizing call", call, f"call of {fe.call_name(call)} (barriers inside) whose "
                                "definition is not in this file")
@@ -894,7 +920,6 @@ class KernelLowering:
             if v.type.kind == ci.TypeKind.INCOMPLETEARRAY or v.storage_class == ci.StorageClass.EXTERN:
                 self.uses_dynamic_shared = True
 
-    uses_dynamic_shared = False
 
     # ---- analysis: which variables cross a cut ------------------------------------------
 
@@ -1013,7 +1038,7 @@ class KernelLowering:
                 elif fe.is_shared(ref) and ref.hash not in self.shared:
                     self._add_shared_decl(ref, None)
             elif x.kind == K.CALL_EXPR:
-                d = self.tr.function_definition(fe.callee(x))
+                d = self.tr.called_definition(x)
                 if d is not None and d.location.offset in self.coord_functions:
                     self.uses_coord_functions = True
                 if fe.call_name(x) in fe.UNSUPPORTED_CALLS:
@@ -1116,10 +1141,11 @@ class KernelLowering:
         region = self._cur_region
         if k in (K.BREAK_STMT, K.CONTINUE_STMT) and nest == 0 and tid is not None and region is not None \
                 and region.loop_flag is not None:
-            if k == K.CONTINUE_STMT:
-                raise _unsupported("continue in divergent loop", x, "continue in a loop with barriers or warp "
-                                   "intrinsics whose trip count depends on the thread")
-            reps.append((s, self._after_semicolon(e), f"{{ {region.loop_flag.name}[{tid}] = false; continue; }}"))
+            flag, skip = region.loop_flag
+            if k == K.BREAK_STMT:
+                reps.append((s, self._after_semicolon(e), f"{{ {flag.name}[{tid}] = false; continue; }}"))
+            else:
+                reps.append((s, self._after_semicolon(e), f"{{ {skip.name}[{tid}] = true; continue; }}"))
             return
         if k == K.CALL_EXPR and fe.call_name(x) in fe.WARP_LOCAL and tid is not None:
             name = fe.call_name(x)
@@ -1127,7 +1153,7 @@ class KernelLowering:
                          else f"((1u << ({tid} % 32u)) - 1u)"))
             return
         if k == K.CALL_EXPR:
-            d = self.tr.function_definition(fe.callee(x))
+            d = self.tr.called_definition(x)
             if d is not None and d.location.offset in self.coord_functions:
                 self._region_sets_coords = True
         if k in LOOPS or k == K.SWITCH_STMT:
@@ -1135,8 +1161,6 @@ class KernelLowering:
         for ch in x.get_children():
             self._collect(ch, ctx, tid, reps, nest, lo, hi)
 
-    _region_sets_coords = False
-    _region_needs_label = False
 
     def _after_semicolon(self, end: int) -> int:
         src = self.tr.source
@@ -1154,8 +1178,6 @@ class KernelLowering:
             return f"{{ {self.n['exited']}[{tid}] = true; {jump} }}"
         return jump if not nest else f"{{ {jump} }}"
 
-    exit_flags = False
-    _label = ""
 
     def _ref_text(self, ref: ci.Cursor, ctx: Ctx, tid: str | None) -> str | None:
         if ref.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
@@ -1321,8 +1343,15 @@ class KernelLowering:
                 elem = self._subst_type(elem, ctx) if ctx is not None else elem
                 out.append(f"{elem}* {name} = {self.n['dynamic_shared']}.as<{elem}>();  // extern __shared__")
                 continue
-            type_text = self._subst_type(v.type.spelling, ctx) if ctx is not None else v.type.spelling
-            text_v = _declarator(type_text, name)
+            head = self.tr.text(v.extent.start.offset, v.location.offset)
+            if "," not in head and ctx is not None and not ctx.subst:  # the declaration as written
+                text_v = self.render(v, ctx, None)
+                text_v = re.sub(r"\b(__shared__|static|extern)\s*", "", text_v).strip()
+                if name != v.spelling:
+                    text_v = re.sub(rf"\b{re.escape(v.spelling)}\b", name, text_v, count=1)
+            else:
+                type_text = self._subst_type(v.type.spelling, ctx) if ctx is not None else v.type.spelling
+                text_v = _declarator(type_text, name)
             out.append(f"{text_v};  // __shared__: one per block")
         return out
 
@@ -1362,9 +1391,8 @@ class KernelLowering:
 
     def _block_text(self, part: tuple[ci.Cursor, Ctx]) -> str:
         c, ctx = part
-        if c.kind == K.DECL_STMT:
-            return " ".join(self._render_decl(c, ctx, None, block=True).split())
-        return " ".join(self.render(c, ctx, None).split())
+        text = self._render_decl(c, ctx, None, block=True) if c.kind == K.DECL_STMT else self.render(c, ctx, None)
+        return " ".join(text.split())
 
     def _emit_region(self, r: Region, ind: str) -> list[str]:
         n = self.n

@@ -123,11 +123,12 @@ class _Edits:
 
 
 def _wrap(text: str, kernel: bool = False) -> str:
-    if kernel and "// __shared__" in text:
-        # Shared memory written by some threads is read by others in a later thread loop,
-        # which g++ cannot see: its "may be used uninitialized" guesses do not apply.
-        text = ('#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"\n'
-                f"{text}\n#pragma GCC diagnostic pop")
+    if kernel:
+        # The kernel's own comparisons of unsigned thread ids with ints are CUDA's semantics, and
+        # shared memory written by some threads is read by others in a later thread loop, which
+        # g++ cannot see: neither warning is about the lowering.
+        text = ('#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored "-Wsign-compare"\n'
+                '#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"\n' f"{text}\n#pragma GCC diagnostic pop")
     return f"namespace {NAMESPACE} {{\n{text}\n}}  // namespace {NAMESPACE}"
 
 
@@ -193,7 +194,8 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
     head = ['#include "cuda_runtime.h"', PRELUDE.rstrip()]
     if coord_fn_kept:
         head.append("// Thread coordinates for __device__ functions that read them; the lowered kernels set them.\n"
-                    "static thread_local uint3 threadIdx, blockIdx;\nstatic thread_local dim3 blockDim, gridDim;")
+                    "[[maybe_unused]] static thread_local uint3 threadIdx, blockIdx;\n"
+                    "[[maybe_unused]] static thread_local dim3 blockDim, gridDim;")
     result.cpp = _unroll_pragmas("\n".join(head) + "\n\n" + edits.apply())
     return result
 

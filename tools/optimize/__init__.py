@@ -36,8 +36,9 @@ class Proposal(tuple):
 
 def optimize(task: Task, code: str, observations: Sequence[Observation] = (), *, sandbox=None, budget: Budget | None = None,
              threads: int | None = None, fast_math_ok: bool = False) -> Proposal | None:
-    """The seam of agent/translators/compiler.py: a faster correct version of `code` with notes
-    (what each variant measured), or None when the code was already optimized or nothing helped.
+    """The seam of agent/translators/compiler.py: the fastest correct version found (the input
+    itself, marked as searched, when no variant was both correct and faster) with notes and the
+    search's observations; None when the code was already searched or no transformation applies.
     `fast_math_ok` is the configuration's `compiler.fast_math_ok` (never assumed)."""
     if is_marked(code):
         return None
@@ -51,7 +52,7 @@ def optimize(task: Task, code: str, observations: Sequence[Observation] = (), *,
     finally:
         if own:
             sandbox.close()
-    if not result.improved:
+    if not is_marked(result.code):
         return None
     notes = "\n".join([result.summary()] + [o.message for o in result.observations])
     return Proposal(result.code, notes, result.observations)

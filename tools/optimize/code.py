@@ -133,7 +133,7 @@ def mark(code: str, applied: list[str]) -> str:
     lines = code.split("\n", 1)
     if lines[0].startswith(MARKER):
         code = lines[1] if len(lines) > 1 else ""
-    return f"{MARKER} {', '.join(applied) or 'faithful lowering kept'}\n{code}"
+    return f"{MARKER} {', '.join(applied) or 'searched, input kept'}\n{code}"
 
 
 def is_marked(code: str) -> bool:

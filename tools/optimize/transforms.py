@@ -10,7 +10,7 @@ bounds, bodies) and the task's launches, never from the task's name.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -25,7 +25,6 @@ DIMS = "xyz"
 class Context:
     task: Task
     fast_math_ok: bool = False
-    notes: list[str] = field(default_factory=list)
 
     def launches_of(self, kernel: str):
         return [launch for launch in self.task.launches if launch.kernel == kernel]

@@ -18,6 +18,7 @@ outputs. The kinds, strongest first:
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import shutil
 import subprocess
@@ -38,7 +39,6 @@ OUTPUT_ROLES = ("output", "inout")
 # A C/C++ reference gets the candidates' default optimization, so that a speedup is the code's, not the flags'.
 C_REFERENCE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-std=gnu11")
 CXX_REFERENCE_FLAGS = tuple(DEFAULT_CXXFLAGS)
-KIND_STRENGTH = {"c": "strong", "python": "strong", "cuda": "strong", "golden": "recorded", "lowered": "weakest"}
 _RUNNER = Path(__file__).with_name("python_runner.py")
 
 
@@ -278,7 +278,7 @@ class PythonReference(Reference):
 
     def outputs(self, seed, inputs):
         self._job(seed, inputs, 0.0)
-        with np.load(_bytes_io(self.box.get(f"s{seed}/outputs.npz"))) as data:
+        with np.load(io.BytesIO(self.box.get(f"s{seed}/outputs.npz"))) as data:
             raw = {k: data[k] for k in data.files}
         return _shape_outputs(self.task, raw, f"python reference {self.module}:{self.function}")
 
@@ -313,17 +313,9 @@ def _python_files(base: Path, module: str) -> list[Path]:
 
 
 def _npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
-    import io
-
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return buf.getvalue()
-
-
-def _bytes_io(data: bytes):
-    import io
-
-    return io.BytesIO(data)
 
 
 # golden files ----------------------------------------------------------------
@@ -492,5 +484,5 @@ def open_reference(task: Task, sandbox: Sandbox) -> Reference:
 __all__ = [
     "VerifyError", "Reference", "CReference", "PythonReference", "GoldenReference", "CudaReference",
     "LoweredReference", "open_reference", "golden_path", "read_golden", "write_golden", "gpu_available",
-    "runtime_include_dir", "sibling_sandbox", "KIND_STRENGTH", "C_REFERENCE_FLAGS", "CXX_REFERENCE_FLAGS",
+    "runtime_include_dir", "sibling_sandbox", "C_REFERENCE_FLAGS", "CXX_REFERENCE_FLAGS",
 ]

@@ -113,7 +113,7 @@ inline cublasStatus_t gemm(cublasOperation_t transa, cublasOperation_t transb, i
     constexpr int micro_rows = 64 / static_cast<int>(sizeof(T)), micro_cols = 4;
     constexpr int panel_width = 32, row_block = 256, depth_block = 128;
     const int panels = (n + panel_width - 1) / panel_width;
-#pragma omp parallel for schedule(static)
+CUDA_CPU_OMP(omp parallel for schedule(static))
     for (int panel = 0; panel < panels; ++panel) {
         const int j_begin = panel * panel_width;
         const int j_end = j_begin + panel_width < n ? j_begin + panel_width : n;
@@ -169,7 +169,7 @@ inline cublasStatus_t gemm(cublasOperation_t transa, cublasOperation_t transb, i
                     for (int l = l_begin; l < l_end; ++l) {
                         const T scale = alpha * op_at(b, ldb, transb, l, j);
                         const T* a_col = a + static_cast<long long>(l) * lda;
-#pragma omp simd
+CUDA_CPU_OMP(omp simd)
                         for (int i = i_begin; i < i_end; ++i) c_col[i] += scale * a_col[i];
                     }
                 }
@@ -200,7 +200,7 @@ inline cublasStatus_t gemv(cublasOperation_t trans, int m, int n, T alpha, const
             target = alpha * result[static_cast<size_t>(i)] + (beta == T(0) ? T(0) : beta * target);
         }
     } else {
-#pragma omp parallel for schedule(static) if (static_cast<long long>(rows) * cols > 65536)
+CUDA_CPU_OMP(omp parallel for schedule(static) if (static_cast<long long>(rows) * cols > 65536))
         for (int i = 0; i < rows; ++i) {
             const T* a_col = a + static_cast<long long>(i) * lda;
             T sum = T(0);
@@ -314,7 +314,7 @@ template <class T>
 inline cublasStatus_t geam(cublasOperation_t transa, cublasOperation_t transb, int m, int n, const T* alpha, const T* a, int lda,
                            const T* beta, const T* b, int ldb, T* c, int ldc) {
     if (alpha == nullptr || beta == nullptr || !valid_op(transa) || !valid_op(transb) || m < 0 || n < 0) return CUBLAS_STATUS_INVALID_VALUE;
-#pragma omp parallel for schedule(static) if (static_cast<long long>(m) * n > 65536)
+CUDA_CPU_OMP(omp parallel for schedule(static) if (static_cast<long long>(m) * n > 65536))
     for (int j = 0; j < n; ++j)
         for (int i = 0; i < m; ++i) {
             T left = *alpha == T(0) ? T(0) : *alpha * op_at(a, lda, transa, i, j);

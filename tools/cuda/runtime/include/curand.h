@@ -80,7 +80,7 @@ inline curandStatus_t generate(curandGenerator_t generator, T* out, size_t n, un
     if (out == nullptr && n > 0) return CURAND_STATUS_OUT_OF_RANGE;
     const unsigned long long seed = generator->seed, base = generator->offset;
     auto raw = [seed, base](unsigned long long j) { return element(seed, 0, base + j); };
-#pragma omp parallel for schedule(static) if (n > 65536)
+CUDA_CPU_OMP(omp parallel for schedule(static) if (n > 65536))
     for (long long i = 0; i < static_cast<long long>(n); ++i) make(static_cast<size_t>(i), out, raw);
     generator->offset += static_cast<unsigned long long>(n) * per_output;
     return CURAND_STATUS_SUCCESS;

@@ -17,9 +17,22 @@ struct PhiloxState {
     unsigned long long position;  // index of the next 32-bit value in the subsequence
     int has_spare_normal;
     double spare_normal;
+    unsigned long long cached_block;  // which block of four values `cache` holds (~0: none)
+    unsigned int cache[4];
 };
 
-inline unsigned int next(PhiloxState* state) { return element(state->seed, state->subsequence, state->position++); }
+// One Philox evaluation gives four values: keep them for the next three calls.
+inline unsigned int next(PhiloxState* state) {
+    const unsigned long long block = state->position / 4;
+    if (block != state->cached_block) {
+        Block values = philox4x32_10(static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
+                                     static_cast<uint32_t>(state->subsequence), static_cast<uint32_t>(state->subsequence >> 32),
+                                     static_cast<uint32_t>(state->seed), static_cast<uint32_t>(state->seed >> 32));
+        for (int i = 0; i < 4; ++i) state->cache[i] = values.v[i];
+        state->cached_block = block;
+    }
+    return state->cache[state->position++ % 4];
+}
 
 }  // namespace rand
 }  // namespace cuda_cpu
@@ -40,10 +53,14 @@ inline void curand_init(unsigned long long seed, unsigned long long subsequence,
     state->position = offset;
     state->has_spare_normal = 0;
     state->spare_normal = 0.0;
+    state->cached_block = ~0ULL;
 }
 
 inline void skipahead(unsigned long long n, cuda_cpu::rand::PhiloxState* state) { state->position += n; }
-inline void skipahead_sequence(unsigned long long n, cuda_cpu::rand::PhiloxState* state) { state->subsequence += n; }
+inline void skipahead_sequence(unsigned long long n, cuda_cpu::rand::PhiloxState* state) {
+    state->subsequence += n;
+    state->cached_block = ~0ULL;  // the cached values belong to the old subsequence
+}
 
 inline unsigned int curand(cuda_cpu::rand::PhiloxState* state) { return cuda_cpu::rand::next(state); }
 inline uint4 curand4(cuda_cpu::rand::PhiloxState* state) {

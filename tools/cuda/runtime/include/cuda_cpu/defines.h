@@ -31,3 +31,10 @@
 #define CURANDAPI
 #define CUDAAPI
 // __restrict__ is a g++ keyword already.
+
+// OpenMP pragmas of the headers: active under -fopenmp, absent (not "unknown") without it.
+#ifdef _OPENMP
+#define CUDA_CPU_OMP(...) _Pragma(#__VA_ARGS__)
+#else
+#define CUDA_CPU_OMP(...)
+#endif

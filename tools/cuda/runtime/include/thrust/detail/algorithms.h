@@ -36,7 +36,7 @@ template <class In, class Out, class F>
 Out transform_impl(In first, In last, Out result, F f) {
     if constexpr (is_random_access<In> && is_random_access<Out>) {
         const std::ptrdiff_t n = last - first;
-#pragma omp parallel for schedule(static) if (n > parallel_threshold)
+CUDA_CPU_OMP(omp parallel for schedule(static) if (n > parallel_threshold))
         for (std::ptrdiff_t i = 0; i < n; ++i) result[i] = f(first[i]);
         return result + n;
     } else {
@@ -47,7 +47,7 @@ template <class In1, class In2, class Out, class F>
 Out transform_impl(In1 first1, In1 last1, In2 first2, Out result, F f) {
     if constexpr (is_random_access<In1> && is_random_access<In2> && is_random_access<Out>) {
         const std::ptrdiff_t n = last1 - first1;
-#pragma omp parallel for schedule(static) if (n > parallel_threshold)
+CUDA_CPU_OMP(omp parallel for schedule(static) if (n > parallel_threshold))
         for (std::ptrdiff_t i = 0; i < n; ++i) result[i] = f(first1[i], first2[i]);
         return result + n;
     } else {
@@ -67,7 +67,7 @@ T fold(In first, In last, T init, Op op, Unary unary) {
         if (n > parallel_threshold) {
             const std::ptrdiff_t chunks = (n + chunk_size - 1) / chunk_size;
             std::vector<T> partial(static_cast<size_t>(chunks), init);
-#pragma omp parallel for schedule(static)
+CUDA_CPU_OMP(omp parallel for schedule(static))
             for (std::ptrdiff_t c = 0; c < chunks; ++c) {
                 const std::ptrdiff_t begin = c * chunk_size, end = begin + chunk_size < n ? begin + chunk_size : n;
                 T acc = static_cast<T>(unary(first[begin]));
@@ -142,7 +142,7 @@ template <class It, class T>
 void fill_impl(It first, It last, const T& value) {
     if constexpr (is_random_access<It>) {
         const std::ptrdiff_t n = last - first;
-#pragma omp parallel for schedule(static) if (n > parallel_threshold)
+CUDA_CPU_OMP(omp parallel for schedule(static) if (n > parallel_threshold))
         for (std::ptrdiff_t i = 0; i < n; ++i) first[i] = value;
     } else {
         std::fill(first, last, value);
@@ -173,7 +173,7 @@ void sequence_impl(It first, It last, T init, T step) {
     using V = value_of<It>;
     if constexpr (is_random_access<It>) {
         const std::ptrdiff_t n = last - first;
-#pragma omp parallel for schedule(static) if (n > parallel_threshold)
+CUDA_CPU_OMP(omp parallel for schedule(static) if (n > parallel_threshold))
         for (std::ptrdiff_t i = 0; i < n; ++i) first[i] = static_cast<V>(init + static_cast<T>(i) * step);
     } else {
         for (std::ptrdiff_t i = 0; first != last; ++first, ++i) *first = static_cast<V>(init + static_cast<T>(i) * step);
@@ -200,7 +200,7 @@ Out scan(In first, In last, Out result, bool inclusive, bool has_init, T init, O
         if (n > parallel_threshold) {
             const std::ptrdiff_t chunks = (n + chunk_size - 1) / chunk_size;
             std::vector<T> total(static_cast<size_t>(chunks), init);
-#pragma omp parallel for schedule(static)
+CUDA_CPU_OMP(omp parallel for schedule(static))
             for (std::ptrdiff_t c = 0; c < chunks; ++c) {
                 const std::ptrdiff_t begin = c * chunk_size, end = begin + chunk_size < n ? begin + chunk_size : n;
                 T acc = static_cast<T>(first[begin]);
@@ -213,7 +213,7 @@ Out scan(In first, In last, Out result, bool inclusive, bool has_init, T init, O
                 const size_t k = static_cast<size_t>(c);
                 carry[k] = (c == 1 && !has_init) ? total[0] : op(carry[k - 1], total[k - 1]);
             }
-#pragma omp parallel for schedule(static)
+CUDA_CPU_OMP(omp parallel for schedule(static))
             for (std::ptrdiff_t c = 0; c < chunks; ++c) {
                 const std::ptrdiff_t begin = c * chunk_size, end = begin + chunk_size < n ? begin + chunk_size : n;
                 const bool carried = c > 0 || has_init;
