@@ -45,11 +45,15 @@ class LocalSandbox:
         use_bwrap: bool | None = None,
         root: Path | None = None,
         hide: Sequence[Path | str] = (),
+        expose: Sequence[Path | str] = (),
     ):
         """`hide`: host directories masked by an empty tmpfs under bwrap (e.g. a task's
-        directory, so a candidate cannot read the reference's files); $HOME always is."""
+        directory, so a candidate cannot read the reference's files); $HOME always is.
+        `expose`: directories bound back read-only after the masks (e.g. a Python installation
+        under $HOME, for task code that needs it)."""
         self.limits = limits or Limits()
         self.hide = [str(Path(p).resolve()) for p in (Path.home(), *hide)]
+        self.expose = [str(Path(p).resolve()) for p in expose]
         self._tmp = tempfile.mkdtemp(prefix="agent-sbx-", dir=root)
         self.workdir = Path(self._tmp)
         self.bwrap = _bwrap_usable() if use_bwrap is None else use_bwrap
@@ -97,6 +101,7 @@ class LocalSandbox:
             return argv
         wd = str(self.workdir)
         masks = [arg for path in self.hide if not wd.startswith(path + "/") for arg in ("--tmpfs", path)]
+        masks += [arg for path in self.expose for arg in ("--ro-bind", path, path)]
         return [
             "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", *masks, "--bind", wd, wd, "--unshare-net", "--unshare-pid",

@@ -334,6 +334,22 @@ __global__ void uneven(const int* steps, int* out) {
     }
     out[t] = v * 1000 + (t == 0 ? rounds : 0);
 }
+
+// A uniform loop with barriers and a thread-dependent `continue` (masked, with a skip flag).
+__global__ void cont(const int* x, int* out) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    int acc = 0;
+    for (int k = 0; k < 8; ++k) {
+        s[t] = x[t] + k;
+        __syncthreads();
+        int nb = s[(t + 1) % 64];
+        __syncthreads();
+        if ((nb + k) % 3 == 0) continue;
+        acc += nb;
+    }
+    out[t] = acc;
+}
 """
 
 LEGACY_MAIN = r"""
@@ -353,6 +369,14 @@ int main() {
         int want = (steps[t] * (steps[t] - 1) / 2) * 1000 + (t == 0 ? steps[0] : 0);
         if (res[t] != want) { std::printf("uneven %d: %d vs %d\n", t, res[t], want); return 1; }
     }
+    std::vector<int> cx(64), cout(64);
+    for (int i = 0; i < 64; ++i) cx[i] = i * 7 % 13;
+    cudacpu_kernels::cont(dim3(1), dim3(64), 0, cx.data(), cout.data());
+    for (int t = 0; t < 64; ++t) {
+        int acc = 0;
+        for (int k = 0; k < 8; ++k) { int nb = cx[(t + 1) % 64] + k; if ((nb + k) % 3 == 0) continue; acc += nb; }
+        if (acc != cout[t]) { std::printf("continue %d: %d vs %d\n", t, cout[t], acc); return 1; }
+    }
     std::printf("ok\n");
     return 0;
 }
@@ -361,7 +385,7 @@ int main() {
 
 def test_warp_synchronous_volatile_code_and_divergent_trip_counts(tmp_path):
     cpp = lowered(LEGACY)
-    assert "in_loop" in cpp  # the uneven loop runs masked
+    assert "in_loop" in cpp and "skipped" in cpp  # the uneven loops run masked
     assert build_and_run(cpp, LEGACY_MAIN, tmp_path).strip() == "ok"
 
 

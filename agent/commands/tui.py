@@ -11,11 +11,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from agent.commands.port import default_out, task_files
 from agent.configuration import Settings
 from agent.errors import UserError
 
 
 def run(path: Path | None, cfg: Settings, *, start: bool, out: Path | None = None) -> int:
+    """Open the app on PATH (default: the current directory) until the user quits; 0 then."""
     app = make_app(path or Path("."), cfg, start=start, out=out)
     try:
         app.run()
@@ -31,7 +33,7 @@ def make_app(path: Path, cfg: Settings, *, start: bool, out: Path | None = None)
         from agent.tui.app import TuiApp
 
         return TuiApp(trace=_read_trace(path))
-    tasks = _task_files(path)  # before importing the app: a bad path is reported at once
+    tasks = task_files(path)  # before importing the app: a bad path is reported at once
     if tasks is None:
         return _repository_app(path, cfg, start=start, out=out)
     from agent.translators.factory import make_translator
@@ -40,7 +42,7 @@ def make_app(path: Path, cfg: Settings, *, start: bool, out: Path | None = None)
     from tools.spec import TaskError
 
     make_translator(cfg.llm, cfg)  # a bad --llm spec or a missing key: one clear line before the screen opens
-    out = out or Path("port-out") / (path.stem if path.is_file() else path.resolve().name)
+    out = out or default_out(path)
     try:
         session = Session(tasks, cfg, out=out)
     except TaskError as exc:
@@ -56,16 +58,10 @@ def _repository_app(path: Path, cfg: Settings, *, start: bool, out: Path | None)
     from tools.project.discover import DiscoveryError
 
     try:
-        session = RepositorySession(path, cfg, out=out or Path("port-out") / path.resolve().name)
+        session = RepositorySession(path, cfg, out=out or default_out(path))
     except DiscoveryError as exc:
         raise UserError(f"{path}: no kernel tasks and no CUDA project here ({exc})") from None
     return TuiApp(session, start=start)
-
-
-def _task_files(path: Path) -> list[Path] | None:
-    from agent.commands.port import task_files
-
-    return task_files(path)
 
 
 def _read_trace(path: Path):

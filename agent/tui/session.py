@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from agent.configuration import Settings
-from agent.graph import NODES, GraphContext, build_graph, code_of, final_result, recursion_limit
-from agent.runner import CHECKPOINT_DB, open_checkpointer, thread_id_for, trace_config
+from agent.graph import NODES, GraphContext, build_graph, final_result, recursion_limit
+from agent.runner import CHECKPOINT_DB, open_checkpointer, thread_id_for, trace_config, write_result
 from agent.state import human_hint, initial_state
 from agent.trace import TraceWriter, read_trace
 from agent.translators.base import Translator
@@ -259,13 +259,7 @@ class Session:
             self._emit("node_end", kernel=name, node="kernel", data={"status": result.status, "paused": False})
 
     def _write_result(self, name: str, state: dict) -> KernelResult:
-        fields = {k: v for k, v in state["result"].items() if k != "attempt"}
-        result = KernelResult.model_validate({**fields, "trace": str(self.trace_path)})
-        result.write(self.out / name)
-        code = code_of(state)
-        if code:
-            (self.out / name / f"{name}.cpp").write_text(code)
-        return result
+        return write_result(self.tasks[name], state, self.out, self.trace_path)
 
     # --- the user's edits, applied between nodes ----------------------------------------
     def _ensure_checkpoint(self, name: str) -> None:
@@ -309,11 +303,11 @@ class Session:
             return
         if self._active == name:
             self._active = None
-        chosen = {k: v for k, v in attempt.items() if k != "observations"}
-        best = chosen if attempt["status"] == "correct" else None
-        result = final_result({**state, "best": best}, [attempt])
+        # The result as if this attempt were the only one; the state's `best` stays what it is for later attempts.
+        chosen = {k: v for k, v in attempt.items() if k != "observations"} if attempt["status"] == "correct" else None
+        result = final_result({**state, "best": chosen}, [attempt])
         decision = {"next": "done", "reason": f"attempt {n} accepted by the user", "accepted": n}
-        self.graph().update_state(config, {"decision": decision, "result": result, "best": best, "current": None}, as_node="decide")
+        self.graph().update_state(config, {"decision": decision, "result": result, "current": None}, as_node="decide")
         self._emit("decision", kernel=name, node="user", data=decision)
         final = self._write_result(name, self.graph().get_state(config).values)
         self._emit("node_end", kernel=name, node="kernel", data={"status": final.status, "paused": False})

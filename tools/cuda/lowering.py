@@ -746,7 +746,7 @@ class KernelLowering:
         skip = None
         if self._has_own_continue(body):  # `continue` skips the rest of the iteration
             skip = Var(name=self._fresh("skipped"), type="bool", cursor=None, ctx=ctx, synthetic=True, promoted=True,
-                       tainted=True, order=len(self.vars))
+                       order=len(self.vars))
             self.vars.append(skip)
             loop.append(BText(f"{skip.name}.fill(false);"))
         if kind != "do":

@@ -245,15 +245,10 @@ class PythonReference(Reference):
 
     def _python_sandbox(self, sandbox: Sandbox) -> tuple[Sandbox, str]:
         if isinstance(sandbox, LocalSandbox):
-            box = sibling_sandbox(sandbox)
-            hidden = [h for h in getattr(box, "hide", []) if _python_under(h)] if box.bwrap else []
-            if not hidden:
-                return box, sys.executable
-            # The reference is task code, not candidate code: it may run without bubblewrap
-            # (rlimits and its own directory still apply) when the sandbox would hide Python itself.
-            box.close()
-            self.note = f"python reference ran without bubblewrap: this Python lives under {hidden[0]}, which the sandbox hides"
-            return LocalSandbox(sandbox.limits, use_bwrap=False), sys.executable
+            # The sandbox hides $HOME, where Python itself may live (pyenv): bind it back read-only.
+            pythons = sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix})
+            box = LocalSandbox(sandbox.limits, use_bwrap=sandbox.bwrap, hide=sandbox.hide, expose=pythons)
+            return box, sys.executable
         box = sibling_sandbox(sandbox)
         if box.run(["python3", "-c", "import numpy"], timeout_s=60).ok:
             return box, "python3"
@@ -291,12 +286,6 @@ class PythonReference(Reference):
 
     def close(self):
         self.box.close()
-
-
-def _python_under(directory: str) -> bool:
-    """Whether this Python (interpreter, standard library or packages) lives under `directory`."""
-    roots = {Path(sys.executable).resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
-    return any(r == Path(directory) or Path(directory) in r.parents for r in roots)
 
 
 def _python_files(base: Path, module: str) -> list[Path]:

@@ -3,6 +3,8 @@
 #pragma once
 #include "cuda_cpu/defines.h"
 
+// The front end's parse shim declares these types itself (see cuda_cpu/defines.h).
+#ifndef CUDA_CPU_PARSE_SHIM
 struct __attribute__((aligned(1))) char1 { signed char x; };
 struct __attribute__((aligned(2))) char2 { signed char x, y; };
 struct __attribute__((aligned(1))) char3 { signed char x, y, z; };
@@ -108,4 +110,4 @@ struct dim3 {
     constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
     constexpr operator uint3() const { return uint3{x, y, z}; }
 };
-
+#endif  // CUDA_CPU_PARSE_SHIM

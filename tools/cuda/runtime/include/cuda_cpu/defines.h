@@ -9,6 +9,9 @@
 // below turns that spelling into a nested attribute.
 #include <memory>
 
+// The front end (tools/cuda/frontend.py) parses with its own CUDA shim and defines
+// CUDA_CPU_PARSE_SHIM: the qualifiers must then keep their CUDA meaning.
+#ifndef CUDA_CPU_PARSE_SHIM
 #define __host__
 #define __device__
 #define __global__
@@ -24,6 +27,7 @@
 #define __maxnreg__(n)
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
+#endif  // CUDA_CPU_PARSE_SHIM
 // Calling-convention and export markers of CUDA's headers.
 #define CUDART_CB
 #define CUDARTAPI
