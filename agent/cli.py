@@ -148,13 +148,15 @@ def trace_show(trace: Path = typer.Argument(..., help="trace file (.jsonl)")) ->
 def tui(
     path: Optional[Path] = typer.Argument(None, help="a repository, task, directory of tasks, or trace"),
     no_start: bool = typer.Option(False, "--no-start", help="only show, do not start the run"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="output directory (default: as `agent port`)"),
     llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
 ) -> None:
     """Interactive terminal UI for watching, steering and replaying ports."""
     from .commands import tui as command
 
-    cfg = settings(llm=llm)
-    raise typer.Exit(command.run(existing(path) if path else None, cfg, start=not no_start))
+    cfg = settings(llm=llm, sandbox=sandbox)
+    raise typer.Exit(command.run(existing(path) if path else None, cfg, start=not no_start, out=out))
 
 
 @bench_app.command("generate")
