@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sandboxes import open_sandbox  # noqa: E402
-from tools.cuda import LoweringError, lower_task  # noqa: E402
+from tools.cuda import CudaParseError, LoweringError, lower_task  # noqa: E402
 from tools.optimize import Budget, search  # noqa: E402
 from tools.spec import load_task  # noqa: E402
 from tools.verify import VerifyError, profile  # noqa: E402
@@ -65,7 +65,7 @@ def measure(task, sandbox, threads_all: int, budget: Budget, timing_s: float) ->
     started = time.monotonic()
     try:
         faithful = lower_task(task)
-    except LoweringError as exc:
+    except (LoweringError, CudaParseError) as exc:
         return {**row, "status": "unsupported", "detail": str(exc)[:200]}
     result = search(task, faithful, sandbox, budget=budget, threads=threads_all)
     row["applied"] = result.applied
@@ -122,7 +122,12 @@ def main() -> int:
     ap.add_argument("--timing-s", type=float, default=0.3, help="measured time per version and thread count")
     ap.add_argument("--max-variants", type=int, default=6)
     ap.add_argument("--json", type=Path, default=None, help="write the rows here")
+    ap.add_argument("--summarize", type=Path, nargs="*", default=None, help="only print the summary of earlier --json files")
     args = ap.parse_args()
+    if args.summarize:
+        rows = [r for path in args.summarize for r in json.loads(path.read_text())]
+        print("\n".join(summarize(rows)))
+        return 0
     if not (args.corpus or args.hte):
         ap.error("choose --corpus and/or --hte")
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]), flush=True)

@@ -548,6 +548,32 @@ def simd_on_y(ctx: Context, code: str) -> str | None:
 # ---------------------------------------------------------------------------------------
 # schedules and compiler options carried by the code itself
 
+SMALL_GRID_THREADS = 1 << 15  # below this many CUDA threads, waking a team costs more than it saves
+
+
+def serial_small_grids(ctx: Context, code: str) -> str | None:
+    """Small launches run their blocks on the calling thread: an OpenMP `if` clause, so the
+    same code still spreads large launches over the cores."""
+    total = "gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z"
+    changed = False
+    for k in reversed(C.kernels(code)):
+        launches = ctx.launches_of(k.name)
+        if not launches or any(_threads(launch) >= SMALL_GRID_THREADS for launch in launches):
+            continue
+        body = k.body(code)
+        new = re.sub(r"(#pragma omp parallel(?: for collapse\(3\) schedule\(static\))?)[ \t]*\n",
+                     lambda m: f"{m[1]} if({total} >= {SMALL_GRID_THREADS}u)\n", body, count=1)
+        if new != body:
+            code = code[:k.body_open + 1] + new + code[k.end - 1:]
+            changed = True
+    return code if changed else None
+
+
+def _threads(launch) -> int:
+    (gx, gy, gz), (bx, by, bz) = launch.dims()
+    return gx * gy * gz * bx * by * bz
+
+
 def dynamic_schedule(ctx: Context, code: str) -> str | None:
     """Blocks of unequal work (guards, data-dependent loops) balance better when handed out."""
     new = code.replace("collapse(3) schedule(static)", "collapse(3) schedule(dynamic, 4)")
@@ -580,6 +606,7 @@ def _with_pragma(code: str, pragma: str) -> str | None:
 TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first, flags last
     Transform("grid_stride_flat", "grid-stride loops as one flat parallel simd loop", grid_stride_flat),
     Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel),
+    Transform("serial_small_grids", "small launches run on the calling thread (OpenMP if clause)", serial_small_grids),
     Transform("dense_exchange", "warp exchanges without round stamps where every lane writes", dense_exchange),
     Transform("launch_constants", "the task's launch extents as compile-time constants", launch_constants),
     Transform("simd_on_y", "simd over threadIdx.y for blocks of shape (1, n, 1)", simd_on_y),
