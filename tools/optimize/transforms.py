@@ -548,6 +548,50 @@ def simd_on_y(ctx: Context, code: str) -> str | None:
 # ---------------------------------------------------------------------------------------
 # schedules and compiler options carried by the code itself
 
+# ---------------------------------------------------------------------------------------
+# min/max/fminf/fmaxf as selects g++ can vectorize (the library calls cannot be, without fast-math)
+
+INLINE_MINMAX = """// ---- tools.optimize: min/max as vectorizable selects with the same NaN rules --------------------
+// fmax(x, y): y when x is NaN, x when y is NaN, else the larger (fmin likewise). Only the sign
+// of a zero result may differ from the library's (max(-0, +0)), which compares equal.
+namespace cudacpu_kernels {
+template <class A, class B>
+inline auto max(A a, B b) -> decltype(::max(a, b)) {
+  using R = decltype(::max(a, b));
+  if constexpr (std::is_floating_point<R>::value) {
+    R x = static_cast<R>(a), y = static_cast<R>(b);
+    return (y != y || x > y) ? x : y;
+  } else {
+    return ::max(a, b);
+  }
+}
+template <class A, class B>
+inline auto min(A a, B b) -> decltype(::min(a, b)) {
+  using R = decltype(::min(a, b));
+  if constexpr (std::is_floating_point<R>::value) {
+    R x = static_cast<R>(a), y = static_cast<R>(b);
+    return (y != y || x < y) ? x : y;
+  } else {
+    return ::min(a, b);
+  }
+}
+inline float fmaxf(float x, float y) { return (y != y || x > y) ? x : y; }
+inline float fminf(float x, float y) { return (y != y || x < y) ? x : y; }
+}  // namespace cudacpu_kernels
+"""
+
+
+def inline_minmax(ctx: Context, code: str) -> str | None:
+    """Kernels that call min/max/fminf/fmaxf get exact inline versions (see INLINE_MINMAX)."""
+    kernels = C.kernels(code)
+    if not any(re.search(r"(?<![\w.:])(min|max|fminf|fmaxf)\s*\(", C.strip_comments(k.body(code))) for k in kernels):
+        return None
+    first = code.find("// CUDA kernel")
+    if first < 0 or "tools.optimize: min/max" in code:
+        return None
+    return code[:first] + INLINE_MINMAX + "\n" + code[first:]
+
+
 SMALL_GRID_THREADS = 1 << 15  # below this many CUDA threads, waking a team costs more than it saves
 
 
@@ -606,6 +650,7 @@ def _with_pragma(code: str, pragma: str) -> str | None:
 TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first, flags last
     Transform("grid_stride_flat", "grid-stride loops as one flat parallel simd loop", grid_stride_flat),
     Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel),
+    Transform("inline_minmax", "min/max/fminf/fmaxf as vectorizable selects (same NaN rules)", inline_minmax),
     Transform("serial_small_grids", "small launches run on the calling thread (OpenMP if clause)", serial_small_grids),
     Transform("dense_exchange", "warp exchanges without round stamps where every lane writes", dense_exchange),
     Transform("launch_constants", "the task's launch extents as compile-time constants", launch_constants),
