@@ -54,6 +54,9 @@ def port(
     trace: Optional[Path] = typer.Option(None, "--trace", help="trace file (default: OUT/trace.jsonl)"),
     run: Optional[str] = typer.Option(None, "--run", help="command that checks a ported repository"),
     tune: Optional[bool] = typer.Option(None, "--tune/--no-tune", help="repositories: tune kernels on captured launches"),
+    expected_output: Optional[Path] = typer.Option(
+        None, "--expected-output", help="repositories: the output of a run of the original (e.g. on a GPU); "
+        "the port's printed numbers are compared with it, with tolerance"),
 ) -> None:
     """Port a repository, a kernel task, or a directory of tasks to CPU code."""
     from .commands import port as command
@@ -66,7 +69,8 @@ def port(
     cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune)
     if budgets:
         cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update=budgets)})
-    raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_command=run, console=console))
+    raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_command=run, console=console,
+                                 expected_output=existing(expected_output, "file") if expected_output else None))
 
 
 @app.command("eval")

@@ -312,7 +312,7 @@ def build_and_check(tree: PortTree, sandbox, state: PortState, writer: TraceWrit
 
 
 def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path | None,
-                    check_command: str | None, console: Console) -> int:
+                    check_command: str | None, console: Console, expected_output: Path | None = None) -> int:
     started = time.monotonic()
     try:
         project = discover(root)
@@ -353,6 +353,8 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
 
         tree = build_port_tree(project, out, translate, runtime_include_dir(), list(cfg.compiler.cxxflags),
                                extra_headers=(LAUNCH_HEADER,))
+        if expected_output is not None:  # kept in OUT so that later runs compare with it too
+            (out / "original_output.txt").write_text(expected_output.read_text(errors="replace"))
         expected = read_expected(out / "original_output.txt")
         targets = [t.name for t in project.executables]
         commands = [check_command] if check_command else default_check_commands(tree, targets, project.build.check_commands)

@@ -90,3 +90,21 @@ def test_kernels_are_tuned_on_captured_launches(tmp_path):
     kernel = report["kernels"][0]
     assert kernel["tuning"] and kernel["status"] == "correct"
     assert report["check"]["passed"]
+
+
+def test_output_is_compared_with_a_recorded_run_of_the_original(tmp_path):
+    """Numbers the port prints are compared with a recorded original run, with tolerance."""
+    src = ROOT / "examples" / "projects" / "matmul"
+    first = port(src, tmp_path / "ok", "--no-tune")
+    assert first.returncode == 0, first.stderr[-2000:]
+    printed = (tmp_path / "ok" / "port_output.txt").read_text()
+    recorded = tmp_path / "gpu_run.txt"
+    recorded.write_text(printed.replace("total ", "total 1"))  # a different first number
+    second = port(src, tmp_path / "bad", "--no-tune", "--expected-output", str(recorded))
+    report = json.loads((tmp_path / "bad" / "port_report.json").read_text())
+    assert second.returncode == 1 and not report["check"]["passed"]
+    assert "differs from the original run" in report["check"]["detail"]
+    recorded.write_text(printed)
+    third = port(src, tmp_path / "good", "--no-tune", "--expected-output", str(recorded))
+    report = json.loads((tmp_path / "good" / "port_report.json").read_text())
+    assert third.returncode == 0 and "numbers match the original run" in report["check"]["detail"]

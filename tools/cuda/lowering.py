@@ -315,6 +315,7 @@ class KernelLowering:
         self._sync_cache: dict[tuple[int, int], bool] = {}
         self.loop_flags: list[tuple] = []  # masked loops being lowered, innermost last
         self.uses_dynamic_shared = False
+        self.shared_as_written: set[int] = set()  # shared declarations re-emitted as written
         self.exit_flags = False  # returned threads are remembered in `exited[tid]`
         # State of the region being emitted.
         self._cur_region: Region | None = None
@@ -909,9 +910,10 @@ class KernelLowering:
         return self._subst_type(t, ctx)
 
     def _add_shared(self, s: ci.Cursor, ctx: Ctx) -> None:
-        for v in _children(s):
-            if v.kind != K.VAR_DECL:
-                continue
+        decls = [v for v in _children(s) if v.kind == K.VAR_DECL]
+        if len(decls) == 1:
+            self.shared_as_written.add(decls[0].hash)
+        for v in decls:
             name = v.spelling
             if name in {n for n, _, _ in self.shared.values()} or (name in self.block_names):
                 name = self._fresh(name)
@@ -1016,9 +1018,12 @@ class KernelLowering:
                     found.append(rep[1])
                     if r is not None:
                         rep[1].ref_counts[r.id] = rep[1].ref_counts.get(r.id, 0) + 1
-                elif rep[0] == "exchange":
-                    for a in rep[4]:
-                        visit(a)
+                elif rep[0] == "exchange":  # the read side uses the arguments but the value
+                    _, _, call, name, args = rep
+                    value = self._exchange_value(call, name, args)[1]
+                    for a in args:
+                        if a is not value and a.extent.start.offset != value.extent.start.offset:
+                            visit(a)
                 return
             if x.kind == K.VAR_DECL:
                 var = self.lookup(x, ctx)
@@ -1240,7 +1245,7 @@ class KernelLowering:
             return rep[1]
         _, site, call, name, args = rep
         w, t = self.n["warp"], tid
-        a = [self.render(x, ctx, tid) for x in args]
+        a = [self.render(x, ctx, tid) for x in args]  # the value itself is never rendered here
         base = name[:-5] if name.endswith("_sync") else name
         if name.startswith("__syncthreads_"):
             count = f"cudacpu::block_count({w}, {site})"
@@ -1343,8 +1348,7 @@ class KernelLowering:
                 elem = self._subst_type(elem, ctx) if ctx is not None else elem
                 out.append(f"{elem}* {name} = {self.n['dynamic_shared']}.as<{elem}>();  // extern __shared__")
                 continue
-            head = self.tr.text(v.extent.start.offset, v.location.offset)
-            if "," not in head and ctx is not None and not ctx.subst:  # the declaration as written
+            if v.hash in self.shared_as_written and ctx is not None and not ctx.subst:
                 text_v = self.render(v, ctx, None)
                 text_v = re.sub(r"\b(__shared__|static|extern)\s*", "", text_v).strip()
                 if name != v.spelling:
