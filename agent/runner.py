@@ -17,10 +17,13 @@ import hashlib
 import json
 import sqlite3
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import operator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Annotated, Any, Callable, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
 
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -203,8 +206,7 @@ def run_tasks(
                     progress.update(bar, step="finished")
 
             if settings.jobs > 1 and len(tasks) > 1:
-                with ThreadPoolExecutor(max_workers=settings.jobs) as pool:
-                    outcomes = list(pool.map(one, tasks))
+                outcomes = fan_out(tasks, one, settings.jobs)
             else:
                 outcomes = [one(task) for task in tasks]
     except KeyboardInterrupt:
@@ -217,6 +219,24 @@ def run_tasks(
         saver.conn.close()
     console.print(summary_table(outcomes))
     return outcomes
+
+
+class _FanOut(TypedDict):
+    tasks: list[Task]
+    task: Task
+    outcomes: Annotated[list[KernelOutcome], operator.add]
+
+
+def fan_out(tasks: list[Task], run_one: Callable[[Task], KernelOutcome], jobs: int) -> list[KernelOutcome]:
+    """Run kernels in parallel as a LangGraph fan-out: one `Send` per task, at most `jobs` at once.
+    Each kernel keeps its own checkpointed thread (run_one); this graph only schedules them."""
+    graph = StateGraph(_FanOut)
+    graph.add_node("kernel", lambda state: {"outcomes": [run_one(state["task"])]})
+    graph.add_conditional_edges(START, lambda state: [Send("kernel", {"task": t}) for t in state["tasks"]], ["kernel"])
+    graph.add_edge("kernel", END)
+    final = graph.compile().invoke({"tasks": tasks, "outcomes": []}, {"max_concurrency": jobs})
+    order = {t.name: i for i, t in enumerate(tasks)}
+    return sorted(final["outcomes"], key=lambda o: order.get(o.name, len(order)))
 
 
 def run_kernel(

@@ -1,8 +1,6 @@
 """The lowering, compiled with real g++ -fopenmp and run: each test checks results computed
 on the CPU from the same algorithm written plainly in the driver."""
 
-import pytest
-
 from tools.cuda import lower_source
 
 from cuda_fixtures.build import build_and_run

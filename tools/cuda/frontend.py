@@ -289,9 +289,6 @@ def callee(call: ci.Cursor) -> ci.Cursor | None:
             ref = c.referenced
             if ref is not None and ref.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE):
                 return ref
-            if c.kind == ci.CursorKind.OVERLOADED_DECL_REF:
-                for i in range(c.get_num_overloaded_decls() if hasattr(c, "get_num_overloaded_decls") else 0):
-                    return c.get_overloaded_decl(i)
             break
     return None
 

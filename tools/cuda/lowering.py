@@ -1272,7 +1272,7 @@ class KernelLowering:
     # ---- emitting the lowered function ------------------------------------------------------
 
     def emit_function(self) -> str:
-        k, n = self.kernel, self.n
+        n = self.n
         self.exit_flags = self.has_return and len(self.regions) > 1
         body = self._emit_items(self.items, "    " * 4)
         promoted = [v for v in sorted(self.vars, key=lambda v: v.order) if v.promoted]

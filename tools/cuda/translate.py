@@ -8,6 +8,8 @@ import re
 import clang.cindex as ci
 from pydantic import BaseModel
 
+from tools.spec import c_type
+
 from . import frontend as fe
 from .frontend import CudaModule, Translation, parse_translation
 from .lowering import PRELUDE, K, KernelLowering, LoweringUnsupported
@@ -292,8 +294,6 @@ def _task_launch(task, launch, tr: Translation) -> str:
         ptype = p.type.spelling
         if isinstance(a, str) and a in buffers and "*" in ptype and not any(
                 re.search(rf"\b{re.escape(t)}\b", ptype) for t in tparams):
-            from tools.spec import c_type
-
             pointee = re.sub(r"\b(const|volatile|__restrict)\b|\*", "", ptype).strip()
             if " ".join(pointee.split()) != c_type(buffers[a].dtype):
                 text = f"reinterpret_cast<{ptype}>({a})"
