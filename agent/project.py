@@ -21,7 +21,8 @@ from sandboxes import Limits, open_sandbox
 from tools.project.check import BuildOutcome, build_in_sandbox, default_check_commands, read_expected, run_check
 from tools.project.discover import DiscoveryError, Project, discover
 from tools.project.capture import HEADER as LAUNCH_HEADER
-from tools.project.capture import Capture, capture_to_task, instrument, read_captures, tuned_dispatch_source
+from tools.project.capture import (Capture, capture_to_task, inline_local_includes, instrument, read_captures,
+                                  tuned_dispatch_source)
 from tools.project.tree import RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree, drop_sources
 
 from tools.spec import TaskError
@@ -241,7 +242,7 @@ def tune_kernels(project: Project, tree: PortTree, sandbox, cfg: Settings, out: 
         if problem:
             tuning[capture.kernel] = KernelTuning(status="skipped", note=problem)
             continue
-        source = (project.root / site.file).read_text(errors="replace")
+        source = inline_local_includes(project.root / site.file, project.root)
         try:
             params = [p.name for p in parse_cuda(source, site.file).kernel(capture.kernel).params]
         except Exception:  # parameter names are only for readability; positions are enough
