@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The main job on a bundled example, with the embedded defaults (no API key, no GPU, no Docker):
-# installs what it needs, then ports the example kernels with the deterministic compiler.
+# The main job on a bundled example, with the embedded defaults (no API key, no GPU, no Docker
+# needed): installs what it needs, ports the example CUDA project examples/projects/heat2d to a
+# CPU build (translate, build with g++, run its own check, tune its kernel on captured data)
+# and prints the port report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
-rm -rf port-out/demo
-.venv/bin/agent port examples/kernels -o port-out/demo
+.venv/bin/agent port examples/projects/heat2d -o port-out/heat2d
 echo
-echo "Results: port-out/demo/<kernel>/result.json, CPU code: port-out/demo/<kernel>/<kernel>.cpp, trace: port-out/demo/trace.jsonl"
+cat port-out/heat2d/PORT_REPORT.md
+echo
+echo "CPU port: port-out/heat2d/src (build: make -f Makefile.cpu), trace: port-out/heat2d/trace.jsonl"
