@@ -41,7 +41,7 @@ class Toolbox(Protocol):
     def plan(self, task: Task) -> dict[str, Any]: ...
     def compile(self, task: Task, code: str) -> dict[str, Any]: ...
     def check(self, task: Task, code: str) -> dict[str, Any]: ...
-    def profile(self, task: Task, code: str) -> dict[str, Any]: ...
+    def profile(self, task: Task, code: str, baseline: str | None = None) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -295,7 +295,11 @@ def test_(state: KernelState, ctx: GraphContext) -> dict:
 
 def profile(state: KernelState, ctx: GraphContext) -> dict:
     task, current = ctx.task(state), dict(state["current"])
-    result = _tool(ctx, state, "profile", "profile", lambda: ctx.tools.profile(task, current["code"]), current["n"])
+    # The faithful lowering is the baseline: a speedup over it is what translation and tuning gained.
+    lowering = state.get("lowering")
+    baseline = lowering if lowering and lowering.strip() != current["code"].strip() else None
+    result = _tool(ctx, state, "profile", "profile", lambda: ctx.tools.profile(task, current["code"], baseline),
+                   current["n"])
     if result is None:
         result = {"observations": [_tool_crash("profile")]}
     observations = [{**o, "attempt": current["n"]} for o in result.get("observations", [])]

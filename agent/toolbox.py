@@ -111,12 +111,13 @@ class LiveToolbox:
         return [1, max(2, self.settings.threads)] if self.settings.threads else None
 
     # profile ---------------------------------------------------------------
-    def profile(self, task: Task, code: str) -> dict[str, Any]:
+    def profile(self, task: Task, code: str, baseline: str | None = None) -> dict[str, Any]:
         from tools.verify import VerifyError
         from tools.verify.profile import profile
 
         try:
-            report = profile(task, code, self.sandbox, threads=self.settings.threads, cxxflags=self.settings.compiler.cxxflags)
+            report = profile(task, code, self.sandbox, baseline_cpp=baseline, threads=self.settings.threads,
+                             cxxflags=self.settings.compiler.cxxflags)
         except VerifyError as exc:
             return {"observations": _obs([Observation(kind="profile", message=f"cannot time: {exc}", severity="warning")])}
         return {

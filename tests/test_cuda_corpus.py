@@ -1,5 +1,5 @@
-"""The corpus (tests/kernels): every task lowers; a representative sample (all of them with
-CUDA_CORPUS_FULL=1) compiles and matches its independent reference with 1 and 2 threads."""
+"""The corpus (tests/kernels): a representative sample compiles and matches its independent
+reference with 1 and 2 threads; with CUDA_CORPUS_FULL=1, every task lowers and is checked."""
 
 import os
 from pathlib import Path
@@ -18,6 +18,7 @@ SAMPLE = ["barrier_while_break", "reduce_warp_legacy", "scan_multi_block", "stru
 FULL = os.environ.get("CUDA_CORPUS_FULL") == "1"
 
 
+@pytest.mark.skipif(not FULL, reason="about 5 s per task: set CUDA_CORPUS_FULL=1")
 def test_every_corpus_task_lowers():
     assert len(TASKS) >= 60
     problems = {}

@@ -264,7 +264,7 @@ class RecordedToolbox:
     def check(self, task: Task, code: str) -> dict:
         return self._next("check")
 
-    def profile(self, task: Task, code: str) -> dict:
+    def profile(self, task: Task, code: str, baseline: str | None = None) -> dict:
         return self._next("profile")
 
 
