@@ -89,32 +89,31 @@ def eval_(
     raise typer.Exit(command.run(existing(bench), cfg, out=out, limit=limit, console=console))
 
 
+TASK_ARG = typer.Argument(..., help="kernel task JSON")
+CANDIDATE_ARG = typer.Argument(..., help="CPU candidate (.cpp)")
+RESULT_OPT = typer.Option(None, "-o", "--out", help="where to write result.json")
+SANDBOX_OPT = typer.Option(None, "--sandbox", help=SANDBOX_HELP)
+
+
+def _verify(task: Path, candidate: Path, out: Path | None, sandbox: str | None, *, timed: bool) -> None:
+    from .commands import verify as command
+
+    cfg = settings(sandbox=sandbox)
+    raise typer.Exit(command.run(existing(task), existing(candidate), cfg, out=out, profile=timed, console=console))
+
+
 @app.command()
-def verify(
-    task: Path = typer.Argument(..., help="kernel task JSON"),
-    candidate: Path = typer.Argument(..., help="CPU candidate (.cpp)"),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="where to write result.json"),
-    sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
-) -> None:
+def verify(task: Path = TASK_ARG, candidate: Path = CANDIDATE_ARG, out: Optional[Path] = RESULT_OPT,
+           sandbox: Optional[str] = SANDBOX_OPT) -> None:
     """Check a CPU candidate against the task's reference."""
-    from .commands import verify as command
-
-    cfg = settings(sandbox=sandbox)
-    raise typer.Exit(command.run(existing(task), existing(candidate), cfg, out=out, profile=False, console=console))
+    _verify(task, candidate, out, sandbox, timed=False)
 
 
 @app.command()
-def profile(
-    task: Path = typer.Argument(..., help="kernel task JSON"),
-    candidate: Path = typer.Argument(..., help="CPU candidate (.cpp)"),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="where to write result.json"),
-    sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
-) -> None:
+def profile(task: Path = TASK_ARG, candidate: Path = CANDIDATE_ARG, out: Optional[Path] = RESULT_OPT,
+            sandbox: Optional[str] = SANDBOX_OPT) -> None:
     """Check and time a CPU candidate against the task's reference."""
-    from .commands import verify as command
-
-    cfg = settings(sandbox=sandbox)
-    raise typer.Exit(command.run(existing(task), existing(candidate), cfg, out=out, profile=True, console=console))
+    _verify(task, candidate, out, sandbox, timed=True)
 
 
 @app.command()
