@@ -18,16 +18,8 @@ SAMPLE = ["barrier_while_break", "reduce_warp_legacy", "scan_multi_block", "stru
 FULL = os.environ.get("CUDA_CORPUS_FULL") == "1"
 
 
-@pytest.mark.skipif(not FULL, reason="about 5 s per task: set CUDA_CORPUS_FULL=1")
-@pytest.mark.skipif(FULL, reason="CUDA_CORPUS_FULL=1: every task is lowered and checked below")
-def test_every_corpus_task_lowers():
+def test_the_corpus_is_large_enough():
     assert len(TASKS) >= 60
-    problems = {}
-    for name in TASKS:
-        cpp = lower_task(load_task(CORPUS / name / "task.json"))
-        if "cudacpu_kernels::" not in cpp:
-            problems[name] = "no launch in the entry function"
-    assert problems == {}
 
 
 @pytest.mark.parametrize("name", TASKS if FULL else [n for n in SAMPLE if n in TASKS])
