@@ -18,6 +18,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from tools.build import DEFAULT_CXXFLAGS, DEFAULT_NVCCFLAGS
+
 LLM_KINDS = ("compiler", "openai", "anthropic", "openai-compatible")
 
 
@@ -38,9 +40,9 @@ class Budgets(BaseModel):
 
 class CompilerFlags(BaseModel):
     cxx: str = "g++"
-    cxxflags: list[str] = ["-O3", "-march=native", "-fopenmp", "-std=c++17"]
+    cxxflags: list[str] = list(DEFAULT_CXXFLAGS)
     nvcc: str = "nvcc"
-    nvccflags: list[str] = ["-O3", "-std=c++17"]
+    nvccflags: list[str] = list(DEFAULT_NVCCFLAGS)
     fast_math_ok: bool = Field(False, description="allow -ffast-math where a task's tolerance permits")
 
 

@@ -357,7 +357,7 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
             (out / "original_output.txt").write_text(expected_output.read_text(errors="replace"))
         expected = read_expected(out / "original_output.txt")
         targets = [t.name for t in project.executables]
-        commands = [check_command] if check_command else default_check_commands(tree, targets, project.build.check_commands)
+        commands = [check_command] if check_command else default_check_commands(targets, project.build.check_commands)
         sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
         writer.event("tool_call", node="build", data={"sandbox": sandbox.mode, "makefile": str(tree.makefile)})
         try:

@@ -95,7 +95,7 @@ def run_check(
     return CheckOutcome(command, True, f"exit 0; {said}", out, 0)
 
 
-def default_check_commands(tree: PortTree, targets: list[str], build_checks: list[str]) -> list[str]:
+def default_check_commands(targets: list[str], build_checks: list[str]) -> list[str]:
     """The project's own check commands, else each executable run with no arguments."""
     if build_checks:
         fixed = []
