@@ -175,6 +175,7 @@ class Translation:
     functions: dict[int, ci.Cursor] = field(default_factory=dict)  # location offset -> device fn definition
     identifiers: set[str] = field(default_factory=set)
     module: CudaModule | None = None
+    _main_cursors: list[ci.Cursor] | None = None
 
     def text(self, start: int, end: int) -> str:
         return self.source[start:end].decode()
@@ -182,6 +183,15 @@ class Translation:
     def in_main(self, cursor: ci.Cursor) -> bool:
         loc = cursor.location
         return loc.file is not None and loc.file.name == self.filename
+
+    def walk_main(self) -> list[ci.Cursor]:
+        """Every cursor under the file's own top-level declarations, in preorder. Walking only
+        these (not the included headers' hundreds of thousands of cursors) is what keeps a
+        parse fast; callers still check `in_main` for what a macro or include put inside."""
+        if self._main_cursors is None:
+            self._main_cursors = [c for top in self.tu.cursor.get_children() if self.in_main(top)
+                                  for c in top.walk_preorder()]
+        return self._main_cursors
 
     def called_definition(self, call: ci.Cursor) -> ci.Cursor | None:
         """The device function of this file that a call calls; for dependent calls in templates
@@ -214,7 +224,7 @@ def parse_translation(source: str, filename: str = "input.cu", include_dirs: lis
         where = f"{d.location.file.name}:{d.location.line}" if d.location.file is not None else filename
         raise CudaParseError(f"{where}: {d.spelling}")
     tr.identifiers = set(re.findall(r"[A-Za-z_]\w*", source))
-    for cur in tu.cursor.walk_preorder():
+    for cur in tr.walk_main():
         if cur.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) or not tr.in_main(cur):
             continue
         if not cur.is_definition():
@@ -454,7 +464,7 @@ def _enclosing_function(cursor: ci.Cursor) -> ci.Cursor | None:
 
 
 def _collect_variables(tr: Translation, mod: CudaModule) -> None:
-    for c in tr.tu.cursor.walk_preorder():
+    for c in tr.walk_main():
         if c.kind != ci.CursorKind.VAR_DECL or not tr.in_main(c):
             continue
         if is_shared(c):
@@ -469,7 +479,7 @@ def _collect_variables(tr: Translation, mod: CudaModule) -> None:
 
 def _collect_host(tr: Translation, mod: CudaModule) -> None:
     seen: set[int] = set()
-    for fn in tr.tu.cursor.walk_preorder():
+    for fn in tr.walk_main():
         if fn.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD):
             continue
         if not tr.in_main(fn) or not fn.is_definition() or is_kernel(fn) or (is_device(fn) and not has_attr(fn, ci.CursorKind.CUDAHOST_ATTR)):

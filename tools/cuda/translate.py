@@ -169,7 +169,7 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
         result.kernels.append(record)
         edits.replace(start, end, f"// CUDA kernel {name} ({tr.filename}:{cursor.location.line}), lowered\n" + _wrap(text, kernel=True))
     coord_fn_kept = False
-    for c in tr.tu.cursor.walk_preorder():
+    for c in tr.walk_main():
         if not tr.in_main(c) or c.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
             continue
         start, end = _outer_extent(c)
@@ -188,7 +188,7 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
         if (drop_main and c.spelling == "main") or not keep_host:
             edits.replace(start, end, "")
     if keep_host:
-        for c in tr.tu.cursor.walk_preorder():
+        for c in tr.walk_main():
             if c.kind == K.CALL_EXPR and tr.in_main(c):
                 launch = fe.parse_launch(c, tr)
                 if launch is not None:

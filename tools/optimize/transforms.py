@@ -661,3 +661,12 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
     Transform("dynamic_schedule", "blocks handed out dynamically", dynamic_schedule),
     Transform("fast_math", "-ffast-math for the kernels (tolerance and configuration allow it)", fast_math),
 ]
+
+
+def _sync_transforms() -> list[Transform]:
+    from .sync_transforms import SYNC_TRANSFORMS  # they build on the helpers above
+
+    return SYNC_TRANSFORMS
+
+
+TRANSFORMS[:0] = _sync_transforms()  # recognised barrier/shuffle patterns first: they replace whole regions
