@@ -153,13 +153,13 @@ def test_guarded_tree_reduction_runs_only_admitted_threads_and_is_correct(box):
 
 
 def test_guard_with_a_thread_dependent_bound_is_left_alone():
-    from tools.optimize.transforms import _guard_bounds
+    from tools.optimize.guards import guarded_region
 
     ok = "const uint3 threadIdx = make_uint3(tx, ty, tz);\nunsigned int tid = threadIdx.x;\nif (tid < s)\n    a[tid] += a[tid + s];\n"
-    assert _guard_bounds(ok) is not None
-    assert _guard_bounds(ok.replace("tid < s", "tid < idx[tid]")) is None
-    assert _guard_bounds(ok.replace("tid < s", "tid < s + tid")) is None
-    assert _guard_bounds(ok + "b[tid] = 0;\n") is None  # not the whole body
+    assert guarded_region(ok, {}) is not None
+    assert guarded_region(ok.replace("tid < s", "tid < idx[tid]"), {}) is None
+    assert guarded_region(ok.replace("tid < s", "tid < s + tid"), {}) is None
+    assert guarded_region(ok + "b[tid] = 0;\n", {}) is None  # not the whole body
 
 
 def test_dense_exchange_is_correct_where_every_lane_writes(box):

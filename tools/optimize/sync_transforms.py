@@ -1,7 +1,271 @@
-"""Transformations for kernels with barriers and warp intrinsics (see tools/optimize/__init__.py)."""
+"""Transformations for kernels with barriers and warp intrinsics (see tools/optimize/__init__.py).
+
+They remove emulation that a CPU running a block's threads as loops does not need, working
+from the regular text the lowering (tools/cuda) emits; each returns None on any other shape.
+
+lane_arrays: the lowering's `cudacpu::WarpExchange` (one 16-byte slot and one round stamp per
+thread and call site, a stamp compared on every read) becomes one plain typed array per call
+site (`cudaopt::Lanes<T>`): a lane that did not write in the current round reads as T{}, which
+is what the stamps encode, so `begin` clears the array (or does nothing where every thread of
+the block writes in every round), `put` is a store and the shuffles, ballots and block counts
+are inline reads of the array that g++ vectorizes.
+"""
 
 from __future__ import annotations
 
-from .transforms import Transform
+import re
 
-SYNC_TRANSFORMS: list[Transform] = []
+from . import code as C
+from .transforms import Context, Transform
+
+# ---------------------------------------------------------------------------------------
+# warp exchanges as plain per-site lane arrays
+
+LANES_HEADER = """// ---- tools.optimize: warp exchanges as plain lane arrays ------------------------------------
+// One array per call site of a warp intrinsic (or __syncthreads_count/_and/_or): the values the
+// threads gave in the current round. A thread that did not write reads as T{} (cleared when a
+// round begins), as the lowering's round stamps encode; lanes beyond the block are always T{}.
+// Flags = true also records which threads wrote (for __all_sync and __syncthreads_and).
+#ifndef CUDAOPT_LANES
+#define CUDAOPT_LANES
+namespace cudaopt {
+template <class T, bool Flags = false>
+class Lanes {
+ public:
+  explicit Lanes(std::size_t n)
+      : n_(n), v_(new T[(n + 31) / 32 * 32 + 32]()), w_(new unsigned char[Flags ? (n + 31) / 32 * 32 + 32 : 1]()) {}
+  ~Lanes() { delete[] v_; delete[] w_; }
+  Lanes(const Lanes&) = delete;
+  Lanes& operator=(const Lanes&) = delete;
+  void clear() {
+    for (std::size_t i = 0; i < n_; ++i) v_[i] = T{};
+    if (Flags)
+      for (std::size_t i = 0; i < n_; ++i) w_[i] = 0;
+  }
+  void put(unsigned tid, const T& value) {
+    v_[tid] = value;
+    if (Flags) w_[tid] = 1;
+  }
+  T at(unsigned tid) const { return v_[tid]; }
+  bool written(unsigned tid) const { return tid < n_ && w_[tid]; }
+  std::size_t threads() const { return n_; }
+
+ private:
+  std::size_t n_;
+  T* v_;
+  unsigned char* w_;
+};
+
+template <class T, bool F>
+inline T shfl(const Lanes<T, F>& x, unsigned tid, int src_lane, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int in_segment = ((src_lane % w) + w) % w;
+  return x.at(cudacpu::shfl_source(tid, in_segment, w));
+}
+
+template <class T, bool F>
+inline T shfl_up(const Lanes<T, F>& x, unsigned tid, unsigned delta, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
+  if (lane - static_cast<int>(delta) < 0) return x.at(tid);
+  return x.at(cudacpu::shfl_source(tid, lane - static_cast<int>(delta), w));
+}
+
+template <class T, bool F>
+inline T shfl_down(const Lanes<T, F>& x, unsigned tid, unsigned delta, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
+  if (lane + static_cast<int>(delta) >= w) return x.at(tid);
+  return x.at(cudacpu::shfl_source(tid, lane + static_cast<int>(delta), w));
+}
+
+template <class T, bool F>
+inline T shfl_xor(const Lanes<T, F>& x, unsigned tid, int lane_mask, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
+  int src = lane ^ lane_mask;
+  if (src < 0 || src >= w) return x.at(tid);
+  return x.at(cudacpu::shfl_source(tid, src, w));
+}
+
+template <class T, bool F>
+inline unsigned ballot(const Lanes<T, F>& x, unsigned tid, unsigned mask) {
+  unsigned base = tid - tid % 32u, bits = 0;
+  for (unsigned lane = 0; lane < 32; ++lane) bits |= (x.at(base + lane) != 0 ? 1u : 0u) << lane;
+  return bits & mask;
+}
+
+template <class T>
+inline unsigned participants(const Lanes<T, true>& x, unsigned tid, unsigned mask) {
+  unsigned base = tid - tid % 32u, bits = 0;
+  for (unsigned lane = 0; lane < 32; ++lane) bits |= (x.written(base + lane) ? 1u : 0u) << lane;
+  return bits & mask;
+}
+
+template <class T, bool F>
+inline int any(const Lanes<T, F>& x, unsigned tid, unsigned mask) { return ballot(x, tid, mask) != 0; }
+
+template <class T>
+inline int all(const Lanes<T, true>& x, unsigned tid, unsigned mask) {
+  return ballot(x, tid, mask) == participants(x, tid, mask);
+}
+
+template <class T, bool F>
+inline int block_count(const Lanes<T, F>& x) {
+  int count = 0;
+  for (unsigned t = 0; t < x.threads(); ++t) count += x.at(t) != 0;
+  return count;
+}
+
+template <class T>
+inline int block_participants(const Lanes<T, true>& x) {
+  int count = 0;
+  for (unsigned t = 0; t < x.threads(); ++t) count += x.written(t);
+  return count;
+}
+}  // namespace cudaopt
+#endif  // CUDAOPT_LANES
+"""
+
+_EXCHANGE = re.compile(r"cudacpu::WarpExchange (\w+)\((\d+), nthreads\);")
+_SHUFFLE_READS = ("shfl", "shfl_up", "shfl_down", "shfl_xor")
+_VOTE_READS = ("ballot", "any", "block_count")
+_FLAG_READS = ("all", "participants", "block_participants")
+_INTEGRAL = {"int", "unsigned int", "unsigned"}
+_THREAD_NEST = re.compile(r"\s*for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)\s*"
+                          r"for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\s*(?:#pragma omp simd\s*)?"
+                          r"for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
+
+
+def _call_end(text: str, open_paren: int) -> int:
+    """Index of the `)` closing the `(` at open_paren (no strings or comments inside calls here)."""
+    depth = 0
+    for i in range(open_paren, len(text)):
+        depth += text[i] == "("
+        depth -= text[i] == ")"
+        if depth == 0:
+            return i
+    raise ValueError("unbalanced parentheses")
+
+
+class _Site:
+    def __init__(self):
+        self.type: str | None = None
+        self.flags = False
+        self.puts = 0
+
+
+def _exchange_edits(body: str, name: str, nsites: int) -> list[tuple[int, int, str]] | None:
+    """(start, end, replacement) for every use of the exchange `name`, or None when some use is
+    not one this transformation knows."""
+    sites = [_Site() for _ in range(nsites)]
+    edits, reads = [], []
+    for m in re.finditer(rf"\b{name}\b", body):
+        s = m.start()
+        if body.startswith(f"cudacpu::WarpExchange {name}(", s - len("cudacpu::WarpExchange ")):
+            continue  # the declaration: replaced once the sites' types are known
+        if (b := re.match(rf"{name}\.begin\((\d+)\);", body[s:])):
+            edits.append((s, s + b.end(), ("begin", int(b[1]))))
+            continue
+        if (p := re.match(rf"{name}\.put(?:<([\w ]+)>)?\((\d+), tid, ", body[s:])):
+            close = _call_end(body, s + p.end() - len(f"{p[2]}, tid, ") - 1)
+            value = body[s + p.end():close]
+            site = int(p[2])
+            ptype = p[1] or (c[1] if (c := re.fullmatch(r"static_cast<([\w ]+)>\(.*\)", value, re.S)) else None)
+            if ptype is None or site >= nsites or sites[site].type not in (None, ptype):
+                return None
+            sites[site].type, sites[site].puts = ptype, sites[site].puts + 1
+            edits.append((s, s + p.end(), ("put", site)))
+            continue
+        call = re.search(r"cudacpu::(\w+)(?:<([\w ]+)>)?\(\s*$", body[max(0, s - 60):s])
+        after = re.match(rf"{name}, (\d+)(, |\))", body[s:])
+        if call is None or after is None:
+            return None
+        fn, rtype, site = call[1], call[2], int(after[1])
+        if site >= nsites or fn not in _SHUFFLE_READS + _VOTE_READS + _FLAG_READS:
+            return None
+        start = s - (len(call[0]) - call[0].index("cudacpu::"))
+        reads.append((fn, rtype, site))
+        sites[site].flags |= fn in _FLAG_READS
+        edits.append((start, s + after.end(), ("read", fn, site, after[2])))
+    for fn, rtype, site in reads:
+        t = sites[site].type
+        if t is None or (fn in _SHUFFLE_READS and rtype != t) or (fn not in _SHUFFLE_READS and t not in _INTEGRAL):
+            return None
+    if not any(site.puts for site in sites):
+        return None
+    dense = {i: _dense_site(body, name, i) for i in range(nsites)}
+    out = []
+    for start, end, what in edits:
+        if what[0] == "begin":
+            site = what[1]
+            text = f"// {name}, site {site}: every thread writes" if dense[site] and not sites[site].flags else f"{name}_{site}.clear();"
+        elif what[0] == "put":
+            text = f"{name}_{what[1]}.put(tid, "
+        else:
+            _, fn, site, sep = what
+            text = f"cudaopt::{fn}({name}_{site}{sep}"
+        out.append((start, end, text))
+    decl = " ".join(f"cudaopt::Lanes<{s.type}{', true' if s.flags else ''}> {name}_{i}(nthreads);"
+                    for i, s in enumerate(sites) if s.type is not None)
+    m = re.search(rf"cudacpu::WarpExchange {name}\(\d+, nthreads\);", body)
+    out.append((m.start(), m.end(), decl))
+    return out
+
+
+def _dense_site(body: str, name: str, site: int) -> bool:
+    """Every round of the site is `begin` followed directly by a full thread-loop nest whose body
+    writes the site once, at its top level, and never skips a thread: no clearing needed."""
+    begins = [m.end() for m in re.finditer(rf"\b{name}\.begin\({site}\);", body)]
+    put = f"{name}.put"
+    covered = 0
+    for end in begins:
+        nest = _THREAD_NEST.match(body, end)
+        if nest is None:
+            return False
+        close = C.matching_brace(body, nest.end() - 1)
+        loop = body[nest.end():close]
+        puts = re.findall(rf"\b{name}\.put(?:<[\w ]+>)?\({site},", loop)
+        if len(puts) != 1 or re.search(r"\b(continue|break|return|goto)\b", loop) or not _at_top(loop, put):
+            return False
+        covered += 1
+    total = len(re.findall(rf"\b{name}\.put(?:<[\w ]+>)?\({site},", body))
+    return covered == total and total > 0
+
+
+def _at_top(loop: str, needle: str) -> bool:
+    depth = 0
+    for i, ch in enumerate(loop):
+        if loop.startswith(needle, i) and depth != 0:
+            return False
+        depth += ch == "{"
+        depth -= ch == "}"
+    return True
+
+
+def lane_arrays(ctx: Context, code: str) -> str | None:
+    """Warp exchanges become one plain typed array per call site (see LANES_HEADER): stores and
+    inline reads instead of 16-byte slots with round stamps."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        body = k.body(code)
+        edits = []
+        for m in _EXCHANGE.finditer(body):
+            found = _exchange_edits(body, m[1], int(m[2]))
+            if found is not None:
+                edits += found
+        if not edits:
+            continue
+        for start, end, text in sorted(edits, reverse=True):
+            body = body[:start] + text + body[end:]
+        code = code[:k.body_open + 1] + body + code[k.end - 1:]
+        changed = True
+    if not changed:
+        return None
+    first = code.find("// CUDA kernel")
+    return code[:first] + LANES_HEADER + "\n" + code[first:] if first >= 0 else None
+
+
+SYNC_TRANSFORMS: list[Transform] = [
+    Transform("lane_arrays", "warp exchanges as plain per-site lane arrays (no round stamps, inline reads)", lane_arrays),
+]

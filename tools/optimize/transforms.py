@@ -17,6 +17,7 @@ from typing import Callable
 from tools.spec import Task
 
 from . import code as C
+from .guards import guarded_region, param_shapes
 
 DIMS = "xyz"
 
@@ -406,7 +407,7 @@ def _simd_put_loops(body: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# thread loops whose whole body is guarded by a comparison of threadIdx.x
+# thread loops whose body is guarded: only the admitted threads, with no condition left
 
 GUARD_RANGE = """// ---- tools.optimize: thread ranges of guarded regions ----------------------------------------
 #ifndef CUDAOPT_GUARD_RANGE
@@ -422,36 +423,39 @@ inline unsigned first_true(unsigned n, Pred pred) {
   }
   return lo;
 }
+inline unsigned at_least(unsigned a, unsigned b) { return a > b ? a : b; }
+inline unsigned at_most(unsigned a, unsigned b) { return a < b ? a : b; }
 }  // namespace cudaopt
 #endif
 """
-_LOWERING_DECLS = re.compile(r"^(const uint3 threadIdx = make_uint3\(tx, ty, tz\);|const unsigned int \w+ = \(tz \* blockDim\.y \+ ty\) "
-                             r"\* blockDim\.x \+ tx;)$")
-_X_ALIAS = re.compile(r"^(?:const\s+)?(?:unsigned\s+int|unsigned|int)\s+(\w+)\s*=\s*(?:\(int\))?threadIdx\.x\s*;$")
-_GUARD_IF = re.compile(r"^if\s*\(\s*(?P<x>\w+(?:\.x)?)\s*(?P<op><=|>=|==|<|>)\s*(?P<e>[^;{}]+?)\s*\)\s*(?P<stmt>.*)$", re.S)
+
 _TY_LOOP = re.compile(r"(?P<ind>[ \t]*)for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\n(?P<pind>[ \t]*)#pragma omp simd\n"
                       r"[ \t]*for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
 
 
 def guarded_thread_range(ctx: Context, code: str) -> str | None:
-    """A region whose body is `if (threadIdx.x OP e) ...` (e the same for all threads) runs only
-    the threads the guard admits: they form one contiguous range of x, found by binary search
-    on the guard itself (so C++'s own conversions decide). The guard stays in the body."""
+    """A thread region `decls; if (G) S` (or `if (G) continue; S`) whose guard is proven to
+    admit one contiguous range of threadIdx.x (tools/optimize/guards.py) runs over that range
+    only, found per block by binary search on the guard, with the condition gone from the loop."""
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
+        params = param_shapes(C.split_params(k.params))
         new, pos, edits = [], 0, 0
         for m in _TY_LOOP.finditer(body):
             close = C.matching_brace(body, m.end() - 1)
-            bounds = _guard_bounds(body[m.end():close])
-            if bounds is None:
+            region = guarded_region(body[m.end():close], params)
+            if region is None:
                 continue
             ind, pind = m["ind"], m["pind"]
-            loop = (f"{ind}for (unsigned int ty = 0; ty < blockDim.y; ++ty) {{\n"
-                    f"{pind}{bounds}\n"
-                    f"{pind}#pragma omp simd\n"
-                    f"{pind}for (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {{")
-            new.append(body[pos:m.start()] + loop + body[m.end():close + 1] + f"\n{ind}}}")
+            inner = pind + "    "
+            loop = "\n".join([f"{ind}for (unsigned int ty = 0; ty < blockDim.y; ++ty) {{",
+                              *(pind + line for line in region.bounds),
+                              f"{pind}#pragma omp simd",
+                              f"{pind}for (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {{",
+                              *(inner + line for line in region.body.split("\n")),
+                              f"{pind}}}", f"{ind}}}"])
+            new.append(body[pos:m.start()] + loop)
             pos, edits = close + 1, edits + 1
         if edits:
             new.append(body[pos:])
@@ -459,45 +463,10 @@ def guarded_thread_range(ctx: Context, code: str) -> str | None:
             changed = True
     if not changed:
         return None
+    if "CUDAOPT_GUARD_RANGE" in code:
+        return code
     first = code.find("// CUDA kernel")
     return code[:first] + GUARD_RANGE + "\n" + code[first:] if first >= 0 else None
-
-
-def _guard_bounds(loop_body: str) -> str | None:
-    """`unsigned int tx_lo = ..., tx_hi = ...;` for a body `decls; if (x OP e) stmt`, else None."""
-    text = C.strip_comments(loop_body).strip()
-    decls, aliases = [], {"threadIdx.x"}
-    while True:
-        line, _, rest = text.partition("\n")
-        line = line.strip()
-        if _LOWERING_DECLS.match(line):
-            decls.append(line)
-        elif (m := _X_ALIAS.match(line)):
-            decls.append(line)
-            aliases.add(m.group(1))
-        else:
-            break
-        text = rest.strip()
-    m = _GUARD_IF.match(text)
-    if not m or m["x"] not in aliases or re.search(r"\belse\b", m["stmt"]):
-        return None
-    e = m["e"]
-    names = set(re.findall(r"[A-Za-z_]\w*", e))
-    if "[" in e or "(" in e.replace("blockDim", "") and re.search(r"\w\s*\(", e) or names & (aliases | {"threadIdx", "tx", "ty", "tz"}):
-        return None  # the bound must be the same for every thread (and have no calls)
-    if any(re.match(r"tid", n) for n in names):
-        return None
-    stmt = m["stmt"].strip()
-    if not (stmt.startswith("{") and C.matching_brace(stmt, 0) == len(stmt) - 1) and _statement_end(stmt) != len(stmt) - 1:
-        return None  # more than the guarded statement follows
-    head = "[&](unsigned int tx) -> bool { " + " ".join(decls) + " return "
-    x, op = m["x"], m["op"]
-    lt = f"cudaopt::first_true(blockDim.x, {head}!(({x}) < ({e})); }})"
-    le = f"cudaopt::first_true(blockDim.x, {head}!(({x}) <= ({e})); }})"
-    gt = f"cudaopt::first_true(blockDim.x, {head}({x}) > ({e}); }})"
-    ge = f"cudaopt::first_true(blockDim.x, {head}({x}) >= ({e}); }})"
-    lo, hi = {"<": ("0", lt), "<=": ("0", le), ">": (gt, "blockDim.x"), ">=": (ge, "blockDim.x"), "==": (lt, gt)}[op]
-    return f"const unsigned int tx_lo = {lo}, tx_hi = {hi};  // tools.optimize: the threads the guard admits"
 
 
 # ---------------------------------------------------------------------------------------
@@ -593,24 +562,72 @@ def inline_minmax(ctx: Context, code: str) -> str | None:
 
 
 SMALL_GRID_THREADS = 1 << 15  # below this many CUDA threads, waking a team costs more than it saves
+_PARALLEL_FOR = re.compile(r"^(?P<ind>[ \t]*)#pragma omp parallel for\b[^\n]*\n", re.M)
+_PARALLEL_REGION = re.compile(r"^(?P<ind>[ \t]*)#pragma omp parallel[ \t]*\n", re.M)
+_TOTAL_THREADS = "1ull * gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z"
 
 
 def serial_small_grids(ctx: Context, code: str) -> str | None:
-    """Small launches run their blocks on the calling thread: an OpenMP `if` clause, so the
-    same code still spreads large launches over the cores."""
-    total = "gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z"
+    """Small launches run on the calling thread without entering OpenMP at all: the parallel
+    loop nest gets a serial twin taken below SMALL_GRID_THREADS CUDA threads (decided at run
+    time, so large launches of the same kernel still spread over the cores). A parallel region
+    with per-thread state gets an OpenMP `if` clause instead."""
     changed = False
     for k in reversed(C.kernels(code)):
         launches = ctx.launches_of(k.name)
         if not launches or any(_threads(launch) >= SMALL_GRID_THREADS for launch in launches):
             continue
         body = k.body(code)
-        new = re.sub(r"(#pragma omp parallel(?: for collapse\(3\) schedule\(static\))?)[ \t]*\n",
-                     lambda m: f"{m[1]} if({total} >= {SMALL_GRID_THREADS}u)\n", body, count=1)
+        if "tools.optimize: small launches" in body:
+            continue
+        new = _serial_twin(body)
+        if new is None:
+            new = _PARALLEL_REGION.sub(lambda m: f"{m[0][:-1]} if({_TOTAL_THREADS} >= {SMALL_GRID_THREADS}ull)"
+                                       f"  // tools.optimize: small launches on the calling thread\n", body, count=1)
         if new != body:
             code = code[:k.body_open + 1] + new + code[k.end - 1:]
             changed = True
     return code if changed else None
+
+
+def _serial_twin(body: str) -> str | None:
+    m = _PARALLEL_FOR.search(body)
+    if not m:
+        return None
+    end = _for_statement_end(body, m.end())
+    if end is None:
+        return None
+    nest, ind = body[m.end():end], m["ind"]
+    twin = "\n".join("    " + line if line.strip() else line for line in nest.split("\n"))
+    pragma = body[m.start():m.end()]
+    text = (f"{ind}if ({_TOTAL_THREADS} < {SMALL_GRID_THREADS}ull) {{  // tools.optimize: small launches on the calling thread\n"
+            f"{twin}\n{ind}}} else {{\n"
+            f"    {pragma}" + "\n".join("    " + line if line.strip() else line for line in nest.split("\n")) + f"\n{ind}}}")
+    return body[:m.start()] + text + body[end:]
+
+
+def _for_statement_end(text: str, pos: int) -> int | None:
+    """End offset of the `for` statement (loops nested without braces included) starting at pos."""
+    m = re.match(r"\s*for\s*\(", text[pos:])
+    if not m:
+        return None
+    depth, i = 1, pos + m.end()
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    rest = text[i:]
+    stripped = rest.lstrip()
+    j = i + len(rest) - len(stripped)
+    while stripped.startswith("#pragma"):  # a pragma between nested loops
+        nl = text.find("\n", j)
+        stripped = text[nl + 1:].lstrip()
+        j = nl + 1 + len(text[nl + 1:]) - len(stripped)
+    if stripped.startswith("{"):
+        return C.matching_brace(text, j) + 1
+    if stripped.startswith("for"):
+        return _for_statement_end(text, j)
+    end = _statement_end(text[j:])
+    return None if end is None else j + end + 1
 
 
 def _threads(launch) -> int:
@@ -647,8 +664,29 @@ def _with_pragma(code: str, pragma: str) -> str | None:
     return code[:first] + pragma + "\n" + code[first:]
 
 
+SPECIALIZE = ("guarded_thread_range", "launch_constants", "inline_minmax", "serial_small_grids", "restrict")
+
+
+def specialize(ctx: Context, code: str) -> str | None:
+    """The transformations that pay off together more than one by one (a guard-free thread loop
+    only vectorizes with the launch extents known and min/max as selects; a small launch only
+    gains once the OpenMP call is gone) applied as one variant: every one of SPECIALIZE that applies."""
+    by_name = {t.name: t for t in TRANSFORMS}
+    applied = 0
+    for name in SPECIALIZE:
+        try:
+            new = by_name[name].apply(ctx, code)
+        except (ValueError, IndexError):
+            new = None
+        if new is not None:
+            code, applied = new, applied + 1
+    return code if applied >= 2 else None
+
+
 TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first, flags last
     Transform("grid_stride_flat", "grid-stride loops as one flat parallel simd loop", grid_stride_flat),
+    Transform("specialize", "launch extents as constants, guard-free thread ranges, min/max as selects, small launches "
+              "serial, __restrict__, together", specialize),
     Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel),
     Transform("inline_minmax", "min/max/fminf/fmaxf as vectorizable selects (same NaN rules)", inline_minmax),
     Transform("serial_small_grids", "small launches run on the calling thread (OpenMP if clause)", serial_small_grids),

@@ -1,0 +1,193 @@
+"""Issue 8: no optimization changes results beyond the task's tolerance.
+
+The fixtures (tests/optimize_fixtures/exact_*) are kernels built to catch reorderings: float sums
+of values of very different magnitudes (shared-memory tree, warp shuffles, per-thread loop),
+integer overflow and division of negative values, NaN and Inf through reductions, one buffer
+behind two pointers. Each reference follows the kernel's own order, and each fixture has a
+`wrong.cu`: what an unsafe optimization would compute, which the checks must reject.
+
+For every fixture, every transformation in tools.optimize.TRANSFORMS (whatever it holds when
+the tests run, so later additions are policed too) is applied alone to the faithful lowering and
+its variant checked on fresh seeds (not the search's) with 1 and 2 threads; a variant that is
+wrong there must be rejected as "incorrect" by the search. Then the whole search runs, and every
+version it checked and did not reject is checked again on fresh seeds, as is its final code.
+Real g++, real sandbox, the verifier's own check; fast_math is allowed by configuration.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from functools import cached_property
+from pathlib import Path
+
+import pytest
+
+from sandboxes import LocalSandbox
+from tools.cuda import lower_task
+from tools.optimize import TRANSFORMS, Budget, SearchResult, Transform, search
+from tools.optimize import code as C
+from tools.optimize.transforms import Context
+from tools.spec import Task, load_task
+from tools.verify import check
+from tools.verify.check import VerifyReport, default_seeds
+
+FIXTURES = Path(__file__).resolve().parent / "optimize_fixtures"
+THREADS = [1, 2]
+# Every transformation gets its turn: as many variants as there are transformations, no time cap.
+FULL = Budget(max_variants=len(TRANSFORMS), max_seconds=3600.0, timing_s=0.05, rounds=1, seeds=2)
+ONE = Budget(max_variants=1, max_seconds=3600.0, timing_s=0.05, rounds=1, seeds=2)
+
+# The outputs each fixture's wrong.cu must get wrong (what the fixture is built to catch).
+WRONG_OUTPUTS = {
+    "exact_float_sums": {"tree_out", "down_out", "xor_out", "serial_out"},  # association order of float sums
+    "exact_int_semantics": {"widened", "dot", "q8", "r8", "hash"},  # widening, shift for /, mask for %
+    "exact_nan_inf": {"tmax", "wmax", "wmin", "nan_count", "row_max", "row_below"},  # NaN rules of max/min/compare
+    "exact_alias_shift": {"a", "b"},  # loads hoisted above aliasing stores
+}
+# Where fast-math (allowed by configuration, tolerance loose enough) is tried and must be rejected.
+FAST_MATH_TRAPS = ["exact_float_sums", "exact_nan_inf"]
+
+
+class Fixture:
+    """One exact_* task: its faithful lowering and fresh-seed verdicts, cached by code."""
+
+    def __init__(self, name: str, box: LocalSandbox):
+        self.name, self.box = name, box
+        self.task: Task = load_task(FIXTURES / name / "task.json")
+        self.ctx = Context(self.task, fast_math_ok=True)
+        self._verdicts: dict[str, VerifyReport] = {}
+
+    @cached_property
+    def faithful(self) -> str:
+        return lower_task(self.task)
+
+    @property
+    def fresh_seeds(self) -> list[int]:
+        """Seeds the search never uses (it checks on default_seeds)."""
+        used = set(default_seeds(self.task, FULL.seeds))
+        return [s for s in range(self.task.inputs.seed + 100, self.task.inputs.seed + 110) if s not in used][:2]
+
+    def verdict(self, code: str) -> VerifyReport:
+        key = hashlib.sha256(code.encode()).hexdigest()
+        if key not in self._verdicts:
+            self._verdicts[key] = check(self.task, code, self.box, seeds=self.fresh_seeds, threads=THREADS)
+        return self._verdicts[key]
+
+    @cached_property
+    def alone(self) -> dict[str, str]:
+        """Each transformation's variant of the faithful lowering (where it applies)."""
+        return {t.name: v for t in TRANSFORMS if (v := _apply(t, self.ctx, self.faithful)) is not None}
+
+    @cached_property
+    def searched(self) -> SearchResult:
+        return search(self.task, self.faithful, self.box, budget=FULL, threads=2, fast_math_ok=True)
+
+    def wrong_variant(self) -> str:
+        return lower_task(self.task.model_copy(update={"cuda": "wrong.cu"}))
+
+
+def _apply(t: Transform, ctx: Context, code: str) -> str | None:
+    """As the search applies a transformation: a misread text shape means it does not apply."""
+    try:
+        return t.apply(ctx, code)
+    except (ValueError, IndexError):
+        return None
+
+
+def _unmarked(code: str) -> str:
+    return code.split("\n", 1)[1] if C.is_marked(code) else code
+
+
+def _diff(before: str, after: str, limit: int = 60) -> str:
+    lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(), "faithful", "variant", lineterm="", n=1))
+    return "\n".join(lines[:limit])
+
+
+@pytest.fixture(scope="module")
+def box():
+    with LocalSandbox() as sandbox:
+        yield sandbox
+
+
+_CACHE: dict[str, Fixture] = {}
+
+
+@pytest.fixture(params=sorted(WRONG_OUTPUTS))
+def fx(request, box) -> Fixture:
+    name = request.param
+    if name not in _CACHE:
+        _CACHE[name] = Fixture(name, box)
+    return _CACHE[name]
+
+
+def test_reference_follows_the_kernels_own_order(fx):
+    """The faithful lowering matches the reference exactly where it matters (fresh seeds, 1 and 2 threads)."""
+    report = fx.verdict(fx.faithful)
+    assert report.correct, report.summary()
+    assert not [n for n in report.notes if "everywhere" in n], report.notes  # outputs vary: a constant would not pass
+
+
+def test_the_fixture_rejects_what_an_unsafe_optimization_computes(fx):
+    """wrong.cu (another association order, widening, NaN rules, hoisted aliasing loads) is caught,
+    in exactly the outputs it is built to catch, and the search discards it."""
+    wrong = fx.wrong_variant()
+    report = fx.verdict(wrong)
+    assert not report.correct
+    assert {m.buffer for m in report.mismatches} == WRONG_OUTPUTS[fx.name], report.summary()
+    bait = Transform("unsafe", "what an unsafe optimization computes", lambda ctx, code: wrong)
+    result = search(fx.task, fx.faithful, fx.box, budget=ONE, threads=2, transforms=[bait])
+    assert [s.outcome for s in result.steps] == ["incorrect"]
+    assert not result.improved and _unmarked(result.code) == fx.faithful
+
+
+def test_every_transformation_alone_is_exact_or_rejected_by_the_search(fx):
+    """Each transformation on the faithful lowering: correct on fresh seeds, or the search rejects it."""
+    assert fx.alone, "no transformation applies: the fixture polices nothing"
+    kept_wrong = []
+    for t in TRANSFORMS:
+        variant = fx.alone.get(t.name)
+        if variant is None or fx.verdict(variant).correct:
+            continue
+        result = search(fx.task, fx.faithful, fx.box, budget=ONE, threads=2, fast_math_ok=True, transforms=[t])
+        if result.steps[0].outcome != "incorrect" or _unmarked(result.code) != fx.faithful:
+            kept_wrong.append(f"{t.name} on {fx.name}: search said {result.steps[0].outcome!r}, fresh seeds say\n"
+                              f"{fx.verdict(variant).summary()}\n{_diff(fx.faithful, variant)}")
+    assert not kept_wrong, "\n\n".join(kept_wrong)
+
+
+def test_search_keeps_only_versions_exact_on_fresh_seeds(fx):
+    """The whole search: every version it checked and did not reject is correct on fresh seeds,
+    and so is the code it returns (1 and 2 threads)."""
+    result = fx.searched
+    code, fooled = fx.faithful, []
+    for step in result.steps:
+        if step.outcome in ("not_applicable", "skipped"):
+            continue
+        t = next(t for t in TRANSFORMS if t.name == step.transform)
+        variant = _apply(t, fx.ctx, code)
+        assert variant is not None, f"{t.name} applied in the search but not when replayed"
+        if step.outcome in ("kept", "slower") and not fx.verdict(variant).correct:
+            fooled.append(f"{t.name} ({step.outcome}): {fx.verdict(variant).summary()}\n{_diff(code, variant)}")
+        if step.outcome == "kept":
+            code = variant
+    assert not fooled, "the search accepted versions that are wrong on fresh seeds:\n" + "\n\n".join(fooled)
+    assert _unmarked(result.code) == code
+    assert [s.transform for s in result.steps] == [t.name for t in TRANSFORMS]
+    assert "skipped" not in {s.outcome for s in result.steps}
+    final = fx.verdict(result.code)
+    assert final.correct and final.threads == THREADS, final.summary()
+
+
+@pytest.mark.parametrize("name", FAST_MATH_TRAPS)
+def test_fast_math_is_tried_and_rejected_where_it_changes_results(name, box):
+    """The tempting transformation is produced (configuration allows it, rtol >= 1e-4), is wrong on
+    fresh seeds, and the search logs it as incorrect and returns code without it."""
+    fx = _CACHE.setdefault(name, Fixture(name, box))
+    assert "fast_math" in fx.alone and fx.task.tolerance.rtol >= 1e-4
+    assert not fx.verdict(fx.alone["fast_math"]).correct
+    step = next(s for s in fx.searched.steps if s.transform == "fast_math")
+    assert step.outcome == "incorrect", step
+    assert "fast-math" not in fx.searched.code
+    observed = [o for o in fx.searched.observations if o.data.get("transform") == "fast_math"]
+    assert observed and observed[0].data["outcome"] == "incorrect" and "results wrong" in observed[0].message

@@ -1,0 +1,102 @@
+"""tools/optimize/guards.py: which guards are proven to admit one contiguous range of threads,
+and the guard-free regions the `specialize` step makes of them (checked with real g++)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandboxes import LocalSandbox
+from tools.cuda import lower_task
+from tools.optimize import code as C
+from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, param_shapes
+from tools.optimize.transforms import Context, serial_small_grids, specialize
+from tools.spec import load_task
+from tools.verify import check
+
+ROOT = Path(__file__).resolve().parent
+X = Shape(1, False, True)
+ENV = {"threadIdx.x": X, "tx": X, "n": Shape(0, True, False), "m": Shape(0, False, True)}
+LOWERING_DECL = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
+
+
+@pytest.mark.parametrize("guard, side", [
+    ("((((int)blockIdx.x) * 32) + (((int)threadIdx.x) >> 5)) < 75", "hi"),  # TVM's flattened guard
+    ("blockIdx.x * blockDim.x + threadIdx.x < n", "hi"),
+    ("(int)threadIdx.x - 1 >= n", "lo"),
+    ("threadIdx.x / 4 + 7 <= m", "hi"),
+    ("100 - (int)threadIdx.x * 2 > n", "hi"),  # decreasing in x: holds on a prefix
+])
+def test_monotone_guards_are_proven(guard, side):
+    bounds = admitted_bounds(guard, ENV, admits_when_true=True)
+    assert [b.side for b in bounds] == [side]
+
+
+def test_conjunctions_and_equality_give_both_ends():
+    bounds = admitted_bounds("threadIdx.x >= 3 && threadIdx.x < n", ENV, admits_when_true=True)
+    assert sorted(b.side for b in bounds) == ["hi", "lo"]
+    assert sorted(b.side for b in admitted_bounds("(int)threadIdx.x == n", ENV, admits_when_true=True)) == ["hi", "lo"]
+    # `if (x < 3 || x >= n) continue;` admits [3, n)
+    assert sorted(b.side for b in admitted_bounds("threadIdx.x < 3 || threadIdx.x >= n", ENV, admits_when_true=False)) == ["hi", "lo"]
+
+
+@pytest.mark.parametrize("guard", [
+    "threadIdx.x - 1 < n",  # unsigned subtraction wraps at x = 0
+    "threadIdx.x % 32 < 16",  # remainders are not monotone
+    "(threadIdx.x & 1) == 0",
+    "threadIdx.x < idx[threadIdx.x]",  # a memory read
+    "threadIdx.x < f(n)",  # a call
+    "threadIdx.x < n + threadIdx.x",  # x on both sides
+    "(int)threadIdx.x - 5 < m",  # a signed value that may be negative, compared in unsigned arithmetic
+    "threadIdx.x * n < 64",  # a product by a non-constant
+    "threadIdx.x != 3",
+    "threadIdx.x < 3 ? 1 : 0",
+])
+def test_unproven_guards_are_refused(guard):
+    with pytest.raises(Unproven):
+        admitted_bounds(guard, ENV, admits_when_true=True)
+
+
+def test_region_with_effects_before_its_guard_is_left_alone():
+    ok = f"{LOWERING_DECL}\nint i = blockIdx.x * blockDim.x + threadIdx.x;\nif (i < n) {{ y[i] = 2 * x[i]; }}\n"
+    assert guarded_region(ok, {"n": Shape(0, True, False)}) is not None
+    assert guarded_region(ok.replace("int i =", "atomicAdd(&count, 1);\nint i ="), {}) is None
+    assert guarded_region(ok.replace("int i = blockIdx.x * blockDim.x + threadIdx.x;", "int i = perm[threadIdx.x];"), {}) is None
+    assert guarded_region(ok + "y[0] = 1;\n", {}) is None  # more than the guarded statement
+    assert guarded_region(ok.replace("y[i] = 2 * x[i];", "y[i] = 2 * x[i]; n = 0;"), {}) is None  # changes its own bound
+    assert guarded_region(ok.replace("}\n", "} else { y[i] = 0; }\n"), {}) is None
+
+
+def test_param_types_decide_signedness():
+    shapes = param_shapes(["float* __restrict__ y", "int n", "unsigned int m", "const size_t len"])
+    assert shapes == {"n": Shape(0, True, False), "m": Shape(0, False, True), "len": Shape(0, False, True)}
+
+
+@pytest.fixture(scope="module")
+def box():
+    with LocalSandbox() as sandbox:
+        yield sandbox
+
+
+def test_specialized_tvm_style_kernels_lose_their_guards_and_stay_correct(box):
+    task = load_task(ROOT / "optimize_fixtures" / "tvm_guarded" / "task.json")
+    faithful = lower_task(task)
+    variant = specialize(Context(task), faithful)
+    assert variant is not None
+    for k in C.kernels(variant):
+        body = k.body(variant)
+        assert "for (unsigned int tx = tx_lo; tx < tx_hi; ++tx)" in body
+        assert "if (i >= n) continue;" not in body and ") < 75) {" not in body.split("first_true")[-1]
+        assert "constexpr dim3 gridDim" in body and "small launches on the calling thread" in body
+    report = check(task, variant, box, seeds=[11, 12], threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_large_launches_keep_their_parallel_loop():
+    task = load_task(ROOT / "optimize_fixtures" / "tvm_guarded" / "task.json")
+    faithful = lower_task(task)
+    small = serial_small_grids(Context(task), faithful)
+    assert small is not None and small.count("#pragma omp parallel for") == faithful.count("#pragma omp parallel for")
+    big = task.model_copy(update={"launches": [launch.model_copy(update={"grid": [400]}) for launch in task.launches]})
+    assert serial_small_grids(Context(big), faithful) is None

@@ -1,0 +1,1078 @@
+"""A small reader of CUDA kernel bodies for launch inference: tokens, integer expressions
+evaluated over numpy grids of thread coordinates, and the statement structure that matters
+for where a kernel reads and writes (guards, loops, local definitions, array accesses).
+
+It reads the regular code TVM emits and the usual hand-written forms; anything else is
+`Unknown`, and the caller treats that part of the kernel as not understood.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+_TOKEN = re.compile(r"""
+    (?P<num>0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*(?:[pP][+-]?\d+)?[uUlLfF]*|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[uUlLfF]*)
+  | (?P<id>[A-Za-z_]\w*)
+  | (?P<str>"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')
+  | (?P<op><<=|>>=|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|::|[-+*/%<>=!&|^~?:;,.(){}\[\]])
+  | (?P<ws>\s+)
+""", re.X)
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_PREPROCESSOR = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+
+BUILTINS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
+TYPE_WORDS = {
+    "int", "unsigned", "signed", "long", "short", "char", "bool", "float", "double", "void", "const", "volatile",
+    "uint", "uchar", "ushort", "size_t", "half", "__half", "__nv_bfloat16", "auto", "register", "static",
+    "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+}
+_VECTOR_TYPE = re.compile(r"^(?:u?char|u?short|u?int|u?long|longlong|float|double|half)([1-4])$")
+INT_TYPES = {"int", "unsigned", "signed", "long", "short", "char", "uint", "uchar", "ushort", "size_t", "bool",
+             "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t"}
+
+
+class Unknown(Exception):
+    """An expression or statement this reader does not evaluate."""
+
+
+def tokenize(source: str) -> list[str]:
+    text = _PREPROCESSOR.sub("", _COMMENTS.sub(" ", source))
+    tokens, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m:
+            raise Unknown(f"unexpected character {text[pos]!r}")
+        if m.lastgroup != "ws":
+            tokens.append(m.group())
+        pos = m.end()
+    return tokens
+
+
+def is_type_word(tok: str) -> bool:
+    return tok in TYPE_WORDS or bool(_VECTOR_TYPE.match(tok))
+
+
+def vector_width(tok: str) -> int:
+    m = _VECTOR_TYPE.match(tok)
+    return int(m.group(1)) if m else 1
+
+
+def matching(tokens: list[str], i: int) -> int:
+    """Index of the bracket closing the one at tokens[i]."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    opening, closing, depth = tokens[i], pairs[tokens[i]], 0
+    for j in range(i, len(tokens)):
+        if tokens[j] == opening:
+            depth += 1
+        elif tokens[j] == closing:
+            depth -= 1
+            if depth == 0:
+                return j
+    raise Unknown(f"unbalanced {opening}")
+
+
+def text_of(tokens: list[str]) -> str:
+    out = " ".join(tokens)
+    for a, b in (("( ", "("), (" )", ")"), (" [", "["), ("[ ", "["), (" ]", "]"), (" . ", "."), (" ,", ",")):
+        out = out.replace(a, b)
+    return out
+
+
+# --- expressions -------------------------------------------------------------------
+
+_BINARY = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "<=": 7, ">": 7, ">=": 7,
+           "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+
+
+@dataclass(frozen=True)
+class Node:
+    kind: str  # num, var, unary, binary, ternary, call, opaque
+    value: object = None
+    args: tuple["Node", ...] = ()
+
+
+class _Parser:
+    def __init__(self, tokens: list[str]) -> None:
+        self.toks, self.i = tokens, 0
+
+    def peek(self, k: int = 0) -> str | None:
+        return self.toks[self.i + k] if self.i + k < len(self.toks) else None
+
+    def take(self, expected: str | None = None) -> str:
+        tok = self.peek()
+        if tok is None or (expected is not None and tok != expected):
+            raise Unknown(f"expected {expected or 'more'} in {text_of(self.toks)}")
+        self.i += 1
+        return tok
+
+    def expression(self, min_prec: int = 0) -> Node:
+        left = self.unary()
+        while True:
+            op = self.peek()
+            if op == "?" and min_prec == 0:
+                self.take()
+                then = self.expression()
+                self.take(":")
+                other = self.expression()
+                left = Node("ternary", None, (left, then, other))
+                continue
+            prec = _BINARY.get(op or "")
+            if prec is None or prec < min_prec:
+                return left
+            self.take()
+            right = self.expression(prec + 1)
+            left = Node("binary", op, (left, right))
+
+    def unary(self) -> Node:
+        tok = self.peek()
+        if tok in ("-", "+", "!", "~"):
+            self.take()
+            return Node("unary", tok, (self.unary(),))
+        if tok in ("*", "&"):  # dereference / address: a memory access, not an integer
+            self.take()
+            self.unary()
+            return Node("opaque", "memory")
+        if tok == "(" and self._is_cast():
+            end = matching(self.toks, self.i)
+            words = self.toks[self.i + 1:end]
+            self.i = end + 1
+            operand = self.unary()
+            if "*" in words or not all(w in INT_TYPES or w in ("const", "volatile") for w in words):
+                return Node("opaque", "cast")
+            return operand
+        return self.postfix(self.primary())
+
+    def _is_cast(self) -> bool:
+        j = self.i + 1
+        words = []
+        while j < len(self.toks) and self.toks[j] != ")":
+            words.append(self.toks[j])
+            j += 1
+        return bool(words) and all(is_type_word(w) or w == "*" for w in words)
+
+    def primary(self) -> Node:
+        tok = self.take()
+        if tok == "(":
+            inner = self.expression()
+            self.take(")")
+            return inner
+        if re.match(r"\d|\.\d", tok) or tok.startswith(("0x", "0X")):
+            return _number(tok)
+        if re.match(r"[A-Za-z_]", tok):
+            if self.peek() == "." and self.peek(1) in ("x", "y", "z", "w"):  # threadIdx.x, an int2's .y
+                self.take()
+                return Node("var", f"{tok}.{self.take()}")
+            if self.peek() == "(":
+                self.take()
+                args = []
+                while self.peek() != ")":
+                    args.append(self.expression())
+                    if self.peek() == ",":
+                        self.take()
+                self.take(")")
+                return Node("call", tok, tuple(args))
+            return Node("var", tok)
+        raise Unknown(f"unexpected {tok!r}")
+
+    def postfix(self, node: Node) -> Node:
+        while self.peek() in ("[", ".", "->"):
+            if self.take() == "[":
+                self.expression()
+                self.take("]")
+            else:
+                self.take()
+            node = Node("opaque", "member or element")
+        return node
+
+
+def _number(tok: str) -> Node:
+    body = tok.rstrip("uUlL")
+    try:
+        return Node("num", int(body, 0))
+    except ValueError:
+        return Node("opaque", "floating-point literal")
+
+
+def parse_expr(tokens: list[str]) -> Node:
+    parser = _Parser(tokens)
+    node = parser.expression()
+    if parser.i != len(tokens):
+        raise Unknown(f"cannot read {text_of(tokens)}")
+    return node
+
+
+def conjuncts(node: Node) -> list[Node]:
+    """The top-level && operands of a condition."""
+    if node.kind == "binary" and node.value == "&&":
+        return conjuncts(node.args[0]) + conjuncts(node.args[1])
+    return [node]
+
+
+def names_in(node: Node, locals_: dict[str, Node | None], seen: frozenset = frozenset()) -> set[str]:
+    """Free variables of an expression, through local definitions."""
+    if node.kind == "var":
+        name = str(node.value)
+        if name in locals_ and name not in seen:
+            local = locals_[name]
+            if local is None:
+                raise Unknown(f"{name} is assigned more than once")
+            return names_in(local, locals_, seen | {name})
+        return {name}
+    if node.kind == "opaque":
+        raise Unknown(str(node.value))
+    out: set[str] = set()
+    for arg in node.args:
+        out |= names_in(arg, locals_, seen)
+    return out
+
+
+def _c_div(a, b):
+    b = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) ^ (b < 0), -q, q)
+
+
+def _ints(v):
+    return v.astype(np.int64) if isinstance(v, np.ndarray) and v.dtype == bool else v
+
+
+_OPS = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": _c_div, "%": lambda a, b: a - _c_div(a, b) * np.where(b == 0, 1, b),
+    "<<": lambda a, b: np.left_shift(a, b), ">>": lambda a, b: np.right_shift(a, b),
+    "&": lambda a, b: np.bitwise_and(a, b), "|": lambda a, b: np.bitwise_or(a, b), "^": lambda a, b: np.bitwise_xor(a, b),
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    "&&": lambda a, b: np.logical_and(a, b), "||": lambda a, b: np.logical_or(a, b),
+}
+
+
+def evaluate(node: Node, env: dict, locals_: dict[str, Node | None]):
+    """Integer value of an expression; env maps variables to numpy arrays (broadcastable) or ints."""
+    kind = node.kind
+    if kind == "num":
+        return np.int64(node.value)
+    if kind == "var":
+        name = str(node.value)
+        if name in env:
+            return env[name]
+        if locals_.get(name) is not None:
+            value = evaluate(locals_[name], env, locals_)  # type: ignore[arg-type]
+            env[name] = value  # definitions are pure: evaluate each once per environment
+            return value
+        raise Unknown(f"unknown value {name}")
+    if kind == "unary":
+        v = _ints(evaluate(node.args[0], env, locals_))
+        return {"-": lambda: -v, "+": lambda: v, "!": lambda: np.logical_not(v), "~": lambda: np.invert(v)}[node.value]()
+    if kind == "binary":
+        a = _ints(evaluate(node.args[0], env, locals_))
+        b = _ints(evaluate(node.args[1], env, locals_))
+        return _OPS[node.value](a, b)  # type: ignore[index]
+    if kind == "ternary":
+        c, a, b = (evaluate(arg, env, locals_) for arg in node.args)
+        return np.where(c, a, b)
+    if kind == "call" and node.value in ("min", "max") and len(node.args) == 2:
+        a, b = (_ints(evaluate(arg, env, locals_)) for arg in node.args)
+        return np.minimum(a, b) if node.value == "min" else np.maximum(a, b)
+    raise Unknown(f"cannot evaluate {kind} {node.value}")
+
+
+# --- statements ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Loop:
+    var: str
+    start: Node | None
+    end: Node | None  # exclusive
+    step: int
+
+
+@dataclass(frozen=True)
+class Guard:
+    cond: Node
+    negated: bool
+    text: str
+
+
+@dataclass
+class Access:
+    base: str
+    index: Node | None  # None: not readable
+    write: bool
+    width: int
+    guards: tuple[Guard, ...]
+    loops: tuple[Loop, ...]
+    atomic: bool = False
+
+
+@dataclass
+class KernelBody:
+    accesses: list[Access] = field(default_factory=list)
+    locals: dict[str, Node | None] = field(default_factory=dict)
+    arrays: dict[str, int | None] = field(default_factory=dict)  # shared/local arrays and their lengths
+    coordinates: set[str] = field(default_factory=set)  # threadIdx.x, blockIdx.y, blockDim.x, ...
+    problems: list[str] = field(default_factory=list)
+    text: str = ""  # the body's tokens, spaced for pattern matching
+    launch_bounds: list[str] | None = None  # tokens of the first __launch_bounds__ argument
+
+
+def kernel_definition(tokens: list[str], name: str) -> tuple[list[str], list[str]] | None:
+    """(declaration tokens before the name, body tokens) of the definition of __global__ function `name`."""
+    for i, tok in enumerate(tokens):
+        if tok != name or i + 1 >= len(tokens) or tokens[i + 1] != "(":
+            continue
+        head = tokens[max(0, i - 16):i]
+        if "__global__" not in head:
+            continue
+        close = matching(tokens, i + 1)
+        j = close + 1
+        while j < len(tokens) and tokens[j] not in ("{", ";"):
+            j += 1
+        if j < len(tokens) and tokens[j] == "{":
+            return head[max((k + 1 for k, t in enumerate(head) if t in (";", "}")), default=0):], tokens[j + 1:matching(tokens, j)]
+    return None
+
+
+class _Walker:
+    def __init__(self, body: KernelBody) -> None:
+        self.body = body
+
+    def block(self, toks: list[str], guards: tuple, loops: tuple) -> None:
+        i = 0
+        while i < len(toks):
+            i, guards = self.statement(toks, i, guards, loops)
+
+    def _stmt_end(self, toks: list[str], i: int) -> int:
+        """Index just past the statement starting at i."""
+        if toks[i] == "{":
+            return matching(toks, i) + 1
+        if toks[i] in ("if", "for", "while", "switch"):
+            j = matching(toks, i + 1) + 1
+            j = self._stmt_end(toks, j)
+            if toks[i] == "if" and j < len(toks) and toks[j] == "else":
+                j = self._stmt_end(toks, j + 1)
+            return j
+        if toks[i] == "do":
+            j = self._stmt_end(toks, i + 1)
+            return self._stmt_end(toks, j)
+        j = i
+        while toks[j] != ";":
+            j = matching(toks, j) + 1 if toks[j] in "([{" else j + 1
+        return j + 1
+
+    def statement(self, toks: list[str], i: int, guards: tuple, loops: tuple) -> tuple[int, tuple]:
+        tok = toks[i]
+        end = self._stmt_end(toks, i)
+        if tok == "{":
+            self.block(toks[i + 1:end - 1], guards, loops)
+        elif tok == "if":
+            close = matching(toks, i + 1)
+            cond_toks = toks[i + 2:close]
+            self.scan_expr(cond_toks, guards, loops)
+            then_end = self._stmt_end(toks, close + 1)
+            guard = self._guard(cond_toks)
+            then = toks[close + 1:then_end]
+            if guard is not None:
+                self.block(then, guards + (guard,), loops)
+            else:
+                self.block(then, guards, loops)
+            if then_end < end:  # else branch
+                other = Guard(guard.cond, True, guard.text) if guard else None
+                self.block(toks[then_end + 1:end], guards + ((other,) if other else ()), loops)
+            elif then in (["return", ";"], ["{", "return", ";", "}"]) and guard is not None:
+                return end, guards + (Guard(guard.cond, True, guard.text),)  # early exit guards the rest
+        elif tok == "for":
+            close = matching(toks, i + 1)
+            loop = self._loop(toks[i + 2:close], guards, loops)
+            self.block(toks[close + 1:end], guards, loops + (loop,))
+        elif tok in ("while", "do", "switch"):
+            self.body.problems.append(f"a {tok} loop")
+            self.mark_assigned(toks[i:end])
+            self.scan_expr(toks[i:end], guards, loops)
+        else:
+            self.simple(toks[i:end - 1], guards, loops)
+        return end, guards
+
+    def _guard(self, cond_toks: list[str]) -> Guard | None:
+        try:
+            return Guard(parse_expr(cond_toks), False, text_of(cond_toks))
+        except Unknown:
+            return Guard(Node("opaque", "condition"), False, text_of(cond_toks))
+
+    def _loop(self, header: list[str], guards: tuple, loops: tuple) -> Loop:
+        parts, depth, cur = [], 0, []
+        for tok in header:
+            depth += tok in "([{"
+            depth -= tok in ")]}"
+            if tok == ";" and depth == 0:
+                parts.append(cur)
+                cur = []
+            else:
+                cur.append(tok)
+        parts.append(cur)
+        for part in parts:
+            self.scan_expr(part, guards, loops)
+        init, cond, step = (parts + [[], [], []])[:3]
+        try:
+            eq = init.index("=")
+            var = init[eq - 1]
+            start = parse_expr(init[eq + 1:])
+            if cond[:2] not in ([var, "<"], [var, "<="]):
+                raise Unknown("loop condition")
+            end = parse_expr(cond[2:])
+            if cond[1] == "<=":
+                end = Node("binary", "+", (end, Node("num", 1)))
+            if step in (["++", var], [var, "++"]):
+                stride = 1
+            elif step[:2] == [var, "+="] and len(step) == 3 and step[2].isdigit():
+                stride = int(step[2])
+            else:
+                raise Unknown("loop step")
+            self.body.locals.pop(var, None)
+            return Loop(var, start, end, stride)
+        except (Unknown, ValueError, IndexError):
+            var = init[init.index("=") - 1] if "=" in init else "?"
+            self.body.locals[var] = None
+            return Loop(var, None, None, 1)
+
+    def mark_assigned(self, toks: list[str]) -> None:
+        for j, tok in enumerate(toks):
+            nxt = toks[j + 1] if j + 1 < len(toks) else ""
+            prev = toks[j - 1] if j else ""
+            if re.match(r"[A-Za-z_]", tok) and (nxt in ("=", "+=", "-=", "*=", "/=", "++", "--", "<<=", ">>=", "&=", "|=")
+                                                 or prev in ("++", "--")):
+                if tok in self.body.locals:
+                    self.body.locals[tok] = None
+
+    def simple(self, toks: list[str], guards: tuple, loops: tuple) -> None:
+        if not toks:
+            return
+        words = [t for t in toks if t not in ("__shared__", "alignas", "__align__", "extern", "static")]
+        # declaration: TYPE... NAME [ '[' N ']' ] [= EXPR]
+        j = 0
+        if "alignas" in toks or "__align__" in toks:
+            k = toks.index("alignas" if "alignas" in toks else "__align__")
+            words = [t for t in toks[:k] + toks[matching(toks, k + 1) + 1:] if t not in ("__shared__", "extern", "static")]
+        while j < len(words) and (is_type_word(words[j]) or words[j] == "*"):
+            j += 1
+        if j and j < len(words) and re.match(r"[A-Za-z_]\w*$", words[j]):
+            name = words[j]
+            rest = words[j + 1:]
+            if rest[:1] == ["["]:
+                close = matching(rest, 0)
+                try:
+                    self.body.arrays[name] = int(evaluate(parse_expr(rest[1:close]), {}, {}))
+                except Unknown:
+                    self.body.arrays[name] = None
+                return
+            if rest[:2] == ["=", f"make_{words[j - 1]}"] and re.match(r"u?(?:int|long)[2-4]$", words[j - 1]):
+                self._vector_local(name, rest[1:], guards, loops)
+                return
+            if rest[:1] == ["="] and all(w in INT_TYPES or w in ("const", "volatile") for w in words[:j]):
+                value = rest[1:]
+                self.scan_expr(value, guards, loops)
+                try:
+                    node = parse_expr(value)
+                except Unknown:
+                    node = None
+                self.body.locals[name] = None if name in self.body.locals else node
+                return
+            if rest[:1] == ["="] or not rest:
+                self.scan_expr(rest[1:], guards, loops)
+                self.body.locals[name] = None  # a non-integer local, or one declared without a value
+                return
+        self.mark_assigned(toks)
+        self.scan_expr(toks, guards, loops)
+
+    def _vector_local(self, name: str, value: list[str], guards: tuple, loops: tuple) -> None:
+        """`int2 v = make_int2(a, b)`: TVM's gathered indices, read back as v.x and v.y."""
+        self.scan_expr(value, guards, loops)
+        try:
+            node = parse_expr(value)
+        except Unknown:
+            node = Node("opaque", "vector")
+        for lane, arg in zip("xyzw", node.args if node.kind == "call" else ()):
+            key = f"{name}.{lane}"
+            self.body.locals[key] = None if key in self.body.locals else arg
+
+    def scan_expr(self, toks: list[str], guards: tuple, loops: tuple) -> None:
+        """Record the array accesses and thread coordinates in a statement or expression."""
+        assign = _assignment_at(toks)
+        for j, tok in enumerate(toks):
+            if tok in BUILTINS and j + 2 < len(toks) and toks[j + 1] == ".":
+                self.body.coordinates.add(f"{tok}.{toks[j + 2]}")
+            written = assign is not None and j < assign
+            if tok == "[" and j:
+                base = _subscript_base(toks, j)
+                if base:
+                    close = matching(toks, j)
+                    self._access(base, toks[j + 1:close], written, 1, guards, loops, toks, j)
+            elif tok == "*" and (j == 0 or toks[j - 1] in ("=", "(", ",", "return", "?", ":")) and toks[j + 1:j + 2] == ["("]:
+                self._vector_access(toks, j, written, guards, loops)
+            elif tok in ("atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicExch", "atomicCAS", "atomicAnd",
+                         "atomicOr", "atomicXor", "atomicInc", "atomicDec") and toks[j + 1:j + 3] == ["(", "&"]:
+                k = j + 3
+                if k + 1 < len(toks) and toks[k + 1] == "[":
+                    close = matching(toks, k + 1)
+                    self._access(toks[k], toks[k + 2:close], True, 1, guards, loops, toks, k + 1, atomic=True)
+
+    def _access(self, base, index_toks, written, width, guards, loops, toks, j, atomic=False) -> None:
+        try:
+            index = parse_expr(index_toks)
+        except Unknown:
+            index = None
+        nxt = toks[matching(toks, j) + 1] if matching(toks, j) + 1 < len(toks) else ""
+        compound = written and nxt not in ("=",)
+        self.body.accesses.append(Access(base, index, written, width, guards, loops, atomic))
+        if compound or atomic:
+            self.body.accesses.append(Access(base, index, False, width, guards, loops, atomic))
+
+    def _vector_access(self, toks, j, written, guards, loops) -> None:
+        """`*(float2*)(buf + index)`: a vector access of `width` elements."""
+        cast_end = matching(toks, j + 1)
+        cast = toks[j + 2:cast_end]
+        if not cast or cast[-1] != "*" or cast_end + 1 >= len(toks) or toks[cast_end + 1] != "(":
+            return
+        width = max(vector_width(t) for t in cast[:-1])
+        close = matching(toks, cast_end + 1)
+        inner = toks[cast_end + 2:close]
+        if len(inner) >= 1 and re.match(r"[A-Za-z_]\w*$", inner[0]):
+            index_toks = inner[2:] if len(inner) > 2 and inner[1] == "+" else ["0"] if len(inner) == 1 else None
+            try:
+                index = parse_expr(index_toks) if index_toks else None
+            except Unknown:
+                index = None
+            self.body.accesses.append(Access(inner[0], index, written, width, guards, loops))
+
+
+def _assignment_at(toks: list[str]) -> int | None:
+    depth = 0
+    for j, tok in enumerate(toks):
+        depth += tok in "([{"
+        depth -= tok in ")]}"
+        if depth == 0 and tok in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="):
+            return j
+        if depth == 0 and tok in ("++", "--"):
+            return j if j else len(toks)
+    return None
+
+
+def _subscript_base(toks: list[str], j: int) -> str | None:
+    """The array named before the '[' at j: `name[` or `((volatile float*)name)[`."""
+    prev = toks[j - 1]
+    if re.match(r"[A-Za-z_]\w*$", prev) and not (j >= 2 and toks[j - 2] in (".", "->")):
+        return prev
+    if prev == ")":
+        depth, k = 0, j - 1
+        while k >= 0:
+            depth += toks[k] == ")"
+            depth -= toks[k] == "("
+            if depth == 0:
+                break
+            k -= 1
+        inner = toks[k + 1:j - 1]
+        names = [t for t in inner if re.match(r"[A-Za-z_]\w*$", t) and not is_type_word(t)]
+        if len(names) == 1 and inner[-1] == names[0]:
+            return names[0]
+    return None
+
+
+def read_kernel(source: str, name: str) -> KernelBody | None:
+    """The accesses, guards, loops and definitions of kernel `name`, or None if its body is not in the source."""
+    found = kernel_definition(tokenize(source), name)
+    if found is None:
+        return None
+    head, toks = found
+    body = KernelBody(text=text_of(toks))
+    if "__launch_bounds__" in head:
+        k = head.index("__launch_bounds__") + 1
+        args = head[k + 1:matching(head, k)]
+        body.launch_bounds = args[:args.index(",")] if "," in args else args
+    _Walker(body).block(toks, (), ())
+    return body
+
+
+# --- launch inference ------------------------------------------------------------------
+
+# Most points one evaluation holds at once; larger spaces are evaluated in chunks.
+CHUNK_POINTS = 4_000_000
+# Accesses over more points than this (all chunks together) are not checked.
+MAX_POINTS = 60_000_000
+DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (16, 16, 1), 3: (8, 8, 4)}
+_POINTEE_DTYPES = {
+    "float": "float32", "double": "float64", "__half": "float16", "half": "float16", "int": "int32", "int32_t": "int32",
+    "int64_t": "int64", "long long": "int64", "int8_t": "int8", "signed char": "int8", "char": "int8", "uint8_t": "uint8",
+    "unsigned char": "uint8", "int16_t": "int16", "short": "int16", "uint32_t": "uint32", "unsigned int": "uint32",
+    "uint": "uint32", "bool": "bool",
+}
+DIMS = "xyz"
+
+
+class InferenceError(Exception):
+    """Launches cannot be inferred; the message says why."""
+
+
+@dataclass
+class Inference:
+    """Inferred launches in launch order and the scratch buffers they need that the task lacks,
+    or launches None and the reason in `explanation`."""
+
+    launches: list | None
+    scratch: list = field(default_factory=list)
+    explanation: str = ""
+
+
+@dataclass
+class _Kernel:
+    info: object  # tools.cuda.frontend.KernelInfo
+    body: KernelBody
+    args: list[str | int | float]  # per parameter: the task buffer/scalar (or new scratch buffer) it takes
+    params: dict[str, str]  # pointer parameter -> buffer name
+    reads: set[str] = field(default_factory=set)
+    writes: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Config:
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    block_how: str
+    grid_how: list[str]
+    in_bounds: bool = True
+    problems: list[str] = field(default_factory=list)
+    covered: int = 0
+    complete: bool = False  # every element of every task buffer the kernel stores to is written
+    extents: dict[str, int] = field(default_factory=dict)  # buffer -> highest element written + 1
+
+
+def infer(task, module) -> Inference:
+    """Launch configurations, order and arguments for every kernel of `module` (the parsed CUDA of
+    `task`), from the kernels' own code and the task's buffers. Never raises for a task it cannot
+    handle: the explanation then says why."""
+    try:
+        return _infer(task, module)
+    except InferenceError as exc:
+        return Inference(None, [], str(exc))
+
+
+def _infer(task, module) -> Inference:
+    from tools.spec import Buffer, Launch
+
+    if module is None or not module.kernels:
+        raise InferenceError("the CUDA source defines no kernel")
+    for k in module.kernels:
+        if k.template_params:
+            raise InferenceError(f"kernel {k.name} is a template (its template arguments are unknown)")
+    dynamic = [v.name for v in module.shared if v.extern]
+    if dynamic:
+        raise InferenceError(f"dynamic shared memory ({', '.join(dynamic)}) of unknown size")
+    source = task.source()
+    kernels = [_bind(task, k, source) for k in module.kernels]
+    order, why_order = _order(kernels)
+    sizes: dict[str, int | None] = {b.name: b.size for b in task.buffers}
+    scratch: dict[str, str] = {}  # new scratch buffer -> dtype
+    for k in kernels:
+        for param, name in k.params.items():
+            if name not in sizes:
+                sizes[name] = None
+                scratch[name] = _pointee_dtype(next(p.type for p in k.info.params if p.name == param), k.info.name)
+    scalars = {s.name: s.value for s in task.scalars}
+    launches, notes = [], []
+    for k in order:
+        cfg = _configure(k, sizes, scalars)
+        for name, extent in cfg.extents.items():
+            if name in scratch:
+                sizes[name] = max(sizes[name] or 0, extent)
+        launches.append(Launch(kernel=k.info.name, grid=_trim(cfg.grid), block=_trim(cfg.block), args=k.args))
+        notes.append(f"{_launch_text(launches[-1])}: block from {cfg.block_how}; " + "; ".join(cfg.grid_how))
+    missing = [n for n in scratch if not sizes[n]]
+    if missing:
+        raise InferenceError(f"no kernel writes a known extent of intermediate buffer(s) {missing}")
+    new = [Buffer(name=n, dtype=scratch[n], shape=[sizes[n]], role="scratch") for n in scratch]
+    text = "inferred: " + " | ".join(notes)
+    if len(order) > 1:
+        text += f" | order: {why_order}"
+    if new:
+        text += " | intermediates: " + ", ".join(f"{b.name} ({b.dtype}[{b.shape[0]}], scratch)" for b in new)
+    return Inference(launches, new, text)
+
+
+def _trim(dims: tuple[int, int, int]) -> list[int]:
+    out = list(dims)
+    while len(out) > 1 and out[-1] == 1:
+        out.pop()
+    return out
+
+
+def _launch_text(launch) -> str:
+    def fmt(d):
+        return str(d[0]) if len(d) == 1 else f"({', '.join(map(str, d))})"
+    return f"{launch.kernel}<<<{fmt(launch.grid)}, {fmt(launch.block)}>>>({', '.join(map(str, launch.args))})"
+
+
+def _pointee_dtype(ctype: str, kernel: str) -> str:
+    base = " ".join(w for w in ctype.replace("*", " ").replace("__restrict__", " ").split() if w not in ("const", "volatile"))
+    if base not in _POINTEE_DTYPES:
+        raise InferenceError(f"kernel {kernel}: intermediate buffer of element type {base!r} is not supported")
+    return _POINTEE_DTYPES[base]
+
+
+def _candidates(param: str) -> list[str]:
+    """Task names a kernel parameter may stand for: TVM calls buffer `x`'s parameter `x_ptr`;
+    buffers named like C++ keywords carry a trailing underscore in the task (bench/convert.py)."""
+    stem = param[:-4] if param.endswith("_ptr") else param
+    return list(dict.fromkeys([param, stem, f"{stem}_", param.rstrip("_")]))
+
+
+def _bind(task, info, source: str) -> _Kernel:
+    body = read_kernel(source, info.name)
+    if body is None:
+        raise InferenceError(f"the body of kernel {info.name} is not in the source")
+    known = {b.name for b in task.buffers} | {s.name for s in task.scalars}
+    args, params, unknown = [], {}, []
+    for p in info.params:
+        name = next((c for c in _candidates(p.name) if c in known), None)
+        pointer = "*" in p.type or "[" in p.type
+        if name is None and pointer:
+            name = _candidates(p.name)[1]  # an intermediate between kernels: a new scratch buffer
+        if name is None:
+            unknown.append(p.name)
+            continue
+        args.append(name)
+        if pointer or any(b.name == name for b in task.buffers):
+            params[p.name] = name
+    if unknown:
+        raise InferenceError(f"kernel {info.name}: parameters {unknown} match no buffer or scalar of the task")
+    k = _Kernel(info, body, args, params)
+    for acc in body.accesses:
+        if acc.base in params:
+            (k.writes if acc.write else k.reads).add(params[acc.base])
+    return k
+
+
+def _order(kernels: list[_Kernel]) -> tuple[list[_Kernel], str]:
+    """Topological order by data flow: a kernel that reads what another writes runs after it;
+    otherwise the order of definition in the source."""
+    after: dict[int, set[int]] = {i: set() for i in range(len(kernels))}
+    reasons = []
+    for i, a in enumerate(kernels):
+        for j, b in enumerate(kernels):
+            flow = sorted((a.writes & b.reads) - b.writes) if i != j else []
+            if flow:
+                after[j].add(i)
+                reasons.append(f"{b.info.name} reads {', '.join(flow)} written by {a.info.name}")
+    done: list[int] = []
+    while len(done) < len(kernels):
+        ready = [i for i in range(len(kernels)) if i not in done and after[i] <= set(done)]
+        if not ready:
+            cycle = [kernels[i].info.name for i in range(len(kernels)) if i not in done]
+            raise InferenceError(f"kernels {cycle} read what each other write: no order follows from the data flow")
+        done.append(ready[0])
+    ordered = [kernels[i] for i in done]
+    return ordered, "; ".join(reasons) or "no kernel reads what another writes: source order"
+
+
+# --- one kernel --------------------------------------------------------------------
+
+
+def _configure(k: _Kernel, sizes: dict[str, int | None], scalars: dict) -> _Config:
+    candidates = _block_candidates(k, sizes, scalars)
+    best: _Config | None = None
+    tried = []
+    for block, how in candidates:
+        try:
+            cfg = _config_for(k, block, how, sizes, scalars)
+        except Unknown as exc:
+            tried.append(f"block {_trim(block)}: {exc}")
+            continue
+        tried.append(f"block {_trim(block)}: " + ("; ".join(cfg.problems[:2]) if cfg.problems else f"covers {cfg.covered}"))
+        if best is None or _score(cfg) > _score(best):
+            best = cfg
+    if best is None:
+        raise InferenceError(f"kernel {k.info.name}: no block shape could be checked ({'; '.join(tried[:4])})")
+    if not best.complete and not best.in_bounds:
+        raise InferenceError(f"kernel {k.info.name}: no block shape writes its outputs in bounds ({'; '.join(tried[:4])})")
+    if len(candidates) > 1:
+        best.block_how += (f", of {len(candidates)} shapes tried the first that writes every output element"
+                           " and keeps accesses in bounds" if best.complete and best.in_bounds else
+                           f", of {len(candidates)} shapes tried the one that writes the most output elements")
+    if not best.in_bounds:
+        best.grid_how.append(f"note: out of bounds as written in the source: {best.problems[0]}")
+    return best
+
+
+def _score(cfg: _Config) -> tuple:
+    """Writing every element of the outputs matters most (a launch that leaves holes is wrong),
+    then staying in bounds, then writing more."""
+    return (cfg.complete, cfg.in_bounds, cfg.covered)
+
+
+def _launch_bound(k: _Kernel) -> int | None:
+    """The first argument of __launch_bounds__, from the source (or the front end's record of it)."""
+    first = k.body.launch_bounds or tokenize((k.info.launch_bounds or "").split(",")[0])
+    try:
+        return int(evaluate(parse_expr(first), {}, {})) if first else None
+    except Unknown:
+        return None
+
+
+def _block_candidates(k: _Kernel, sizes, scalars) -> list[tuple[tuple[int, int, int], str]]:
+    coords = k.body.coordinates
+    used = [d for d in DIMS if f"threadIdx.{d}" in coords]
+    sized = [d for d in DIMS if f"blockDim.{d}" in coords]
+    total = _launch_bound(k)
+    if total is not None:
+        totals = [(total, f"__launch_bounds__({total})")]
+    elif sized:  # the kernel reads its block size: any works
+        n = len(used) if "z" not in used and "y" not in used or len(used) > 1 else DIMS.index(used[-1]) + 1
+        return [(DEFAULT_BLOCKS[max(1, n)], "the default for a kernel that reads blockDim")]
+    else:
+        hinted = _coefficient_hints(k, scalars)
+        totals = [(t, f"the stride of blockIdx.x ({t}) in the indexing") for t in hinted]
+        totals += [(t, "a trial size") for t in (32, 64, 128, 256, 512, 1024) if t not in hinted]
+    out = []
+    for t, how in totals:
+        shapes = _shapes(t, used)
+        hints = _shape_hints(k.body)
+        shapes.sort(key=lambda s: (-sum(1 for d, n in hints if s[DIMS.index(d)] == n), -s[0]))
+        out += [(s, how + (f", split as {_trim(s)}" if len(shapes) > 1 else "")) for s in shapes]
+    return out
+
+
+def _shapes(total: int, used: list[str]) -> list[tuple[int, int, int]]:
+    """Block shapes of `total` threads over the dimensions the kernel indexes (others 1)."""
+    if len(used) <= 1:
+        d = DIMS.index(used[0]) if used else 0
+        return [tuple(total if i == d else 1 for i in range(3))]  # type: ignore[misc]
+    divisors = [n for n in range(1, total + 1) if total % n == 0]
+    shapes = []
+    for x in divisors:
+        for y in divisors:
+            z = total // (x * y) if total % (x * y) == 0 else 0
+            shape = (x, y, z)
+            if z and all(shape[i] == 1 for i in range(3) if DIMS[i] not in used) and all(shape[DIMS.index(d)] > 1 for d in used):
+                shapes.append(shape)
+    return shapes or [(total, 1, 1)]
+
+
+_PAIR = re.compile(r"threadIdx\.([xyz])\)?\s*\*\s*(\d+)\)?\s*\+\s*\(?\(?(?:\(int\)\s*)?threadIdx\.([xyz])")
+_SHFL = re.compile(r"__shfl_(?:down|xor)_sync\s*\([^,]+,[^,]+,\s*(\d+)\s*,\s*32\s*\)")
+
+
+def _shape_hints(body: KernelBody) -> list[tuple[str, int]]:
+    """(dim, extent) pairs read from TVM's index forms: `threadIdx.x * 16 + threadIdx.y` puts 16
+    threads along y; a warp shuffle reduction starting at offset 16 spans 32 threads along x."""
+    text = body.text
+    hints = [(m.group(3), int(m.group(2))) for m in _PAIR.finditer(text) if m.group(1) != m.group(3)]
+    first = _SHFL.search(text)
+    if first:
+        hints.append(("x", 2 * int(first.group(1))))
+    return hints
+
+
+def _coefficient_hints(k: _Kernel, scalars) -> list[int]:
+    """Block sizes the indexing suggests: the step of a global index from one block to the next."""
+    out = []
+    for acc in k.body.accesses:
+        if acc.base not in k.params or acc.index is None:
+            continue
+        try:
+            env0 = _point_env(k.body, acc, scalars, {"blockIdx.x": 0})
+            env1 = _point_env(k.body, acc, scalars, {"blockIdx.x": 1})
+            step = int(evaluate(acc.index, env1, k.body.locals) - evaluate(acc.index, env0, k.body.locals))
+        except (Unknown, TypeError, ValueError):
+            continue
+        if 1 < step <= 1024 and step not in out:
+            out.append(step)
+    return out
+
+
+def _point_env(body: KernelBody, acc: Access, scalars, fixed: dict) -> dict:
+    env = {f"{c}.{d}": 0 for c in ("threadIdx", "blockIdx") for d in DIMS}
+    env.update({f"{c}.{d}": 1 for c in ("blockDim", "gridDim") for d in DIMS})
+    env.update(scalars)
+    for loop in acc.loops:
+        if loop.start is not None:
+            env[loop.var] = evaluate(loop.start, dict(env), body.locals)
+    env.update(fixed)
+    return env
+
+
+def _config_for(k: _Kernel, block, how: str, sizes, scalars) -> _Config:
+    constants = dict(scalars)
+    constants.update({f"blockDim.{d}": block[i] for i, d in enumerate(DIMS)})
+    grid, grid_how = [1, 1, 1], []
+    stores = [a for a in k.body.accesses if a.write and a.base in k.params]
+    for i, d in enumerate(DIMS):
+        if f"blockIdx.{d}" not in k.body.coordinates:
+            continue
+        grid[i], why = _solve_grid(k, d, block, stores, sizes, constants)
+        if why == _NO_STORE:  # e.g. stores through an index this reader does not follow: the loads then
+            loads = [a for a in k.body.accesses if not a.write and a.base in k.params]
+            grid[i], why = _solve_grid(k, d, block, loads, sizes, constants)
+        grid_how.append(f"grid.{d} = {grid[i]} {why}")
+    if not grid_how:
+        grid_how.append("grid 1 (the kernel does not read blockIdx)")
+    constants.update({f"gridDim.{d}": grid[i] for i, d in enumerate(DIMS)})
+    cfg = _Config(tuple(block), tuple(grid), how, grid_how)  # type: ignore[arg-type]
+    _check(k, cfg, sizes, constants)
+    return cfg
+
+
+def _space(body: KernelBody, acc: Access, names: set[str], block, grid, constants: dict, fixed: dict):
+    """Environments covering every (block, thread, loop iteration) point the names range over,
+    in chunks of at most CHUNK_POINTS points."""
+    loops = {loop.var: loop for loop in acc.loops}
+    axes: list[tuple[str, np.ndarray]] = []
+    env: dict = {}
+    for name in sorted(names):
+        if name in fixed:
+            env[name] = np.int64(fixed[name])
+        elif name in constants:
+            env[name] = constants[name]
+        elif name.startswith(("threadIdx.", "blockIdx.")):
+            extent = (block if name.startswith("t") else grid)[DIMS.index(name[-1])]
+            axes.append((name, np.arange(extent, dtype=np.int64)))
+        elif name in loops and loops[name].start is not None:
+            loop = loops[name]
+            start, end = (int(evaluate(n, dict(constants), body.locals)) for n in (loop.start, loop.end))
+            axes.append((name, np.arange(start, end, loop.step, dtype=np.int64)))
+        else:
+            raise Unknown(f"{name} has no known range")
+    total = int(np.prod([len(v) for _, v in axes])) if axes else 1
+    if total > MAX_POINTS:
+        raise Unknown(f"{total} points to check")
+    axes.sort(key=lambda a: -len(a[1]))
+    rest = max(1, total // max(1, len(axes[0][1]))) if axes else 1
+    step = max(1, CHUNK_POINTS // rest)
+    first = axes[0][1] if axes else np.zeros(1, dtype=np.int64)
+    for lo in range(0, len(first), step):
+        chunk = dict(env)
+        for n, (name, values) in enumerate(axes):
+            if n == 0:
+                values = values[lo:lo + step]
+            shape = [1] * len(axes)
+            shape[n] = len(values)
+            chunk[name] = values.reshape(shape)
+        yield chunk
+        if not axes:
+            return
+
+
+def _names(acc: Access, body: KernelBody) -> set[str]:
+    names = names_in(acc.index, body.locals) if acc.index is not None else set()
+    for g in acc.guards:
+        names |= names_in(g.cond, body.locals)
+    if acc.index is None:
+        raise Unknown("an index this reader does not evaluate")
+    return names
+
+
+def _values(body: KernelBody, acc: Access, env: dict):
+    """(index, mask) arrays of an access over one environment."""
+    env = dict(env)
+    mask = np.bool_(True)
+    for g in acc.guards:
+        cond = evaluate(g.cond, env, body.locals).astype(bool) if hasattr(evaluate(g.cond, env, body.locals), "astype") \
+            else bool(evaluate(g.cond, env, body.locals))
+        mask = np.logical_and(mask, np.logical_not(cond) if g.negated else cond)
+    index = evaluate(acc.index, env, body.locals)  # type: ignore[arg-type]
+    shape = np.broadcast_shapes(np.shape(index), np.shape(mask))
+    return np.broadcast_to(index, shape), np.broadcast_to(mask, shape)
+
+
+def _alive(k: _Kernel, acc: Access, names, block, d: str, b: int, size: int | None, constants) -> bool:
+    """Whether block b (along d; 0 along the others) performs this store anywhere in bounds."""
+    fixed = {f"blockIdx.{e}": (b if e == d else 0) for e in DIMS}
+    for env in _space(k.body, acc, names, block, (1, 1, 1), constants, fixed):
+        index, mask = _values(k.body, acc, env)
+        if size is not None:
+            mask = mask & (index >= 0) & (index < size)
+        if mask.any():
+            return True
+    return False
+
+
+def _first_dead(alive) -> int | None:
+    """Smallest b >= 1 with alive(b) false, for alive true up to some point and false after."""
+    hi = 1
+    while alive(hi):
+        hi *= 2
+        if hi > 1 << 31:
+            return None
+    lo = hi // 2  # alive(lo) (or lo == 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if alive(mid) else (lo, mid)
+    return hi
+
+
+def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants) -> tuple[int, str]:
+    """Blocks along d: one past the last block that stores anything in bounds, for the store that
+    reaches furthest. A guard over blockIdx (TVM's `if (blockIdx.x * 32 + (threadIdx.x >> 5) < 75)`)
+    ends the stores; an unguarded store ends where its index passes the buffer's extent."""
+    best, why = 0, ""
+    for acc in stores:
+        try:
+            names = _names(acc, k.body)
+        except Unknown:
+            continue
+        if f"blockIdx.{d}" not in names:
+            continue
+        size = sizes[k.params[acc.base]]
+        guarded = _first_dead(lambda b: _alive(k, acc, names, block, d, b, None, constants))
+        bounded = _first_dead(lambda b: _alive(k, acc, names, block, d, b, size, constants)) if size else guarded
+        if bounded is None:
+            raise Unknown(f"nothing bounds blockIdx.{d} in the store to {k.params[acc.base]}")
+        if bounded > best:
+            best = bounded
+            guards = [g.text for g in acc.guards if f"blockIdx.{d}" in g.text]
+            what = "store to" if acc.write else "load from"
+            if guarded == bounded and guards:
+                why = f"from the guard `{guards[-1]}` of the {what} {k.params[acc.base]}"
+            else:
+                why = f"from the extent of {k.params[acc.base]} ({size} elements, {what})"
+    if best == 0:
+        return 1, _NO_STORE
+    return best, why
+
+
+_NO_STORE = "(no store or load depends on it)"
+
+
+def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
+    """Every access in bounds (buffers, shared and local arrays), and what the stores cover."""
+    covered: dict[str, np.ndarray] = {}
+    for acc in k.body.accesses:
+        name = k.params.get(acc.base)
+        size = sizes.get(name) if name else k.body.arrays.get(acc.base)
+        try:
+            names = _names(acc, k.body)
+            spaces = _space(k.body, acc, names, cfg.block, cfg.grid, constants, {})
+            for env in spaces:
+                index, mask = _values(k.body, acc, env)
+                hit = index[mask]
+                if not hit.size:
+                    continue
+                low, high = int(hit.min()), int(hit.max()) + acc.width - 1
+                if name and acc.write:
+                    cfg.extents[name] = max(cfg.extents.get(name, 0), high + 1)
+                if size is None:
+                    continue
+                if low < 0 or high >= size:
+                    if cfg.in_bounds or len(cfg.problems) < 4:
+                        cfg.problems.append(f"{acc.base}[{low}..{high}] outside its {size} elements")
+                    cfg.in_bounds = False
+                if name and acc.write:
+                    marks = covered.setdefault(name, np.zeros(size, dtype=bool))
+                    for lane in range(acc.width):
+                        lanes = hit + lane
+                        marks[lanes[(lanes >= 0) & (lanes < size)]] = True
+        except Unknown:
+            continue
+    cfg.covered = int(sum(int(m.sum()) for m in covered.values()))
+    cfg.complete = bool(covered) and all(m.all() for m in covered.values())

@@ -1,0 +1,437 @@
+"""Which threads of a block a guard admits, proven from the guard's integer arithmetic.
+
+A thread region of the lowered code often reads `decls; if (G) S` or `decls; if (G) continue; S`
+(CUDA's `if (i < n)` and `if (i >= n) return;`). When G is built from comparisons of expressions
+that are monotone in threadIdx.x (sums, products by constants, divisions and shifts by
+constants, casts) the admitted threads form one contiguous range of x. That range is found at
+run time by binary search on the guard itself (so C++'s own conversions decide the values), and
+the region then visits only that range with no condition left in the loop: g++ vectorizes the
+loop, which it cannot do with the masked loads a guard needs.
+
+Monotonicity is proven conservatively: anything the rules below do not cover (remainders,
+masks, calls, memory reads, subtraction that could wrap around in unsigned arithmetic, a signed
+value compared in unsigned arithmetic) makes the guard unproven, and the region is left alone.
+Arithmetic is assumed not to overflow, as in the CUDA source it came from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TOKEN = re.compile(r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*)(?![\w.])|(?P<id>[A-Za-z_]\w*(?:\.[xyz])?)"
+                    r"|(?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>()!~&|^?:,\[\]]))")
+_CAST = re.compile(r"\((?P<type>(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long\s+long|long|int|short|char|size_t|std::size_t|"
+                   r"u?int(?:8|16|32|64)_t|unsigned))\)")
+_BINARY = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "<=": 7, ">": 7, ">=": 7,
+           "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+UNSIGNED_BUILTINS = {f"{v}.{d}" for v in ("threadIdx", "blockIdx", "blockDim", "gridDim") for d in "xyz"} | \
+    {"tx", "ty", "tz", "bx", "by", "bz"}
+
+
+UNKNOWN = object()  # env value of a local the analysis cannot follow
+
+
+class Unproven(ValueError):
+    """The guard's shape is outside what the analysis proves."""
+
+
+@dataclass(frozen=True)
+class Node:
+    kind: str  # num, id, cast, neg, bin, opaque
+    op: str = ""
+    args: tuple = ()
+    value: int = 0
+    unsigned: bool = False  # num: its suffix; cast: the target type
+
+
+def parse(text: str) -> Node:
+    tokens = _tokenize(text)
+    node, rest = _binary(tokens, 0, 1)
+    if rest != len(tokens):
+        raise Unproven(f"unparsed text after {tokens[rest - 1]!r}")
+    return node
+
+
+def _tokenize(text: str) -> list[str]:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = _CAST.sub(lambda m: f" @cast:{'u' if _is_unsigned_type(m['type']) else 's'}:{'_'.join(m['type'].split())} ", text)
+    out, pos = [], 0
+    while pos < len(text):
+        if text[pos].isspace():
+            pos += 1
+            continue
+        if text.startswith("@cast:", pos):
+            end = text.index(" ", pos)
+            out.append(text[pos:end])
+            pos = end
+            continue
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise Unproven(f"cannot read {text[pos:pos + 12]!r}")
+        out.append(m.group().strip())
+        pos = m.end()
+    return out
+
+
+def _is_unsigned_type(t: str) -> bool:
+    return "unsigned" in t or "size_t" in t or t.startswith("uint")
+
+
+def _binary(tokens: list[str], i: int, min_prec: int) -> tuple[Node, int]:
+    left, i = _unary(tokens, i)
+    while i < len(tokens) and _BINARY.get(tokens[i], 0) >= min_prec:
+        op = tokens[i]
+        right, i = _binary(tokens, i + 1, _BINARY[op] + 1)
+        left = Node("bin", op, (left, right))
+    if i < len(tokens) and tokens[i] == "?":
+        raise Unproven("conditional expression")
+    return left, i
+
+
+def _unary(tokens: list[str], i: int) -> tuple[Node, int]:
+    if i >= len(tokens):
+        raise Unproven("expression ends early")
+    tok = tokens[i]
+    if tok.startswith("@cast:"):
+        inner, i = _unary(tokens, i + 1)
+        _, sign, type_name = tok.split(":")
+        return Node("cast", type_name.replace("_", " "), (inner,), unsigned=sign == "u"), i
+    if tok == "-":
+        inner, i = _unary(tokens, i + 1)
+        return Node("neg", args=(inner,)), i
+    if tok == "+":
+        return _unary(tokens, i + 1)
+    if tok in ("!", "~"):
+        inner, i = _unary(tokens, i + 1)
+        return Node("opaque", tok, (inner,)), i
+    if tok == "(":
+        inner, i = _binary(tokens, i + 1, 1)
+        if i >= len(tokens) or tokens[i] != ")":
+            raise Unproven("unbalanced parentheses")
+        return _postfix(tokens, i + 1, inner)
+    m = re.fullmatch(r"(0[xX][0-9a-fA-F]+|\d+)([uUlL]*)", tok)
+    if m:
+        return Node("num", value=int(m[1], 0), unsigned="u" in m[2].lower()), i + 1
+    if re.fullmatch(r"[A-Za-z_]\w*(?:\.[xyz])?", tok):
+        return _postfix(tokens, i + 1, Node("id", tok))
+    raise Unproven(f"unexpected {tok!r}")
+
+
+def _postfix(tokens: list[str], i: int, node: Node) -> tuple[Node, int]:
+    if i < len(tokens) and tokens[i] in ("(", "["):
+        raise Unproven("call or memory read in a guard")
+    return node, i
+
+
+# ---------------------------------------------------------------------------------------
+# monotonicity in threadIdx.x
+
+
+@dataclass(frozen=True)
+class Shape:
+    mono: int  # 0 invariant, +1 non-decreasing, -1 non-increasing in x
+    signed: bool | None  # the C type's signedness (None: unknown)
+    nonneg: bool  # the value is known to be >= 0
+
+
+def shape(node: Node, env: dict[str, "Shape | Node"]) -> Shape:
+    """How `node` varies with x. `env` maps names to their shape (x itself, parameters) or to
+    the expression a local was initialised with (inlined). Raises Unproven."""
+    if node.kind == "num":
+        return Shape(0, not node.unsigned, True)
+    if node.kind == "id":
+        known = env.get(node.op)
+        if known is UNKNOWN:
+            raise Unproven(f"{node.op} is a local whose value is not read")
+        if isinstance(known, Node):
+            return shape(known, env)
+        if known is not None:
+            return known
+        unsigned = node.op in UNSIGNED_BUILTINS
+        return Shape(0, False if unsigned else None, unsigned)
+    if node.kind == "cast":
+        inner = shape(node.args[0], env)
+        return Shape(inner.mono, not node.unsigned, inner.nonneg or node.unsigned)
+    if node.kind == "neg":
+        inner = shape(node.args[0], env)
+        if inner.mono and inner.signed is not True:
+            raise Unproven("negation in unsigned arithmetic")
+        return Shape(-inner.mono, inner.signed, False)
+    if node.kind == "opaque":
+        inner = shape(node.args[0], env)
+        if inner.mono:
+            raise Unproven(f"{node.op} of a thread-dependent value")
+        return Shape(0, True, False)
+    return _binary_shape(node, env)
+
+
+def _binary_shape(node: Node, env) -> Shape:
+    a, b = (shape(x, env) for x in node.args)
+    op = node.op
+    signed = _result_signed(a, b)
+    if not a.mono and not b.mono:
+        return Shape(0, signed if op not in _BOOLEAN else True, op in ("+", "*", "/", ">>", "<<") and a.nonneg and b.nonneg)
+    if op == "+":
+        _no_wrap(a, b, signed)
+        return Shape(_combine(a.mono, b.mono), signed, a.nonneg and b.nonneg)
+    if op == "-":
+        if signed is not True:
+            raise Unproven("subtraction of a thread-dependent value may wrap around in unsigned arithmetic")
+        return Shape(_combine(a.mono, -b.mono), signed, False)
+    if op == "*":
+        dep, const = (a, node.args[1]) if a.mono else (b, node.args[0])
+        if const.kind != "num":
+            raise Unproven("product of a thread-dependent value by a non-constant")
+        if signed is not True and dep.signed is not False and not dep.nonneg:
+            raise Unproven("product in unsigned arithmetic of a value that may be negative")
+        return Shape(dep.mono if const.value else 0, signed, dep.nonneg)
+    if op in ("/", ">>", "<<"):
+        if b.mono or node.args[1].kind != "num" or (op == "/" and node.args[1].value <= 0):
+            raise Unproven(f"{op} by a non-constant or thread-dependent value")
+        if signed is not True and not a.nonneg:
+            raise Unproven(f"{op} in unsigned arithmetic of a value that may be negative")
+        return Shape(a.mono, signed, a.nonneg)
+    raise Unproven(f"{op} of a thread-dependent value")
+
+
+_BOOLEAN = {"<", "<=", ">", ">=", "==", "!=", "&&", "||"}
+
+
+def _result_signed(a: Shape, b: Shape) -> bool | None:
+    """C's usual arithmetic conversions, as far as the shapes know the types."""
+    if a.signed is False or b.signed is False:
+        return False
+    if a.signed is None or b.signed is None:
+        return None
+    return True
+
+
+def _no_wrap(a: Shape, b: Shape, signed: bool | None) -> None:
+    if signed is True:
+        return
+    for s in (a, b):  # in unsigned arithmetic a negative operand wraps around
+        if not s.nonneg and s.signed is not False:
+            raise Unproven("sum in unsigned arithmetic with an operand that may be negative")
+
+
+def _combine(m1: int, m2: int) -> int:
+    if m1 and m2 and m1 != m2:
+        raise Unproven("terms vary in opposite directions")
+    return m1 or m2
+
+
+# ---------------------------------------------------------------------------------------
+# admitted ranges
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One end of the admitted range: `first_true(n, pred)` with pred false, then true in x."""
+
+    side: str  # "lo" or "hi"
+    pred: str  # C++ boolean expression of x, monotone false -> true
+
+
+def conjuncts(node: Node, op: str) -> list[Node]:
+    if node.kind == "bin" and node.op == op:
+        return conjuncts(node.args[0], op) + conjuncts(node.args[1], op)
+    return [node]
+
+
+def admitted_bounds(guard: str, env: dict, *, admits_when_true: bool) -> list[Bound]:
+    """Bounds of the x range where the region runs: the guard is `if (G) S`
+    (admits_when_true) or `if (G) continue;` (G excludes). Raises Unproven."""
+    node = parse(guard)
+    parts = conjuncts(node, "&&" if admits_when_true else "||")
+    bounds: list[Bound] = []
+    for part in parts:
+        bounds += _comparison_bounds(part, guard_text(part), env, admits_when_true)
+    return bounds
+
+
+def guard_text(node: Node) -> str:
+    """C++ text of a parsed expression (fully parenthesised)."""
+    if node.kind == "num":
+        return str(node.value) + ("u" if node.unsigned else "")
+    if node.kind == "id":
+        return node.op
+    if node.kind == "cast":
+        return f"(({node.op}){guard_text(node.args[0])})"
+    if node.kind == "neg":
+        return f"(-{guard_text(node.args[0])})"
+    if node.kind == "opaque":
+        return f"({node.op}{guard_text(node.args[0])})"
+    return f"({guard_text(node.args[0])} {node.op} {guard_text(node.args[1])})"
+
+
+def _comparison_bounds(part: Node, text: str, env: dict, admits_when_true: bool) -> list[Bound]:
+    if part.kind != "bin" or part.op not in ("<", "<=", ">", ">=", "=="):
+        raise Unproven("a guard term that is not a comparison")
+    left, right = (shape(x, env) for x in part.args)
+    d = _combine(left.mono, -right.mono)
+    dep = left if left.mono else right
+    other = right if left.mono else left
+    if d and dep.signed is not False and other.signed is not True and not dep.nonneg:
+        raise Unproven("a signed thread-dependent value compared in unsigned arithmetic")
+    op = part.op
+    l_text, r_text = guard_text(part.args[0]), guard_text(part.args[1])
+    if not admits_when_true:  # `if (L op R) continue;` admits where !(L op R)
+        if op == "==":
+            raise Unproven("`==` as an exclusion")
+        op = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
+    if d >= 0:  # L - R non-decreasing: `<` holds on a prefix, `>` on a suffix
+        lower, upper = f"!({l_text} < {r_text})", f"({l_text} > {r_text})"
+        table = {"<": [("hi", f"!({l_text} < {r_text})")], "<=": [("hi", f"!({l_text} <= {r_text})")],
+                 ">": [("lo", f"({l_text} > {r_text})")], ">=": [("lo", f"({l_text} >= {r_text})")],
+                 "==": [("lo", lower), ("hi", upper)]}
+    else:  # L - R non-increasing: the other way round
+        lower, upper = f"!({l_text} > {r_text})", f"({l_text} < {r_text})"
+        table = {"<": [("lo", f"({l_text} < {r_text})")], "<=": [("lo", f"({l_text} <= {r_text})")],
+                 ">": [("hi", f"!({l_text} > {r_text})")], ">=": [("hi", f"!({l_text} >= {r_text})")],
+                 "==": [("lo", lower), ("hi", upper)]}
+    return [Bound(side, pred) for side, pred in table[op]]
+
+
+# ---------------------------------------------------------------------------------------
+# the region's text: `decls; if (G) S` or `decls; if (G) continue; S`
+
+LOWERING_DECL = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
+_TID_DECL = re.compile(r"^const unsigned int (\w+) = \(tz \* blockDim\.y \+ ty\) \* blockDim\.x \+ tx;$")
+_INT_DECL = re.compile(r"^(?:const\s+)?(?P<type>(?:unsigned\s+|signed\s+)?(?:long\s+long|long|int|short|size_t|std::size_t|"
+                       r"u?int(?:8|16|32|64)_t|unsigned))\s+(?P<name>\w+)\s*=\s*(?P<init>[^;]+);$", re.S)
+_OTHER_DECL = re.compile(r"^(?:const\s+)?(?:[\w:]+\s*(?:<[^;]*>)?\s*[*&]*\s+)+(?P<name>\w+)\s*(?:=[^;]*|\[[^;]*\])?;$", re.S)
+_KEYWORDS = {"return", "continue", "break", "goto", "delete", "throw", "else", "case", "do"}
+X_SHAPE = Shape(1, False, True)
+
+
+@dataclass
+class Region:
+    """A thread loop's body rewritten to run unconditionally over [tx_lo, tx_hi)."""
+
+    bounds: list[str]  # statements computing tx_lo and tx_hi (before the loop)
+    body: str  # the new loop body
+
+
+def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
+    """The region without its guard, and how to compute the admitted range; None when the
+    guard is absent or not proven to admit one contiguous range of threadIdx.x."""
+    text = re.sub(r"//[^\n]*", "", re.sub(r"/\*.*?\*/", " ", loop_body, flags=re.S)).strip()
+    decls: list[tuple[str, str | None, str]] = []  # (statement, local name, its init when integral)
+    env: dict = {"threadIdx.x": X_SHAPE, "tx": X_SHAPE, **params}
+    while text and not text.startswith("if"):
+        end = _simple_statement_end(text)
+        if end is None:
+            return None
+        stmt, text = text[:end + 1].strip(), text[end + 1:].strip()
+        if stmt == LOWERING_DECL:
+            decls.append((stmt, None, ""))
+        elif (m := _TID_DECL.match(stmt)):
+            env[m[1]] = X_SHAPE
+            decls.append((stmt, m[1], ""))
+        elif (m := _INT_DECL.match(stmt)) and not _has_effects(m["init"]):
+            try:
+                env[m["name"]] = Node("cast", " ".join(m["type"].split()), (parse(m["init"]),),
+                                      unsigned=_is_unsigned_type(m["type"]))
+            except Unproven:
+                env[m["name"]] = UNKNOWN
+            decls.append((stmt, m["name"], m["init"]))
+        elif (m := _OTHER_DECL.match(stmt)) and stmt.split()[0] not in _KEYWORDS and not _has_effects(stmt.partition("=")[2]):
+            env[m["name"]] = UNKNOWN
+            decls.append((stmt, m["name"], ""))
+        else:
+            return None  # a statement with effects runs for every thread before the guard
+    guard, then, rest = _if_statement(text)
+    if guard is None:
+        return None
+    excludes = then.strip() == "continue;"
+    if not excludes and rest.strip():
+        return None  # more than the guarded statement follows
+    after = rest if excludes else then
+    names = set(re.findall(r"[A-Za-z_]\w*", guard))
+    if any(re.search(rf"(?<![\w.]){re.escape(n)}\s*(?:[-+*/%&|^]?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{re.escape(n)}\b", after)
+           for n in names):
+        return None  # the region changes what its guard reads
+    try:
+        bounds = admitted_bounds(guard, env, admits_when_true=not excludes)
+    except Unproven:
+        return None
+    needed = _needed_decls(decls, guard, env)
+    head = "[&](unsigned int tx) -> bool { " + " ".join(needed) + (" " if needed else "") + "return "
+    lines = ["unsigned int tx_lo = 0, tx_hi = blockDim.x;  // tools.optimize: the threads the guard admits"]
+    for b in bounds:
+        fold = "at_least" if b.side == "lo" else "at_most"
+        lines.append(f"tx_{b.side} = cudaopt::{fold}(tx_{b.side}, cudaopt::first_true(blockDim.x, {head}{b.pred}; }}));")
+    body = "\n".join(stmt for stmt, _, _ in decls) + "\n" + after.strip()
+    return Region(lines, body)
+
+
+def _simple_statement_end(text: str) -> int | None:
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch in "{}":
+            return None
+        elif ch == ";" and depth == 0:
+            return i
+    return None
+
+
+def _has_effects(expr: str) -> bool:
+    """Calls, assignments and increments (reads and arithmetic are fine)."""
+    return bool(re.search(r"[A-Za-z_]\w*\s*\(|(?<![=!<>])=(?!=)|\+\+|--", expr))
+
+
+def _if_statement(text: str) -> tuple[str | None, str, str]:
+    """(condition, then-statement, what follows) of `if (...) stmt ...`; (None, "", "") otherwise."""
+    m = re.match(r"if\s*\(", text)
+    if not m:
+        return None, "", ""
+    depth, i = 1, m.end()
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    if depth:
+        return None, "", ""
+    cond, rest = text[m.end():i - 1], text[i:].strip()
+    if rest.startswith("{"):
+        from .code import matching_brace
+
+        close = matching_brace(rest, 0)
+        then, after = rest[:close + 1], rest[close + 1:]
+    else:
+        end = _simple_statement_end(rest)
+        if end is None:
+            return None, "", ""
+        then, after = rest[:end + 1], rest[end + 1:]
+    if re.match(r"\s*else\b", after):
+        return None, "", ""
+    return cond, then, after
+
+
+def _needed_decls(decls, guard: str, env: dict) -> list[str]:
+    """The declarations the guard reads, directly or through other locals, in their order."""
+    wanted = set(re.findall(r"[A-Za-z_]\w*", guard))
+    for stmt, name, init in reversed(decls):
+        if name in wanted:
+            wanted |= set(re.findall(r"[A-Za-z_]\w*", init))
+    if "threadIdx" in wanted:
+        wanted.add(None)  # the lowering's threadIdx declaration
+    return [stmt for stmt, name, _ in decls if name in wanted and (name is None or env.get(name) is not UNKNOWN)]
+
+
+def param_shapes(params: list[str]) -> dict[str, Shape]:
+    """Shapes of a kernel's scalar parameters, from their declared types."""
+    out = {}
+    for p in params:
+        m = re.match(r"^(?:const\s+)?(?P<type>[\w\s:]+?)\s+(?P<name>\w+)$", p.strip())
+        if not m or "*" in p:
+            continue
+        t = m["type"]
+        unsigned = _is_unsigned_type(t)
+        signed = None if not re.search(r"int|long|short|char|size_t|unsigned|float|double", t) else not unsigned
+        out[m["name"]] = Shape(0, signed, unsigned)
+    return out
