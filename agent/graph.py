@@ -173,11 +173,13 @@ def plan(state: KernelState, ctx: GraphContext) -> dict:
         result = {"observations": [_tool_crash("plan")], "lowering": None}
     observations = [{**o, "attempt": 0} for o in result.get("observations", [])]
     _observe(ctx, state, "plan", observations)
-    plan_record = {k: v for k, v in result.items() if k not in ("lowering", "observations", "launches_inferred")}
+    plan_record = {k: v for k, v in result.items() if k not in ("lowering", "observations", "launches_inferred", "buffers_inferred")}
     plan_record["strategy"] = _strategy(state["translator"], result.get("lowering") is not None)
     update = {"plan": plan_record, "lowering": result.get("lowering"), "observations": observations}
     if result.get("launches_inferred"):  # every later step works on the task with its inferred launches
         update["task"] = {**state["task"], "launches": result["launches_inferred"]}
+        if result.get("buffers_inferred"):  # and the scratch buffers between its kernels
+            update["task"]["buffers"] = result["buffers_inferred"]
         ctx.forget_task(state["kernel"])
     return update
 

@@ -14,7 +14,7 @@ from agent.configuration import Settings
 from sandboxes import Limits, Sandbox
 from tools.build import compile_cpp
 from tools.observations import Observation
-from tools.spec import Launch, Task
+from tools.spec import Buffer, Launch, Task
 
 CANDIDATE = "candidate.cpp"
 COMPILE_DIR = "compile"
@@ -58,11 +58,13 @@ class LiveToolbox:
             "launches": "given by the task",
         }
         if not task.launches:
-            launches, how = infer_launches(task, module)
+            launches, how, scratch = infer_launches(task, module)
             result["launches"] = how
             if launches:
-                task = task.model_copy(update={"launches": launches})
+                task = task.model_copy(update={"launches": launches, "buffers": [*task.buffers, *scratch]})
                 result["launches_inferred"] = [launch.model_dump(mode="json") for launch in launches]
+                if scratch:  # intermediates between the kernels, which a published record does not list
+                    result["buffers_inferred"] = [b.model_dump(mode="json") for b in task.buffers]
         lowering, why = lower(task)
         return {**result, "lowering": lowering, "observations": _obs(observations + why)}
 
@@ -143,12 +145,13 @@ def lower(task: Task) -> tuple[str | None, list[Observation]]:
         return None, found or [Observation(kind="unsupported", message=f"lowering failed: {exc}")]
 
 
-def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str]:
-    """Launches for a task that gives none, where one 1-D launch of its single kernel is a safe
-    guess: one thread per element of the largest output. Verification decides if it was right."""
+def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str, list[Buffer]]:
+    """Launches for a task that gives none (and the scratch buffers they need), where one 1-D
+    launch of its single kernel is a safe guess: one thread per element of the largest output.
+    Verification decides if it was right."""
     if module is None or len(module.kernels) != 1:
         count = len(module.kernels) if module else 0
-        return None, f"not given, and not inferred: {count} kernels in the source (the task must list its launches)"
+        return None, f"not given, and not inferred: {count} kernels in the source (the task must list its launches)", []
     kernel = module.kernels[0]
     known = {b.name for b in task.buffers} | {s.name for s in task.scalars}
     unknown = [p.name for p in kernel.params if p.name not in known]
@@ -162,7 +165,7 @@ def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str]:
     elif any(v.extern and v.kernel in (None, kernel.name) for v in module.shared):
         reason = "the kernel uses dynamic shared memory of unknown size"
     if reason:
-        return None, f"not given, and not inferred: {reason} (the task must list its launches)"
+        return None, f"not given, and not inferred: {reason} (the task must list its launches)", []
     bounds = (kernel.launch_bounds or "").split(",")[0].strip()
     block = int(bounds) if bounds.isdigit() else 256
     outputs = [b.size for b in task.buffers if b.role in ("output", "inout")] or [b.size for b in task.buffers]
@@ -171,7 +174,7 @@ def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str]:
     launch = Launch(kernel=kernel.name, grid=[grid], block=[block], args=[p.name for p in kernel.params])
     source = "__launch_bounds__" if bounds.isdigit() else "the default of 256"
     return [launch], (f"inferred: {kernel.name}<<<{grid}, {block}>>>({', '.join(launch.args)}): one thread per element "
-                      f"of the largest output ({extent} elements), block size from {source}")
+                      f"of the largest output ({extent} elements), block size from {source}"), []
 
 
 def _median(stats: Any) -> float | None:
