@@ -78,6 +78,7 @@ def eval_(
     bench: Path = typer.Argument(..., help="a directory of task files or an HPCTransEval JSON file"),
     out: Path = typer.Option(Path("eval-report"), "-o", "--out", help="report directory"),
     limit: Optional[int] = typer.Option(None, "--limit", help="evaluate the first N tasks"),
+    per_category: Optional[int] = typer.Option(None, "--per-category", help="evaluate N tasks of each category, spread over its operators"),
     llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j"),
     sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
@@ -86,7 +87,7 @@ def eval_(
     from .commands import evaluate as command
 
     cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs)
-    raise typer.Exit(command.run(existing(bench), cfg, out=out, limit=limit, console=console))
+    raise typer.Exit(command.run(existing(bench), cfg, out=out, limit=limit, per_category=per_category, console=console))
 
 
 TASK_ARG = typer.Argument(..., help="kernel task JSON")

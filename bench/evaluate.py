@@ -57,8 +57,9 @@ def _is_record_file(path: Path) -> bool:
     return head.startswith("[") or (path.suffix == ".jsonl" and '"cuda_code"' in head)
 
 
-def resolve(bench: Path, workdir: Path, *, limit: int | None = None) -> list[BenchTask]:
-    """Task files for `bench`; records are converted into `workdir/tasks`."""
+def resolve(bench: Path, workdir: Path, *, limit: int | None = None, per_category: int | None = None) -> list[BenchTask]:
+    """Task files for `bench`; records are converted into `workdir/tasks`. `per_category`
+    keeps N tasks of each category spread over its records (a stratified sample), `limit` the first N."""
     if bench.is_file():
         paths = [bench] if _is_task_file(bench) else _convert([bench], workdir)
     elif bench.is_dir():
@@ -70,15 +71,25 @@ def resolve(bench: Path, workdir: Path, *, limit: int | None = None) -> list[Ben
         raise BenchError(f"{bench}: no such file or directory")
     if not paths:
         raise BenchError(f"{bench}: no kernel tasks or HPCTransEval records found")
-    if limit is not None:
-        paths = paths[:limit]
     out = []
     for p in paths:
         try:
             out.append(BenchTask(p, load_task(p)))
         except TaskError as exc:
             raise BenchError(str(exc)) from None
-    return out
+    if per_category is not None:
+        out = _spread_sample(out, per_category)
+    return out[:limit] if limit is not None else out
+
+
+def _spread_sample(tasks: list[BenchTask], n: int) -> list[BenchTask]:
+    """n tasks of each category, evenly spaced over its list (so over its operators), in order."""
+    groups: dict[str, list[int]] = {}
+    for i, t in enumerate(tasks):
+        groups.setdefault(t.task.category or "", []).append(i)
+    keep = {members[(k * len(members)) // min(n, len(members))] for members in groups.values()
+            for k in range(min(n, len(members)))}
+    return [t for i, t in enumerate(tasks) if i in keep]
 
 
 def _convert(files: list[Path], workdir: Path) -> list[Path]:

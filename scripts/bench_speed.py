@@ -49,15 +49,10 @@ def corpus_tasks(only_sync: bool, limit: int | None, names: list[str] | None = N
 
 
 def hte_tasks(per_category: int, workdir: Path) -> list:
-    from bench.convert import convert_file
+    """The shipped HPCTransEval set: per_category tasks of each category, spread over its operators."""
+    from bench.evaluate import resolve
 
-    tasks = []
-    for data in sorted((ROOT / "bench" / "data").glob("*.json")):
-        if data.name == "manifest.json":
-            continue
-        for path in convert_file(data, workdir / data.stem, limit=per_category):
-            tasks.append(("hpctranseval", data.stem, load_task(path)))
-    return tasks
+    return [("hpctranseval", t.task.category, t.task) for t in resolve(ROOT / "bench" / "data", workdir, per_category=per_category)]
 
 
 def measure(task, sandbox, threads_all: int, budget: Budget, timing_s: float) -> dict:
@@ -117,7 +112,7 @@ def main() -> int:
     ap.add_argument("--only-sync", action="store_true", help="corpus: only kernels with barriers or warp intrinsics")
     ap.add_argument("--limit", type=int, default=None, help="corpus: at most N kernels")
     ap.add_argument("--names", nargs="*", default=None, help="corpus: only these kernels")
-    ap.add_argument("--per-category", type=int, default=3, help="HPCTransEval: first N tasks of each category file")
+    ap.add_argument("--per-category", type=int, default=3, help="HPCTransEval: N tasks of each category, spread over its operators")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="'all threads' (default: all cores)")
     ap.add_argument("--timing-s", type=float, default=0.3, help="measured time per version and thread count")
     ap.add_argument("--max-variants", type=int, default=6)

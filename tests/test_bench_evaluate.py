@@ -96,3 +96,14 @@ def test_agent_eval_on_a_generated_subset(tmp_path):
     assert task["status"] == "correct" and task["compiled"] and task["speedup"] > 0
     assert status == 0
     assert (tmp_path / "report" / "report.md").is_file()
+
+
+@pytest.mark.skipif(not (DATA / "elementwise.json").is_file(), reason="bench/data not generated")
+def test_per_category_sample_spreads_over_each_category(tmp_path):
+    tasks = resolve(DATA, tmp_path, per_category=3)
+    by_category: dict[str, list[str]] = {}
+    for t in tasks:
+        by_category.setdefault(t.task.category, []).append(t.task.name)
+    assert set(by_category) == {"block", "compute", "elementwise", "graph", "layout", "logic", "reduction"}
+    assert all(len(names) == 3 for names in by_category.values())
+    assert len({name.rsplit("_", 1)[0] for name in by_category["elementwise"]}) == 3  # three operators, not one

@@ -18,7 +18,8 @@ from agent.configuration import Settings
 from agent.errors import UserError
 
 
-def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, console: Console | None = None) -> int:
+def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, per_category: int | None = None,
+        console: Console | None = None) -> int:
     """Exit status 0 only when every task came out correct."""
     from agent.runner import run_tasks
     from agent.translators.factory import make_translator
@@ -26,11 +27,12 @@ def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, cons
     from tools.spec import TaskError
 
     console = console or Console()
-    if limit is not None and limit < 1:
-        raise UserError(f"--limit must be >= 1, got {limit}")
+    for option, value in (("--limit", limit), ("--per-category", per_category)):
+        if value is not None and value < 1:
+            raise UserError(f"{option} must be >= 1, got {value}")
     make_translator(cfg.llm, cfg)  # a bad --llm spec fails here, before any work
     try:
-        tasks = resolve(bench, out, limit=limit)
+        tasks = resolve(bench, out, limit=limit, per_category=per_category)
     except BenchError as exc:
         raise UserError(str(exc)) from None
     console.print(f"evaluating {len(tasks)} tasks from {bench} with translator [bold]{cfg.llm}[/]", highlight=False)

@@ -266,6 +266,187 @@ def lane_arrays(ctx: Context, code: str) -> str | None:
     return code[:first] + LANES_HEADER + "\n" + code[first:] if first >= 0 else None
 
 
+# ---------------------------------------------------------------------------------------
+# rounds of warp shuffles run warp by warp
+
+WARP_LANES_HEADER = """// ---- tools.optimize: shuffles among the 32 lanes of one warp ----------------------------------
+// in[l] is lane l's value of the current round (T{} for a lane that did not write or lies beyond
+// the block), as cudacpu's WarpExchange reads it; width is a power of two <= 32.
+#ifndef CUDAOPT_WARP_LANES
+#define CUDAOPT_WARP_LANES
+namespace cudaopt {
+template <class T>
+inline T lane_shfl(const T* in, unsigned lane, int src_lane, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int in_segment = ((src_lane % w) + w) % w;
+  return in[lane - lane % static_cast<unsigned>(w) + static_cast<unsigned>(in_segment)];
+}
+template <class T>
+inline T lane_shfl_up(const T* in, unsigned lane, unsigned delta, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int l = static_cast<int>(lane % static_cast<unsigned>(w));
+  if (l - static_cast<int>(delta) < 0) return in[lane];
+  return in[lane - static_cast<unsigned>(l) + static_cast<unsigned>(l - static_cast<int>(delta))];
+}
+template <class T>
+inline T lane_shfl_down(const T* in, unsigned lane, unsigned delta, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int l = static_cast<int>(lane % static_cast<unsigned>(w));
+  if (l + static_cast<int>(delta) >= w) return in[lane];
+  return in[lane - static_cast<unsigned>(l) + static_cast<unsigned>(l + static_cast<int>(delta))];
+}
+template <class T>
+inline T lane_shfl_xor(const T* in, unsigned lane, int lane_mask, int width = 32) {
+  int w = width > 0 && width <= 32 ? width : 32;
+  int l = static_cast<int>(lane % static_cast<unsigned>(w));
+  int src = l ^ lane_mask;
+  if (src < 0 || src >= w) return in[lane];
+  return in[lane - static_cast<unsigned>(l) + static_cast<unsigned>(src)];
+}
+}  // namespace cudaopt
+#endif  // CUDAOPT_WARP_LANES
+"""
+
+_TID_LINE = "const unsigned int tid = (tz * blockDim.y + ty) * blockDim.x + tx;"
+_THREADIDX_LINE = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
+_ROUND_LOOP = re.compile(r"(?P<ind>[ \t]*)for \((?P<head>[^{};]*;[^{};]*;[^{}]*)\) \{\s*(?P<x>\w+)\.begin\((?P<site>\d+)\);")
+_PERTHREAD = re.compile(r"cudacpu::PerThread<[^;]*> (\w+)\(nthreads\);")
+_POW2_WIDTHS = {"1", "2", "4", "8", "16", "32"}
+_ASSIGN = re.compile(r"(?:\+\+|--)\s*(\w+)|(\w+)\s*(?:\[[^\]]*\])*\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
+
+
+def _nest_at(body: str, pos: int) -> tuple[int, int] | None:
+    """(open, close) of the tx loop's braces when a full tz/ty/tx thread nest starts at pos."""
+    m = _THREAD_NEST.match(body, pos)
+    if m is None:
+        return None
+    return m.end() - 1, C.matching_brace(body, m.end() - 1)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in C.strip_comments(text).strip().split("\n") if line.strip()]
+
+
+def _lane_private(text: str, perthread: set[str], local: set[str]) -> bool:
+    """Every subscript is a per-thread array at [tid]; every write goes to one or to a local."""
+    for m in re.finditer(r"(\w+)\s*\[", text):
+        if m[1] not in perthread or not text.startswith("tid]", m.end()):
+            return False
+    for m in _ASSIGN.finditer(text):
+        name = m[1] or m[2]
+        if name not in perthread and name not in local:
+            return False
+    return "*" not in re.sub(r"[\w\])]\s*\*\s*[\w(]", "", text)  # no dereferences (only products)
+
+
+def _round_loop(body: str, m: re.Match, perthread: set[str]) -> tuple[str, int, int] | None:
+    """The per-warp form of one loop of shuffle rounds (see warp_rounds), or None."""
+    x, site = m["x"], m["site"]
+    open_i = body.index("{", m.start() + len(m["ind"]) + 4 + len(m["head"]))
+    close = C.matching_brace(body, open_i)
+    put = _nest_at(body, m.end())
+    read = put and _nest_at(body, put[1] + 1)
+    if not put or not read or body[read[1] + 1:close].strip():
+        return None
+    put_lines, read_lines = _lines(body[put[0] + 1:put[1]]), _lines(body[read[0] + 1:read[1]])
+    if not put_lines or put_lines[0] != _TID_LINE:
+        return None
+    guard = put_lines[1] if len(put_lines) == 3 else None
+    if guard is not None and not re.fullmatch(r"if \([^;]*\) continue;", guard):
+        return None
+    pm = re.fullmatch(rf"{x}\.put<([\w ]+)>\({site}, tid, (.*)\);", put_lines[-1], re.S)
+    if pm is None or len(put_lines) > 3:
+        return None
+    t, value = pm[1], pm[2]
+    if read_lines[:1] == [_THREADIDX_LINE]:
+        read_lines = read_lines[1:]
+    if read_lines[:1] != [_TID_LINE]:
+        return None
+    read_lines = read_lines[1:]
+    if guard is not None:
+        if read_lines[:1] != [guard]:
+            return None
+        read_lines = read_lines[1:]
+    stmts = "\n".join(read_lines)
+    calls = list(re.finditer(rf"cudacpu::(shfl|shfl_up|shfl_down|shfl_xor)<{re.escape(t)}>\({x}, {site}, tid, ", stmts))
+    if len(calls) != 1 or len(re.findall(rf"\b{x}\b", stmts)) != 1 or stmts.count("cudacpu::") != 1:
+        return None
+    args = C.split_params(stmts[calls[0].end():_call_end(stmts, calls[0].start() + calls[0][0].index("("))])
+    if len(args) not in (1, 2) or (len(args) == 2 and args[1] not in _POW2_WIDTHS):
+        return None
+    if re.search(r"\b(return|break|continue|goto|atomic\w*|printf)\b", stmts):
+        return None
+    local = set(re.findall(r"\b[\w:]+\s+(\w+)\s*=", stmts))
+    if not all(_lane_private(text, perthread, local) for text in (value, guard or "", stmts)):
+        return None
+    head_names = {a[1] or a[2] for a in _ASSIGN.finditer(m["head"])}
+    if any((a[1] or a[2]) in head_names for a in _ASSIGN.finditer(stmts)):
+        return None  # the threads write the round loop's own variable
+    if re.search(rf"\b{x}\.(begin|put)\S*\({site}\b|\(\s*{x}, {site}\b", body[:m.start()] + body[close + 1:]):
+        return None  # the site is used outside this loop too
+    stmts = stmts[:calls[0].start()] + f"cudaopt::lane_{calls[0][1]}(cudaopt_in, cudaopt_l, " + stmts[calls[0].end():]
+    ind = m["ind"]
+    coords = ""
+    if re.search(r"\b(tx|ty|tz|threadIdx)\b", stmts):
+        coords = (f"{ind}            const unsigned int tx = tid % blockDim.x, ty = tid / blockDim.x % blockDim.y, "
+                  f"tz = tid / blockDim.x / blockDim.y;\n{ind}            {_THREADIDX_LINE}\n")
+    skip = f"{ind}            {guard}\n" if guard else ""
+    inner = "\n".join(f"{ind}            {line}" for line in stmts.split("\n"))
+    return (f"{ind}for (unsigned int cudaopt_w = 0; cudaopt_w < nthreads; cudaopt_w += 32) {{"
+            f"  // tools.optimize: each warp runs all its rounds\n"
+            f"{ind}    bool cudaopt_any = false;\n"
+            f"{ind}    for (unsigned int cudaopt_l = 0; cudaopt_l < 32 && cudaopt_w + cudaopt_l < nthreads; ++cudaopt_l) {{\n"
+            f"{ind}        const unsigned int tid = cudaopt_w + cudaopt_l;\n"
+            + (f"{ind}        {guard}\n" if guard else "") +
+            f"{ind}        cudaopt_any = true;\n"
+            f"{ind}    }}\n"
+            f"{ind}    if (!cudaopt_any) continue;\n"
+            f"{ind}    for ({m['head']}) {{\n"
+            f"{ind}        {t} cudaopt_in[32];\n"
+            f"{ind}        for (unsigned int cudaopt_l = 0; cudaopt_l < 32; ++cudaopt_l) {{\n"
+            f"{ind}            const unsigned int tid = cudaopt_w + cudaopt_l;\n"
+            f"{ind}            cudaopt_in[cudaopt_l] = {t}{{}};\n"
+            f"{ind}            if (tid >= nthreads) continue;\n"
+            f"{skip}"
+            f"{ind}            cudaopt_in[cudaopt_l] = {value};\n"
+            f"{ind}        }}\n"
+            f"{ind}        for (unsigned int cudaopt_l = 0; cudaopt_l < 32; ++cudaopt_l) {{\n"
+            f"{ind}            const unsigned int tid = cudaopt_w + cudaopt_l;\n"
+            f"{ind}            if (tid >= nthreads) continue;\n"
+            f"{coords}{skip}{inner}\n"
+            f"{ind}        }}\n"
+            f"{ind}    }}\n"
+            f"{ind}}}"), m.start(), close + 1
+
+
+def warp_rounds(ctx: Context, code: str) -> str | None:
+    """A loop whose every iteration is one round of a warp shuffle (`begin`, the lanes' puts,
+    the lanes' reads: a shuffle reduction or scan) runs warp by warp: each warp keeps its 32
+    lanes' values of a round in a local array and runs all rounds before the next warp. Only
+    where the threads touch nothing but their own per-thread values (so warps are independent);
+    the order of every lane's operations is the original one."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        body = k.body(code)
+        perthread = set(_PERTHREAD.findall(body))
+        found = []
+        for m in _ROUND_LOOP.finditer(body):
+            got = _round_loop(body, m, perthread)
+            if got is not None:
+                found.append(got)
+        if not found:
+            continue
+        for text, start, end in sorted(found, key=lambda f: f[1], reverse=True):
+            body = body[:start] + text + body[end:]
+        code = code[:k.body_open + 1] + body + code[k.end - 1:]
+        changed = True
+    if not changed:
+        return None
+    first = code.find("// CUDA kernel")
+    return code[:first] + WARP_LANES_HEADER + "\n" + code[first:] if first >= 0 else None
+
+
 SYNC_TRANSFORMS: list[Transform] = [
+    Transform("warp_rounds", "loops of warp-shuffle rounds run warp by warp on a local array of the 32 lanes", warp_rounds),
     Transform("lane_arrays", "warp exchanges as plain per-site lane arrays (no round stamps, inline reads)", lane_arrays),
 ]
