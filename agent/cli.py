@@ -170,11 +170,14 @@ def bench_generate(
     graphs: int = typer.Option(0, "--graphs", help="computation graphs to generate"),
     seed: int = typer.Option(0, "--seed"),
     pairs: bool = typer.Option(False, "--pairs", help="also write CUDA/CPU training pairs (JSONL)"),
+    tune_trials: int = typer.Option(
+        0, "--tune-trials", help="MetaSchedule trials per workload for the C reference, measured here (0: untuned)"),
 ) -> None:
     """Generate HPCTransEval tasks with TVM."""
     from .commands import bench as command
 
-    raise typer.Exit(command.generate(out, ops=ops or [], graphs=graphs, seed=seed, pairs=pairs, console=console))
+    raise typer.Exit(command.generate(out, ops=ops or [], graphs=graphs, seed=seed, pairs=pairs, console=console,
+                                      tune_trials=tune_trials))
 
 
 @config_app.command("show")

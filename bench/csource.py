@@ -2,7 +2,8 @@
 
 `make_self_contained` turns the C that TVM's C target emits (a packed-API function over
 DLTensor handles, TVM runtime headers, TVMBackendAllocWorkspace) into a plain C function
-over typed pointers that compiles with gcc alone.
+over typed pointers that compiles with gcc alone. TVM's C target prints parallel loops
+as serial ones; the loops named parallel become OpenMP loops.
 
 `repair_reference` makes a published HPCTransEval C reference usable: it defines `max`
 and `min` where they are called but not defined, moves very large stack arrays to static
@@ -26,14 +27,16 @@ class CSourceError(Exception):
     """The C text does not have the shape this module expects."""
 
 
-def make_self_contained(source: str, function: str, params: list[tuple[str, str]]) -> str:
+def make_self_contained(source: str, function: str, params: list[tuple[str, str]], parallel: list[str] = ()) -> str:
     """Rewrite TVM C-target output into `void function(T* p0, T* p1, ...)`.
 
-    `params` are (name, dtype) in the order of the TVM function's parameters.
+    `params` are (name, dtype) in the order of the TVM function's parameters; `parallel`
+    the loop variables of the schedule's parallel loops.
     """
     body = _packed_body(source)
     body = _drop_unpacking(body, [name for name, _ in params])
     body = _plain_memory(body)
+    body = _openmp_loops(body, parallel)
     signature = ", ".join(f"{C_TYPES[dtype]}* __restrict__ {name}" for name, dtype in params)
     return f"{HEADER}\nvoid {function}({signature}) {{\n{body}}}\n"
 
@@ -74,6 +77,22 @@ def _plain_memory(body: str) -> str:
         left = re.search(r".*(TVM|DLTensor).*", body)
         raise CSourceError(f"TVM runtime call left in the C body: {left.group(0).strip() if left else ''}")
     return body
+
+
+def _openmp_loops(body: str, parallel: list[str]) -> str:
+    """Put `#pragma omp parallel for` on the loops over the given variables.
+
+    Each iteration of a TVM parallel loop touches its own part of every buffer and
+    declares its temporaries inside the loop (TVM runs it as a parallel launch), so the
+    loop can be shared out as it is. A parallel loop TVM removed (extent 1) needs nothing.
+    """
+    marked = body
+    for name in parallel:
+        loop = re.compile(rf"^(?P<indent> *)for \(int(?:32|64)_t {re.escape(name)} = ", re.M)
+        marked = loop.sub(lambda m: f"{m['indent']}#pragma omp parallel for\n{m.group(0)}", marked)
+    if marked != body:  # no return may leave an OpenMP loop: a failed allocation aborts instead
+        marked = re.sub(r"(if \(\w+ == NULL\) \{\n\s*)return;", r"\1abort();", marked)
+    return marked
 
 
 # ------------------------------------------------------------ published references

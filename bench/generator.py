@@ -4,6 +4,10 @@ Every record is verified before it is kept: its self-contained C reference (comp
 with gcc) and TVM's own LLVM build of the same computation agree on seeded random
 inputs. The output statistics of that run are stored in the record (`check`) so that
 the shipped references can be re-checked without TVM.
+
+With a trial budget (`GenConfig.tune_trials`), each C reference follows the best CPU
+schedule MetaSchedule finds on this machine; a tuned reference that does not verify is
+replaced by the default one (the manifest says which and why).
 """
 
 from __future__ import annotations
@@ -19,12 +23,16 @@ from typing import Callable
 from . import catalog
 from .check import CheckError, compare, compile_batch, make_inputs, run_reference, stats
 from .format import CheckRecord, LaunchRecord, Record, ScratchRecord, save_records
-from .tvmgen import LoweringError, Workload, lower, param_names, run_llvm
+from .tvmgen import CpuTuning, LoweringError, Workload, check_tuning, cpu_target, lower, param_names, run_llvm
 
 CPU_SCHEDULE_NOTE = (
     "C reference: TVM C target over TVM's default (unscheduled, serial) CPU loop nest; "
-    "MetaSchedule CPU tuning is not applied (tune_tir segfaults in apache-tvm 0.27.0.post1, in "
-    "tvm::ffi::ToJSONGraph, and the 2 shared cores of the build machine leave no tuning budget)"
+    "MetaSchedule CPU tuning not applied (generated with --tune-trials 0)"
+)
+TUNED_CPU_SCHEDULE_NOTE = (
+    "C reference: TVM C target over the best CPU schedule of {trials} MetaSchedule trials per workload "
+    "(x86 design space, replay-trace search, measured on the generating machine: see cpu_tuning); "
+    "parallel loops as OpenMP loops, vectorised loops as plain loops"
 )
 GPU_SCHEDULE_NOTE = "CUDA: TVM dlight default GPU schedules (Matmul, GEMV, Reduction, GeneralReduction, Fallback), sm_80; not tuned"
 
@@ -38,6 +46,7 @@ class GenConfig:
     blocks: int = 0  # model building blocks (0: none; at most the number of block kinds, cycled beyond)
     bounds: catalog.Bounds = field(default_factory=catalog.Bounds)
     graph_nodes: tuple[int, int] = (3, 7)
+    tune_trials: int = 0  # MetaSchedule trials per workload for the C reference (0: untuned)
 
 
 @dataclass
@@ -46,6 +55,7 @@ class GenResult:
     dropped: dict[str, str]  # name -> why
     seconds: float
     by_category_seconds: dict[str, float]
+    tuning: dict[str, CpuTuning] = field(default_factory=dict)  # by workload name, with tune_trials
 
     def counts(self) -> dict[str, int]:
         return {k: len(v) for k, v in self.records.items()}
@@ -73,27 +83,38 @@ def workloads(cfg: GenConfig) -> dict[str, list[Workload]]:
 
 
 def generate(cfg: GenConfig, log: Log = lambda _: None) -> GenResult:
+    """Raises TuningUnavailable (before any work) where tuning is asked for and cannot run."""
+    if cfg.tune_trials:
+        check_tuning()
     start = time.perf_counter()
     records: dict[str, list[Record]] = {}
     dropped: dict[str, str] = {}
     per_cat: dict[str, float] = {}
+    tuning: dict[str, CpuTuning] = {}
     for category, works in workloads(cfg).items():
         t0 = time.perf_counter()
-        kept = _generate_category(works, cfg.seed, dropped, log)
+        kept = _generate_category(works, cfg, dropped, tuning, log)
         per_cat[category] = round(time.perf_counter() - t0, 2)
         log(f"{category}: {len(kept)}/{len(works)} verified in {per_cat[category]:.1f}s")
         if kept:
             records[category] = kept
-    return GenResult(records, dropped, round(time.perf_counter() - start, 2), per_cat)
+    return GenResult(records, dropped, round(time.perf_counter() - start, 2), per_cat, tuning)
 
 
-def _generate_category(works: list[Workload], seed: int, dropped: dict[str, str], log: Log) -> list[Record]:
+def _generate_category(works: list[Workload], cfg: GenConfig, dropped: dict[str, str],
+                       tuning: dict[str, CpuTuning], log: Log) -> list[Record]:
+    seed = cfg.seed
     candidates: list[tuple[Record, list]] = []
     for work in works:
         try:
-            rec = to_record(work, lower(work))
+            low, tuned = lower(work, cfg.tune_trials, seed)
+            rec = to_record(work, low)
             inputs = _inputs(rec, seed)
             expected = run_llvm(work, inputs)
+            if tuned is not None:
+                tuning[work.name] = tuned
+                _keep_verified_tuning(rec, low.untuned_c_code, tuned, expected, seed)
+                log(f"  tuned {work.name}: {_describe(tuned)}")
         except LoweringError as exc:
             dropped[work.name] = str(exc)
             log(f"  dropped {work.name}: {exc}")
@@ -104,6 +125,27 @@ def _generate_category(works: list[Workload], seed: int, dropped: dict[str, str]
             continue
         candidates.append((rec, expected))
     return _verify(candidates, seed, dropped, log)
+
+
+def _keep_verified_tuning(rec: Record, untuned_c: str | None, tuning: CpuTuning, expected: list, seed: int) -> None:
+    """Check the tuned C reference on its own; where it fails, fall back to the default one."""
+    if not tuning.applied:
+        return
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-tuned-") as tmp:
+            lib = compile_batch({rec.c_function: rec.c_code}, Path(tmp))
+            got = run_reference(lib, rec.c_function, _inputs(rec, seed), rec.output_shape, rec.output_dtype)
+            compare(got, expected)
+    except CheckError as exc:
+        rec.c_code = untuned_c
+        tuning.applied = False
+        tuning.note = f"tuned C reference failed verification, default kept: {str(exc)[-300:]}"
+
+
+def _describe(tuning: CpuTuning) -> str:
+    best = f"best {tuning.best_us:.1f} us" if tuning.best_us is not None else "no candidate ran"
+    applied = "applied" if tuning.applied else f"not applied ({tuning.note})"
+    return f"{tuning.trials} trials in {tuning.seconds:.1f}s, {best}, {applied}"
 
 
 def _inputs(rec: Record, seed: int) -> list:
@@ -210,11 +252,34 @@ def write(result: GenResult, cfg: GenConfig, out: Path) -> list[Path]:
         "dropped": result.dropped,
         "seconds": result.seconds,
         "seconds_by_category": result.by_category_seconds,
-        "cpu_schedule": CPU_SCHEDULE_NOTE,
+        "cpu_schedule": TUNED_CPU_SCHEDULE_NOTE.format(trials=cfg.tune_trials) if cfg.tune_trials else CPU_SCHEDULE_NOTE,
         "gpu_schedule": GPU_SCHEDULE_NOTE,
-        "verification": "C reference (gcc -O2) vs TVM LLVM build on seeded random inputs, rtol=atol=1e-4",
+        "verification": "C reference (gcc -O2 -fopenmp) vs TVM LLVM build on seeded random inputs, rtol=atol=1e-4",
     }
+    if cfg.tune_trials:
+        manifest["cpu_tuning"] = _tuning_manifest(result, cfg)
     path = out / "manifest.json"
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     files.append(path)
     return files
+
+
+def _tuning_manifest(result: GenResult, cfg: GenConfig) -> dict:
+    """Trials, machine and per-workload outcome of the CPU tuning (timings vary run to run)."""
+    return {
+        "trials": cfg.tune_trials,
+        "target": cpu_target(),
+        "machine": _cpu_model(),
+        "applied": sum(t.applied for t in result.tuning.values()),
+        "seconds": round(sum(t.seconds for t in result.tuning.values()), 2),
+        "workloads": {name: asdict(t) for name, t in sorted(result.tuning.items())},
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    names = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
+    return f"{names[0]} x{len(names)}" if names else "unknown"

@@ -3,8 +3,10 @@
 - CUDA: TVM's default GPU schedules (dlight rules), compiled by TVM's CUDA codegen (no
   GPU needed). The launch configuration of every kernel and the launch order are read
   from the host function TVM generates around the kernels.
-- C: TVM's C target over the unscheduled (default CPU) loop nest, made self-contained
-  by `bench.csource.make_self_contained`.
+- C: TVM's C target over the unscheduled (default CPU) loop nest or, with a trial budget,
+  over the best CPU schedule MetaSchedule finds on this machine (parallel loops become
+  OpenMP loops, vectorised loops plain loops for gcc to vectorise), made self-contained by
+  `bench.csource.make_self_contained`.
 - ir_code: the TVMScript of the computation before scheduling.
 
 TVM is imported lazily so that the rest of `bench` works without it.
@@ -12,8 +14,13 @@ TVM is imported lazily so that the rest of `bench` works without it.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,6 +87,7 @@ class Lowered:
     ir_code: str
     launches: list[KernelLaunch]
     scratch: list[dict]  # global intermediates the kernels share: name, dtype, shape
+    untuned_c_code: str | None = None  # where c_code follows a tuned schedule: the default one
 
 
 def prim_func(work: Workload):
@@ -106,20 +114,49 @@ def ir_module(work: Workload):
     return tvm.script.from_source(tvm.IRModule({work.name: prim_func(work)}).script())
 
 
-def lower(work: Workload) -> Lowered:
+@dataclass
+class CpuTuning:
+    """What MetaSchedule did for one workload's C reference."""
+
+    trials: int  # candidates measured
+    seconds: float
+    best_us: float | None = None  # best candidate's time (TVM's LLVM build), None: none ran
+    applied: bool = False  # the tuned schedule became the C reference
+    note: str = ""  # why not, where not applied
+
+
+def lower(work: Workload, tune_trials: int = 0, seed: int = 0) -> tuple[Lowered, CpuTuning | None]:
+    """The record's codes; with `tune_trials`, the C reference follows the best tuned schedule.
+
+    A tuned schedule whose C cannot be generated leaves the untuned reference (the returned
+    CpuTuning says why); verification of either is the caller's.
+    """
+    tuning = untuned = None
     try:
         # Each path gets its own module: TVM's schedules may rewrite the one they are given.
         ir_code = ir_module(work).script()
         cuda_code, launches, scratch = _cuda(work)
         c_code = _c(ir_module(work), work)
-    except LoweringError:
+        if tune_trials > 0:
+            tuned, tuning = tune_cpu(work, tune_trials, seed)
+            if tuned is not None:
+                try:
+                    c_code, untuned = scheduled_c(tuned, work), c_code
+                    tuning.applied = True
+                except Exception as exc:  # CSourceError, or TVM's C codegen's own error types
+                    tuning.note = f"tuned C not generated: {_last_line(exc)}"
+    except (LoweringError, TuningUnavailable):
         raise
     except CSourceError as exc:
         raise LoweringError(f"{work.name}: {exc}") from None
     except Exception as exc:  # TVM raises its own error types from C++
-        first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        raise LoweringError(f"{work.name}: {first}") from None
-    return Lowered(cuda_code, c_code, ir_code, launches, scratch)
+        raise LoweringError(f"{work.name}: {_last_line(exc)}") from None
+    return Lowered(cuda_code, c_code, ir_code, launches, scratch, untuned), tuning
+
+
+def _last_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[-1] if text else type(exc).__name__
 
 
 # ---------------------------------------------------------------- CUDA
@@ -232,14 +269,20 @@ def _root_allocs(func) -> list:
 # ---------------------------------------------------------------- C
 
 
-def _c(mod, work: Workload) -> str:
+def _c(mod, work: Workload, parallel: list[str] = ()) -> str:
+    """C of the module; `parallel` names its parallel loops (the C target prints them serial).
+
+    Vectorised loops are lowered as plain loops: the C target has no vector types, and gcc
+    vectorises them at -O3.
+    """
     import tvm
     from tvm.target import Target
 
     _register_c_intrinsics()
-    lib = tvm.compile(mod, target=Target({"kind": "c"}))
+    with tvm.transform.PassContext(config={"tirx.disable_vectorize": True}):
+        lib = tvm.compile(mod, target=Target({"kind": "c"}))
     params = list(zip(param_names(work), [str(t.dtype) for t in [*work.inputs, *work.outputs]]))
-    return make_self_contained(lib.mod.inspect_source(), work.name, params)
+    return make_self_contained(lib.mod.inspect_source(), work.name, params, parallel)
 
 
 _C_INTRINSICS = {"tirx.fabs": {"float32": "fabsf", "float64": "fabs"}}
@@ -274,3 +317,194 @@ def run_llvm(work: Workload, arrays: list[np.ndarray]) -> list[np.ndarray]:
     outs = [tvm.runtime.empty([int(s) for s in t.shape], str(t.dtype)) for t in work.outputs]
     lib[work.name](*args, *outs)
     return [o.numpy() for o in outs]
+
+
+# ---------------------------------------------------------------- MetaSchedule CPU tuning
+
+
+class TuningUnavailable(Exception):
+    """MetaSchedule cannot run with the installed TVM."""
+
+
+_PROBE = "import tvm; tvm.ir.save_json(tvm.tirx.IntImm('int32', 1))"
+_probe_error: str | None = None
+_probed = False
+
+
+def check_tuning() -> None:
+    """Raise TuningUnavailable where MetaSchedule would crash the process.
+
+    MetaSchedule deep-copies every module through TVM's JSON serialiser. apache-tvm
+    0.27.0.post1 is built against apache-tvm-ffi 0.1.14 but accepts any later one; with
+    0.1.15 (whose type-attribute ABI changed) serialising any TIR node segfaults in
+    tvm::ffi::ToJSONGraph. The probe runs that serialisation in a child process.
+    """
+    global _probe_error, _probed
+    if not _probed:
+        proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True)
+        if proc.returncode != 0:
+            import tvm
+            import tvm_ffi
+
+            why = "segfaults" if proc.returncode < 0 else f"fails ({_last_line(RuntimeError(proc.stderr))})"
+            _probe_error = (
+                f"MetaSchedule tuning is unavailable: TVM's JSON serialisation of TIR {why} with apache-tvm "
+                f"{tvm.__version__} and apache-tvm-ffi {tvm_ffi.__version__} (apache-tvm 0.27.0.post1 is built "
+                "against apache-tvm-ffi 0.1.14): pip install \"apache-tvm-ffi==0.1.14.post1\""
+            )
+        _probed = True
+    if _probe_error:
+        raise TuningUnavailable(_probe_error)
+
+
+def cpu_target() -> dict:
+    """LLVM target for this machine: its CPU by name and the cores this process may use.
+
+    (`-mcpu=native` is rejected by the LLVM inside TVM's wheel, whose triple is conda's.)
+    """
+    from tvm.target import codegen
+
+    return {"kind": "llvm", "mcpu": codegen.llvm_get_system_cpu(), "num-cores": len(os.sched_getaffinity(0))}
+
+
+def tune_cpu(work: Workload, trials: int, seed: int):
+    """Tune the workload's CPU schedule with MetaSchedule on this machine.
+
+    Returns (the scheduled IRModule, or None where no candidate built and ran; CpuTuning).
+    Candidates are sampled from MetaSchedule's x86 design space (replay-trace search: with
+    budgets of tens of trials a learned cost model has nothing to learn from) and built and
+    timed in this process.
+    """
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+
+    check_tuning()
+    _lazy_tensor_intrinsics()
+    builder, runner = _in_process_measurers()
+    logging.getLogger("tvm.s_tir.meta_schedule").setLevel(logging.WARNING)
+    mod = tvm.IRModule({"main": ir_module(work)[work.name].with_attr("global_symbol", "main")})
+    target = tvm.target.Target(cpu_target())
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bench-tune-") as work_dir:
+        database = ms.tune_tir(
+            mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=min(trials, 64),
+            builder=builder, runner=runner, database="memory", cost_model="random",
+            strategy="replay-trace", seed=seed or 1, num_tuning_cores=1,
+        )
+        sch = ms.tir_integration.compile_tir(database, mod, target)
+    records = database.get_all_tuning_records()
+    # MetaSchedule records a candidate that failed to build or run at 1e10 s.
+    times = [t for t in (sum(float(c) for c in r.run_secs) / len(r.run_secs) for r in records if r.run_secs) if t < 1e9]
+    tuning = CpuTuning(trials=len(records), seconds=round(time.perf_counter() - start, 2),
+                       best_us=round(min(times) * 1e6, 2) if times else None)
+    if sch is None:
+        tuning.note = "no candidate built and ran"
+        return None, tuning
+    return _renamed(sch.mod, work.name), tuning
+
+
+def _renamed(mod, name: str):
+    """The tuned module under the workload's name, unrolled loops kept as loops (see _pragma_unroll)."""
+    import tvm
+
+    func = mod["main"].with_attr("global_symbol", name)
+    return _pragma_unroll(tvm.IRModule({name: func}))
+
+
+def scheduled_c(mod, work: Workload) -> str:
+    """The self-contained C reference of a scheduled module of the workload (named work.name)."""
+    return _c(mod, work, _parallel_loops(mod))
+
+
+def _parallel_loops(mod) -> list[str]:
+    """Names of the module's parallel loop variables, as TVM's C target prints them."""
+    return re.findall(r"\bfor (\w+) in T\.parallel\(", mod.script())
+
+
+def _lazy_tensor_intrinsics() -> None:
+    """Load only the x86 tensor intrinsics MetaSchedule's CPU rules refer to.
+
+    MetaSchedule imports `tvm.s_tir.tensor_intrin`, whose package module registers the CUDA,
+    ROCm, Hexagon, Arm and RISC-V intrinsics too (parsing them takes over a minute here).
+    An empty package module in its place keeps every submodule importable on demand.
+    """
+    import importlib
+    import importlib.util
+    import types
+
+    name = "tvm.s_tir.tensor_intrin"
+    if name not in sys.modules:
+        spec = importlib.util.find_spec(name)
+        package = types.ModuleType(name)
+        package.__path__ = list(spec.submodule_search_locations)
+        package.__spec__ = spec
+        sys.modules[name] = package
+    importlib.import_module(f"{name}.x86")
+
+
+_measurers = None
+
+
+def _in_process_measurers():
+    """A MetaSchedule builder and runner that build and time candidates in this process.
+
+    MetaSchedule's LocalBuilder and LocalRunner send every candidate to worker processes
+    that import TVM afresh (and need cloudpickle); in this process it is several times
+    faster on a small machine, and the candidates are TVM's own schedules.
+    """
+    global _measurers
+    if _measurers is not None:
+        return _measurers
+    import numpy as np
+    import tvm
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
+    from tvm.s_tir.transform import RemoveWeightLayoutRewriteBlock
+    from tvm.s_tir.meta_schedule.runner import PyRunner, RunnerFuture, RunnerResult
+
+    built: dict[str, object] = {}  # artifact path -> runtime module
+
+    @derived_object
+    class InProcessBuilder(PyBuilder):
+        def build(self, build_inputs):
+            results = []
+            for item in build_inputs:
+                try:  # MetaSchedule's default build, without its deprecated entry point
+                    module = tvm.tirx.build(RemoveWeightLayoutRewriteBlock(skip_tensor_rewrite=True)(item.mod), item.target)
+                except Exception as exc:  # a candidate TVM cannot build: MetaSchedule skips it
+                    results.append(BuilderResult(None, _last_line(exc)))
+                    continue
+                # MetaSchedule deletes the artifact's directory after the run.
+                path = os.path.join(tempfile.mkdtemp(prefix="bench-tune-cand-"), "module")
+                built[path] = module
+                results.append(BuilderResult(path, None))
+            return results
+
+    @derived_object
+    class InProcessRunner(PyRunner):
+        def run(self, runner_inputs):
+            futures = []
+            rng = np.random.default_rng(0)
+            for item in runner_inputs:
+                module = built.pop(item.artifact_path)
+                try:
+                    args = [tvm.runtime.tensor(_random(rng, a.dtype, a.shape)) for a in item.args_info]
+                    timer = module.time_evaluator(module.entry_name, tvm.cpu(), number=1, repeat=3, min_repeat_ms=10)
+                    result = RunnerResult([float(t) for t in timer(*args).results], None)
+                except Exception as exc:  # a candidate that fails at run time
+                    result = RunnerResult(None, _last_line(exc))
+                futures.append(RunnerFuture(lambda: True, lambda result=result: result))
+            return futures
+
+    _measurers = (InProcessBuilder(), InProcessRunner())
+    return _measurers
+
+
+def _random(rng, dtype, shape):
+    shape = [int(s) for s in shape]
+    dtype = str(dtype)
+    if dtype.startswith(("int", "uint")):
+        return rng.integers(0, 8, size=shape).astype(dtype)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype("bool")
+    return rng.uniform(-1, 1, size=shape).astype(dtype)

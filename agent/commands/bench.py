@@ -10,11 +10,13 @@ from ..errors import UserError
 
 
 def generate(out: Path, *, ops: list[str], graphs: int, seed: int, pairs: bool, console: Console,
-             per_op: int = 2, blocks: int | None = None) -> int:
+             per_op: int = 2, blocks: int | None = None, tune_trials: int = 0) -> int:
     """Write one JSON per category (plus manifest.json, and pairs.jsonl with --pairs) into `out`.
 
     With no --ops, every catalog operator and every model building block is generated;
     with --ops, only those operators (names or categories; 'block' selects the blocks).
+    With tune_trials > 0, every C reference follows the best of that many MetaSchedule
+    CPU schedules measured on this machine.
     """
     try:
         import tvm  # noqa: F401
@@ -24,9 +26,12 @@ def generate(out: Path, *, ops: list[str], graphs: int, seed: int, pairs: bool, 
     from bench import catalog
     from bench.generator import GenConfig, generate as run_generator, write
     from bench.pairs import write_pairs
+    from bench.tvmgen import TuningUnavailable
 
     if graphs < 0:
         raise UserError(f"--graphs must be >= 0, got {graphs}")
+    if tune_trials < 0:
+        raise UserError(f"--tune-trials must be >= 0, got {tune_trials}")
     names = [n for n in ops if n != "block"]
     if blocks is None:
         blocks = len(block_kinds.KINDS) if not ops or "block" in ops else 0
@@ -35,9 +40,14 @@ def generate(out: Path, *, ops: list[str], graphs: int, seed: int, pairs: bool, 
     except KeyError as exc:
         raise UserError(str(exc.args[0])) from None
     only_blocks = bool(ops) and not names  # `--ops block`: no catalog operator at all
-    cfg = GenConfig(seed=seed, ops=names, per_op=0 if only_blocks else per_op, graphs=graphs, blocks=blocks)
-    console.print(f"generating into {out} (seed {seed}) ...")
-    result = run_generator(cfg, log=lambda line: console.print(line, highlight=False))
+    cfg = GenConfig(seed=seed, ops=names, per_op=0 if only_blocks else per_op, graphs=graphs, blocks=blocks,
+                    tune_trials=tune_trials)
+    tuned = f", C references tuned with {tune_trials} MetaSchedule trials each" if tune_trials else ""
+    console.print(f"generating into {out} (seed {seed}{tuned}) ...")
+    try:
+        result = run_generator(cfg, log=lambda line: console.print(line, highlight=False))
+    except TuningUnavailable as exc:
+        raise UserError(str(exc)) from None
     files = write(result, cfg, out)
     if pairs:
         records = [r for recs in result.records.values() for r in recs]

@@ -672,7 +672,7 @@ def _infer(task, module) -> Inference:
         raise InferenceError(f"dynamic shared memory ({', '.join(dynamic)}) of unknown size")
     source = task.source()
     kernels = [_bind(task, k, source) for k in module.kernels]
-    order, why_order = _order(kernels)
+    order, why_order = _order(kernels, {b.name for b in task.buffers if b.role in ("input", "inout")})
     sizes: dict[str, int | None] = {b.name: b.size for b in task.buffers}
     scratch: dict[str, str] = {}  # new scratch buffer -> dtype
     for k in kernels:
@@ -754,26 +754,49 @@ def _bind(task, info, source: str) -> _Kernel:
     return k
 
 
-def _order(kernels: list[_Kernel]) -> tuple[list[_Kernel], str]:
-    """Topological order by data flow: a kernel that reads what another writes runs after it;
-    otherwise the order of definition in the source."""
-    after: dict[int, set[int]] = {i: set() for i in range(len(kernels))}
-    reasons = []
-    for i, a in enumerate(kernels):
-        for j, b in enumerate(kernels):
-            flow = sorted((a.writes & b.reads) - b.writes) if i != j else []
-            if flow:
-                after[j].add(i)
-                reasons.append(f"{b.info.name} reads {', '.join(flow)} written by {a.info.name}")
+def _order(kernels: list[_Kernel], inputs: set[str]) -> tuple[list[_Kernel], str]:
+    """Launch order from the data flow: every kernel that reads an intermediate or output runs after
+    a kernel that writes it. The order of definition when it satisfies that (TVM defines kernels in
+    launch order, and reuses intermediate buffers, so that later kernels overwrite what earlier ones
+    read); else a topological order over the buffers that exactly one kernel writes."""
+    if not _unwritten_reads(kernels, inputs):
+        return kernels, "the order of definition, in which every kernel reads only what an earlier one wrote" + _flow(kernels)
+    writers: dict[str, list[int]] = {}
+    for i, k in enumerate(kernels):
+        for name in k.writes:
+            writers.setdefault(name, []).append(i)
+    after = {j: {w[0] for name in b.reads - b.writes if len(w := writers.get(name, [])) == 1} - {j}
+             for j, b in enumerate(kernels)}
     done: list[int] = []
     while len(done) < len(kernels):
         ready = [i for i in range(len(kernels)) if i not in done and after[i] <= set(done)]
         if not ready:
             cycle = [kernels[i].info.name for i in range(len(kernels)) if i not in done]
-            raise InferenceError(f"kernels {cycle} read what each other write: no order follows from the data flow")
+            raise InferenceError(f"kernels {cycle} read what each other write: no launch order follows from the data flow")
         done.append(ready[0])
     ordered = [kernels[i] for i in done]
-    return ordered, "; ".join(reasons) or "no kernel reads what another writes: source order"
+    missing = _unwritten_reads(ordered, inputs)
+    if missing:
+        raise InferenceError(f"no launch order lets every kernel read only written data ({missing[0]})")
+    return ordered, "data flow (a kernel runs after the one that writes what it reads)" + _flow(ordered)
+
+
+def _unwritten_reads(kernels: list[_Kernel], inputs: set[str]) -> list[str]:
+    written: set[str] = set()
+    out = []
+    for k in kernels:
+        out += [f"{k.info.name} reads {name} before any kernel writes it" for name in sorted(k.reads - inputs - written - k.writes)]
+        written |= k.writes
+    return out
+
+
+def _flow(kernels: list[_Kernel]) -> str:
+    last: dict[str, str] = {}
+    edges = []
+    for k in kernels:
+        edges += [f"{k.info.name} reads {name} from {last[name]}" for name in sorted(k.reads) if name in last and last[name] != k.info.name]
+        last.update({name: k.info.name for name in k.writes})
+    return f": {'; '.join(edges)}" if edges else ""
 
 
 # --- one kernel --------------------------------------------------------------------
@@ -785,13 +808,14 @@ def _configure(k: _Kernel, sizes: dict[str, int | None], scalars: dict) -> _Conf
     tried = []
     for block, how in candidates:
         try:
-            cfg = _config_for(k, block, how, sizes, scalars)
+            configs = _configs_for(k, block, how, sizes, scalars)
         except Unknown as exc:
             tried.append(f"block {_trim(block)}: {exc}")
             continue
-        tried.append(f"block {_trim(block)}: " + ("; ".join(cfg.problems[:2]) if cfg.problems else f"covers {cfg.covered}"))
-        if best is None or _score(cfg) > _score(best):
-            best = cfg
+        for cfg in configs:
+            tried.append(f"block {_trim(block)}: " + ("; ".join(cfg.problems[:2]) if cfg.problems else f"covers {cfg.covered}"))
+            if best is None or _score(cfg) > _score(best):
+                best = cfg
     if best is None:
         raise InferenceError(f"kernel {k.info.name}: no block shape could be checked ({'; '.join(tried[:4])})")
     if not best.complete and not best.in_bounds:
@@ -902,25 +926,32 @@ def _point_env(body: KernelBody, acc: Access, scalars, fixed: dict) -> dict:
     return env
 
 
-def _config_for(k: _Kernel, block, how: str, sizes, scalars) -> _Config:
+def _configs_for(k: _Kernel, block, how: str, sizes, scalars) -> list[_Config]:
+    """The configurations with this block: the grid where the last block stays in bounds (strict),
+    and, where that differs, the grid whose last block still writes something in bounds (TVM's
+    schedules sometimes let a last partial block run past an output's end)."""
     constants = dict(scalars)
     constants.update({f"blockDim.{d}": block[i] for i, d in enumerate(DIMS)})
-    grid, grid_how = [1, 1, 1], []
-    stores = [a for a in k.body.accesses if a.write and a.base in k.params]
-    for i, d in enumerate(DIMS):
-        if f"blockIdx.{d}" not in k.body.coordinates:
-            continue
-        grid[i], why = _solve_grid(k, d, block, stores, sizes, constants)
-        if why == _NO_STORE:  # e.g. stores through an index this reader does not follow: the loads then
-            loads = [a for a in k.body.accesses if not a.write and a.base in k.params]
-            grid[i], why = _solve_grid(k, d, block, loads, sizes, constants)
-        grid_how.append(f"grid.{d} = {grid[i]} {why}")
-    if not grid_how:
-        grid_how.append("grid 1 (the kernel does not read blockIdx)")
-    constants.update({f"gridDim.{d}": grid[i] for i, d in enumerate(DIMS)})
-    cfg = _Config(tuple(block), tuple(grid), how, grid_how)  # type: ignore[arg-type]
-    _check(k, cfg, sizes, constants)
-    return cfg
+    options = []
+    for strict in (True, False):
+        grid, grid_how = [1, 1, 1], []
+        stores = [a for a in k.body.accesses if a.write and a.base in k.params]
+        for i, d in enumerate(DIMS):
+            if f"blockIdx.{d}" not in k.body.coordinates:
+                continue
+            grid[i], why = _solve_grid(k, d, block, stores, sizes, constants, strict)
+            if why == _NO_STORE:  # e.g. stores through an index this reader does not follow: the loads then
+                loads = [a for a in k.body.accesses if not a.write and a.base in k.params]
+                grid[i], why = _solve_grid(k, d, block, loads, sizes, constants, strict)
+            grid_how.append(f"grid.{d} = {grid[i]} {why}")
+        if not grid_how:
+            grid_how.append("grid 1 (the kernel does not read blockIdx)")
+        if options and options[0].grid == tuple(grid):
+            break
+        options.append(_Config(tuple(block), tuple(grid), how, grid_how))  # type: ignore[arg-type]
+    for cfg in options:
+        _check(k, cfg, sizes, {**constants, **{f"gridDim.{d}": cfg.grid[i] for i, d in enumerate(DIMS)}})
+    return options
 
 
 def _space(body: KernelBody, acc: Access, names: set[str], block, grid, constants: dict, fixed: dict):
@@ -985,16 +1016,20 @@ def _values(body: KernelBody, acc: Access, env: dict):
     return np.broadcast_to(index, shape), np.broadcast_to(mask, shape)
 
 
-def _alive(k: _Kernel, acc: Access, names, block, d: str, b: int, size: int | None, constants) -> bool:
-    """Whether block b (along d; 0 along the others) performs this store anywhere in bounds."""
+def _alive(k: _Kernel, acc: Access, names, block, d: str, b: int, size: int | None, constants, strict: bool) -> bool:
+    """Whether block b (along d; 0 along the others) performs this access somewhere in bounds (where
+    the buffer's extent is known), and, if strict, nowhere out of bounds."""
     fixed = {f"blockIdx.{e}": (b if e == d else 0) for e in DIMS}
+    works = False
     for env in _space(k.body, acc, names, block, (1, 1, 1), constants, fixed):
         index, mask = _values(k.body, acc, env)
         if size is not None:
-            mask = mask & (index >= 0) & (index < size)
-        if mask.any():
-            return True
-    return False
+            inside = (index >= 0) & (index + (acc.width - 1) < size)
+            if strict and (mask & ~inside).any():
+                return False
+            mask = mask & inside
+        works = works or bool(mask.any())
+    return works
 
 
 def _first_dead(alive) -> int | None:
@@ -1011,7 +1046,7 @@ def _first_dead(alive) -> int | None:
     return hi
 
 
-def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants) -> tuple[int, str]:
+def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants, strict: bool) -> tuple[int, str]:
     """Blocks along d: one past the last block that stores anything in bounds, for the store that
     reaches furthest. A guard over blockIdx (TVM's `if (blockIdx.x * 32 + (threadIdx.x >> 5) < 75)`)
     ends the stores; an unguarded store ends where its index passes the buffer's extent."""
@@ -1024,8 +1059,8 @@ def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants) -> tuple[in
         if f"blockIdx.{d}" not in names:
             continue
         size = sizes[k.params[acc.base]]
-        guarded = _first_dead(lambda b: _alive(k, acc, names, block, d, b, None, constants))
-        bounded = _first_dead(lambda b: _alive(k, acc, names, block, d, b, size, constants)) if size else guarded
+        guarded = _first_dead(lambda b: _alive(k, acc, names, block, d, b, None, constants, strict))
+        bounded = _first_dead(lambda b: _alive(k, acc, names, block, d, b, size, constants, strict)) if size else guarded
         if bounded is None:
             raise Unknown(f"nothing bounds blockIdx.{d} in the store to {k.params[acc.base]}")
         if bounded > best:

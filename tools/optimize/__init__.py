@@ -8,15 +8,18 @@ each variant against the task's reference (tools.verify.check: several seeds, 1 
 times the correct ones against the best so far in the same run, and keeps the fastest. What it
 learned comes back as `Observation(kind="optimization")`.
 
-Transformations, in the order tried (each exact by construction, and still checked):
-grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space),
-threads_parallel (few blocks: the thread loop is the parallel loop), inline_minmax (min/max/
-fminf/fmaxf as vectorizable selects with fmax's NaN rules), serial_small_grids (OpenMP `if`
-clause for small launches), dense_exchange (warp shuffles without round stamps where every
-lane writes), launch_constants (the task's launch extents as constexpr), simd_on_y (blocks of
-shape (1, n, 1)), restrict, unroll_loops, guarded_thread_range (regions guarded by
-`threadIdx.x OP e` visit only the admitted range), dynamic_schedule, fast_math (only when the
-configuration allows it and the task's rtol >= 1e-4). Compiler options travel in the code as
+Transformations, in the order tried (each exact by construction, and still checked): the
+barrier/shuffle ones of sync_transforms.py first, then grid_stride_flat (grid-stride loops -> one
+`omp parallel for simd` over the index space), specialize (the following five together, because
+they pay off together: a guard-free loop vectorizes only with the launch extents known and min/max
+as selects), threads_parallel (few blocks: the thread loop is the parallel loop), inline_minmax
+(min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules), serial_small_grids (a serial
+twin of the parallel loop nest taken for small launches: no OpenMP call at all), dense_exchange
+(warp shuffles without round stamps where every lane writes), launch_constants (the task's launch
+extents as constexpr), simd_on_y (blocks of shape (1, n, 1)), restrict, unroll_loops,
+guarded_thread_range (a region guarded by comparisons proven monotone in threadIdx.x runs over the
+admitted range only, with no condition left: guards.py), dynamic_schedule, fast_math (only when
+the configuration allows it and the task's rtol >= 1e-4). Compiler options travel in the code as
 `#pragma GCC optimize`, since the result is one translation unit.
 """
 

@@ -243,6 +243,58 @@ def _at_top(loop: str, needle: str) -> bool:
     return True
 
 
+_NEST_START = re.compile(r"(?P<ind>[ \t]*)for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)")
+_BLOCK_COUNT = re.compile(r"cudaopt::(block_count|block_participants)\((\w+)\)")
+
+
+_BALLOT = re.compile(r"cudaopt::(ballot|any)\((\w+), tid, ")
+
+
+def _replace_ballots(loop: str, x: str, bits: str) -> str:
+    """`cudaopt::ballot(x, tid, mask)` -> the warp's bits & mask (any: != 0)."""
+    while (b := re.search(rf"cudaopt::(ballot|any)\({x}, tid, ", loop)):
+        close = _call_end(loop, b.start() + len(f"cudaopt::{b[1]}"))
+        mask = loop[b.end():close]
+        got = f"({bits}[tid / 32u] & ({mask}))"
+        loop = loop[:b.start()] + (got if b[1] == "ballot" else f"({got} != 0u)") + loop[close + 1:]
+    return loop
+
+
+def _hoist_block_counts(body: str) -> str:
+    """A block count (__syncthreads_count/_and/_or) read in a thread loop that does not write its
+    site is the same for every thread: computed once before the loop, not once per thread; a
+    ballot (or any) there is computed once per warp (the mask applied per thread)."""
+    out, pos, n = [], 0, 0
+    for m in _NEST_START.finditer(body):
+        if m.start() < pos or not re.search(r"[;{}]\s*$", re.sub(r"(\s*//[^\n]*)+\s*$", "", body[:m.start()])):
+            continue
+        nest = _nest_at(body, m.start())
+        if nest is None:
+            continue
+        loop = body[nest[0]:nest[1] + 1]
+        counts = {c[0]: c for c in _BLOCK_COUNT.finditer(loop) if not re.search(rf"\b{c[2]}\.(put|clear)\(", loop)}
+        ballots = {b[2] for b in _BALLOT.finditer(loop) if not re.search(rf"\b{b[2]}\.(put|clear)\(", loop)}
+        if not counts and not (ballots and _TID_LINE in loop):
+            continue
+        decls = []
+        for call, c in counts.items():
+            n += 1
+            decls.append(f"{m['ind']}const int cudaopt_count_{n} = {call};  // tools.optimize: the same for every thread\n")
+            loop = loop.replace(call, f"cudaopt_count_{n}")
+        for x in sorted(ballots) if _TID_LINE in loop else ():
+            n += 1
+            bits = f"cudaopt_bits_{n}"
+            decls.append(f"{m['ind']}if (nthreads > 1024u) cudacpu::unsupported(\"a block of more than 1024 threads\");\n"
+                         f"{m['ind']}unsigned int {bits}[32];  // tools.optimize: each warp's ballot, once per warp\n"
+                         f"{m['ind']}for (unsigned int cudaopt_w = 0; cudaopt_w < nthreads; cudaopt_w += 32)\n"
+                         f"{m['ind']}    {bits}[cudaopt_w / 32] = cudaopt::ballot({x}, cudaopt_w, 0xffffffffu);\n")
+            loop = _replace_ballots(loop, x, bits)
+        out.append(body[pos:m.start()] + "".join(decls) + body[m.start():nest[0]] + loop)
+        pos = nest[1] + 1
+    out.append(body[pos:])
+    return "".join(out)
+
+
 def lane_arrays(ctx: Context, code: str) -> str | None:
     """Warp exchanges become one plain typed array per call site (see LANES_HEADER): stores and
     inline reads instead of 16-byte slots with round stamps."""
@@ -258,6 +310,7 @@ def lane_arrays(ctx: Context, code: str) -> str | None:
             continue
         for start, end, text in sorted(edits, reverse=True):
             body = body[:start] + text + body[end:]
+        body = _hoist_block_counts(body)
         code = code[:k.body_open + 1] + body + code[k.end - 1:]
         changed = True
     if not changed:
@@ -310,7 +363,7 @@ inline T lane_shfl_xor(const T* in, unsigned lane, int lane_mask, int width = 32
 _TID_LINE = "const unsigned int tid = (tz * blockDim.y + ty) * blockDim.x + tx;"
 _THREADIDX_LINE = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
 _ROUND_LOOP = re.compile(r"(?P<ind>[ \t]*)for \((?P<head>[^{};]*;[^{};]*;[^{}]*)\) \{\s*(?P<x>\w+)\.begin\((?P<site>\d+)\);")
-_PERTHREAD = re.compile(r"cudacpu::PerThread<[^;]*> (\w+)\(nthreads\);")
+_PERTHREAD = re.compile(r"cudacpu::PerThread<[^;]*> (\w+)\(nthreads\);|cudaopt::Id<[^;]*> (\w+)\[\d+\] = \{\};")
 _POW2_WIDTHS = {"1", "2", "4", "8", "16", "32"}
 _ASSIGN = re.compile(r"(?:\+\+|--)\s*(\w+)|(\w+)\s*(?:\[[^\]]*\])*\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
 
@@ -384,7 +437,10 @@ def _round_loop(body: str, m: re.Match, perthread: set[str]) -> tuple[str, int, 
         return None  # the threads write the round loop's own variable
     if re.search(rf"\b{x}\.(begin|put)\S*\({site}\b|\(\s*{x}, {site}\b", body[:m.start()] + body[close + 1:]):
         return None  # the site is used outside this loop too
-    stmts = stmts[:calls[0].start()] + f"cudaopt::lane_{calls[0][1]}(cudaopt_in, cudaopt_l, " + stmts[calls[0].end():]
+    call_text = stmts[calls[0].start():_call_end(stmts, calls[0].start() + calls[0][0].index("(")) + 1]
+    lane_call = f"cudaopt::lane_{calls[0][1]}(cudaopt_in, cudaopt_l, {', '.join(args)})"
+    hoist = not any(re.search(rf"\b{n}\b", ", ".join(args)) for n in local | {"tid", "tx", "ty", "tz", "threadIdx"})
+    stmts = stmts.replace(call_text, "cudaopt_got[cudaopt_l]" if hoist else lane_call, 1)
     ind = m["ind"]
     coords = ""
     if re.search(r"\b(tx|ty|tz|threadIdx)\b", stmts):
@@ -392,28 +448,29 @@ def _round_loop(body: str, m: re.Match, perthread: set[str]) -> tuple[str, int, 
                   f"tz = tid / blockDim.x / blockDim.y;\n{ind}            {_THREADIDX_LINE}\n")
     skip = f"{ind}            {guard}\n" if guard else ""
     inner = "\n".join(f"{ind}            {line}" for line in stmts.split("\n"))
+    lanes = f"{ind}        for (unsigned int cudaopt_l = 0; cudaopt_l < cudaopt_n; ++cudaopt_l) {{\n" \
+            f"{ind}            const std::size_t tid = std::size_t(cudaopt_w) + cudaopt_l;\n"
+    got = (f"{ind}        {t} cudaopt_got[32];  // the shuffle's result for every lane\n"
+           f"{ind}        #pragma omp simd\n"
+           f"{ind}        for (unsigned int cudaopt_l = 0; cudaopt_l < 32; ++cudaopt_l)\n"
+           f"{ind}            cudaopt_got[cudaopt_l] = {lane_call};\n") if hoist else ""
+    any_lane = (f"{ind}    bool cudaopt_any = false;  // some lane of the warp takes part\n"
+                f"{ind}    for (unsigned int cudaopt_l = 0; cudaopt_l < cudaopt_n; ++cudaopt_l) {{\n"
+                f"{ind}        const std::size_t tid = std::size_t(cudaopt_w) + cudaopt_l;\n"
+                f"{ind}        {guard}\n"
+                f"{ind}        cudaopt_any = true;\n"
+                f"{ind}    }}\n"
+                f"{ind}    if (!cudaopt_any) continue;\n") if guard else ""
     return (f"{ind}for (unsigned int cudaopt_w = 0; cudaopt_w < nthreads; cudaopt_w += 32) {{"
             f"  // tools.optimize: each warp runs all its rounds\n"
-            f"{ind}    bool cudaopt_any = false;\n"
-            f"{ind}    for (unsigned int cudaopt_l = 0; cudaopt_l < 32 && cudaopt_w + cudaopt_l < nthreads; ++cudaopt_l) {{\n"
-            f"{ind}        const unsigned int tid = cudaopt_w + cudaopt_l;\n"
-            + (f"{ind}        {guard}\n" if guard else "") +
-            f"{ind}        cudaopt_any = true;\n"
-            f"{ind}    }}\n"
-            f"{ind}    if (!cudaopt_any) continue;\n"
+            f"{ind}    const unsigned int cudaopt_n = nthreads - cudaopt_w < 32u ? nthreads - cudaopt_w : 32u;  // its lanes in the block\n"
+            f"{any_lane}"
             f"{ind}    for ({m['head']}) {{\n"
-            f"{ind}        {t} cudaopt_in[32];\n"
-            f"{ind}        for (unsigned int cudaopt_l = 0; cudaopt_l < 32; ++cudaopt_l) {{\n"
-            f"{ind}            const unsigned int tid = cudaopt_w + cudaopt_l;\n"
-            f"{ind}            cudaopt_in[cudaopt_l] = {t}{{}};\n"
-            f"{ind}            if (tid >= nthreads) continue;\n"
-            f"{skip}"
+            f"{ind}        {t} cudaopt_in[32] = {{}};  // lanes that do not write (or lie beyond the block) read as {t}{{}}\n"
+            f"{lanes}{skip}"
             f"{ind}            cudaopt_in[cudaopt_l] = {value};\n"
             f"{ind}        }}\n"
-            f"{ind}        for (unsigned int cudaopt_l = 0; cudaopt_l < 32; ++cudaopt_l) {{\n"
-            f"{ind}            const unsigned int tid = cudaopt_w + cudaopt_l;\n"
-            f"{ind}            if (tid >= nthreads) continue;\n"
-            f"{coords}{skip}{inner}\n"
+            f"{got}{lanes}{coords}{skip}{inner}\n"
             f"{ind}        }}\n"
             f"{ind}    }}\n"
             f"{ind}}}"), m.start(), close + 1
@@ -428,7 +485,7 @@ def warp_rounds(ctx: Context, code: str) -> str | None:
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
-        perthread = set(_PERTHREAD.findall(body))
+        perthread = {a or b for a, b in _PERTHREAD.findall(body)}
         found = []
         for m in _ROUND_LOOP.finditer(body):
             got = _round_loop(body, m, perthread)
@@ -446,7 +503,87 @@ def warp_rounds(ctx: Context, code: str) -> str | None:
     return code[:first] + WARP_LANES_HEADER + "\n" + code[first:] if first >= 0 else None
 
 
+# ---------------------------------------------------------------------------------------
+# per-thread copies as arrays on the stack
+
+PERTHREAD_HEADER = """// ---- tools.optimize: per-thread copies as arrays on the stack ---------------------------------
+#ifndef CUDAOPT_STACK_PERTHREAD
+#define CUDAOPT_STACK_PERTHREAD
+namespace cudaopt {
+template <class T>
+using Id = T;  // so that `Id<float[4]> v[N]` declares N arrays of 4 floats
+inline bool any_thread(const bool* in_loop, std::size_t nthreads, const bool* exited = nullptr) {
+  for (std::size_t t = 0; t < nthreads; ++t)
+    if (in_loop[t] && !(exited && exited[t])) return true;
+  return false;
+}
+}  // namespace cudaopt
+#endif  // CUDAOPT_STACK_PERTHREAD
+"""
+_STACK_LIMIT = 256 * 1024  # bytes of per-thread copies one OpenMP thread may keep on its stack
+
+
+def _value_bytes(t: str) -> int:
+    """A generous size of a value of type t (its array extents multiplied)."""
+    n = 1
+    for extent in re.findall(r"\[(\d+)\]", t):
+        n *= int(extent)
+    return 16 * n
+
+
+def perthread_stack(ctx: Context, code: str) -> str | None:
+    """Per-thread copies (values live across a barrier) become arrays sized by the task's largest
+    block, declared where `cudacpu::PerThread` was (one per OpenMP thread, zero-initialised): g++
+    then knows they alias no kernel argument, keeps them in registers across inner loops and
+    vectorizes the thread loops. A launch with a larger block stops with a message."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        launches = ctx.launches_of(k.name)
+        if not launches:
+            continue
+        block = max(b[0] * b[1] * b[2] for _, b in (launch.dims() for launch in launches))
+        body = k.body(code)
+        decls = list(_PERTHREAD_DECL.finditer(body))
+        head = "const unsigned int nthreads = blockDim.x * blockDim.y * blockDim.z;"
+        if not decls or head not in body or sum(_value_bytes(m[1]) for m in decls) * block > _STACK_LIMIT:
+            continue
+        new = body
+        for m in decls:
+            name = m[2]
+            new = new.replace(m[0], f"cudaopt::Id<{m[1]}> {name}[{block}] = {{}};", 1)
+            new = re.sub(rf"\b{name}\.fill\(([^;]*)\);",
+                         lambda f: f"for (unsigned int cudaopt_i = 0; cudaopt_i < nthreads; ++cudaopt_i) {name}[cudaopt_i] = {f[1]};",
+                         new)
+            new = re.sub(rf"cudacpu::any_thread\({name}, nthreads(?:, &(\w+))?\)",
+                         lambda a: f"cudaopt::any_thread({name}, nthreads{', ' + a[1] if a[1] else ''})", new)
+        uses_ok = all(_only_indexed(new, m[2]) for m in decls)
+        if not uses_ok:
+            continue
+        check = f'if (nthreads > {block}u) cudacpu::unsupported("{k.name}: optimized for blocks of at most {block} threads");'
+        new = new.replace(head, f"{head}\n    {check}", 1)
+        code = code[:k.body_open + 1] + new + code[k.end - 1:]
+        changed = True
+    if not changed:
+        return None
+    first = code.find("// CUDA kernel")
+    return code[:first] + PERTHREAD_HEADER + "\n" + code[first:] if first >= 0 else None
+
+
+def _only_indexed(body: str, name: str) -> bool:
+    """Every use of `name` is a subscript or an argument of cudaopt::any_thread."""
+    for u in re.finditer(rf"(?<![\w.]){name}\b", body):
+        after = body[u.end():u.end() + 12]
+        if not (after.startswith("[") or after.startswith(", nthreads") or
+                re.match(r"\)", after) and body[:u.start()].rstrip().endswith(",")):
+            return False
+    return True
+
+
+_PERTHREAD_DECL = re.compile(r"cudacpu::PerThread<([^;]*)> (\w+)\(nthreads\);")
+
+
 SYNC_TRANSFORMS: list[Transform] = [
     Transform("warp_rounds", "loops of warp-shuffle rounds run warp by warp on a local array of the 32 lanes", warp_rounds),
+    Transform("perthread_stack", "per-thread copies as stack arrays sized by the task's largest block", perthread_stack),
     Transform("lane_arrays", "warp exchanges as plain per-site lane arrays (no round stamps, inline reads)", lane_arrays),
 ]

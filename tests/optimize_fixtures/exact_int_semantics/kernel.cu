@@ -1,9 +1,11 @@
 // Integer results that change when arithmetic is widened, reassociated into another type, or
 // strength-reduced without care: unsigned hashes that wrap, int32 products that overflow (then
 // widened, or summed in an int accumulator that is divided afterwards), division and remainder of
-// negative values (truncation toward zero: a / 8 is not a >> 3, a % 8 is not a & 7).
+// negative values (truncation toward zero: a / 8 is not a >> 3, a % 8 is not a & 7), max of an int
+// and an unsigned (compared as unsigned).
 __global__ void int_kernel(const unsigned int* u, const int* a, const int* b, unsigned int* hash, int* prod,
-                           long long* widened, int* dot, int* q, int* r, int* q8, int* r8, unsigned int* uq, int n, int k)
+                           long long* widened, int* dot, int* q, int* r, int* q8, int* r8, unsigned int* uq, unsigned int* mixed,
+                           int n, int k)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -29,4 +31,5 @@ __global__ void int_kernel(const unsigned int* u, const int* a, const int* b, un
     q8[i] = av / 8;
     r8[i] = av % 8;
     uq[i] = (unsigned int)av / 8u + u[i] % 10u;
+    mixed[i] = max(av, 7u);
 }

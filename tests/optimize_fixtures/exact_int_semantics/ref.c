@@ -6,7 +6,7 @@ static int32_t wrap_mul(int32_t x, int32_t y) { return (int32_t)((uint32_t)x * (
 static int32_t wrap_add(int32_t x, int32_t y) { return (int32_t)((uint32_t)x + (uint32_t)y); }
 
 void int_ref(const uint32_t* u, const int32_t* a, const int32_t* b, uint32_t* hash, int32_t* prod, int64_t* widened,
-             int32_t* dot, int32_t* q, int32_t* r, int32_t* q8, int32_t* r8, uint32_t* uq, int32_t n, int32_t k)
+             int32_t* dot, int32_t* q, int32_t* r, int32_t* q8, int32_t* r8, uint32_t* uq, uint32_t* mixed, int32_t n, int32_t k)
 {
     for (int32_t i = 0; i < n; ++i) {
         uint32_t h = 2166136261u;
@@ -29,5 +29,7 @@ void int_ref(const uint32_t* u, const int32_t* a, const int32_t* b, uint32_t* ha
         q8[i] = a[i] / 8;
         r8[i] = a[i] % 8;
         uq[i] = (uint32_t)a[i] / 8u + u[i] % 10u;
+        /* CUDA's max(int, unsigned) compares and returns unsigned */
+        mixed[i] = (uint32_t)a[i] > 7u ? (uint32_t)a[i] : 7u;
     }
 }

@@ -1,8 +1,9 @@
 // What an unsafe optimization of kernel.cu computes: products and the accumulator widened to 64
 // bits, / 8 and % 8 strength-reduced to a shift and a mask (wrong for negative values), the
-// unsigned hash in 64 bits. The checks must reject it: tests/test_optimize_exactness.py.
+// unsigned hash in 64 bits, max(int, unsigned) compared as signed. The checks must reject it: tests/test_optimize_exactness.py.
 __global__ void int_kernel(const unsigned int* u, const int* a, const int* b, unsigned int* hash, int* prod,
-                           long long* widened, int* dot, int* q, int* r, int* q8, int* r8, unsigned int* uq, int n, int k)
+                           long long* widened, int* dot, int* q, int* r, int* q8, int* r8, unsigned int* uq, unsigned int* mixed,
+                           int n, int k)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -28,4 +29,5 @@ __global__ void int_kernel(const unsigned int* u, const int* a, const int* b, un
     q8[i] = av >> 3;
     r8[i] = av & 7;
     uq[i] = (unsigned int)av / 8u + u[i] % 10u;
+    mixed[i] = (unsigned int)max(av, 7);
 }

@@ -1,0 +1,123 @@
+"""tools.optimize.sync_transforms: each transformation of barrier/shuffle kernels applies to the
+shape it knows (the text asserted), gives results the verifier accepts on fresh seeds with 1 and
+2 threads, and refuses (None) a near-miss shape where it would be unsafe. Real g++, real sandbox;
+no timing (speed: scripts/bench_speed.py --corpus --only-sync)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandboxes import LocalSandbox
+from tools.cuda import lower_task
+from tools.optimize import code as C
+from tools.optimize.sync_transforms import SYNC_TRANSFORMS, lane_arrays, perthread_stack, warp_rounds
+from tools.optimize.transforms import TRANSFORMS, Context
+from tools.spec import load_task
+from tools.verify import check
+
+KERNELS = Path(__file__).resolve().parent / "kernels"
+SEEDS = [1234, 1235]  # not the tasks' own seeds
+
+
+def _lowered(name: str):
+    task = load_task(KERNELS / name / "task.json")
+    return task, lower_task(task)
+
+
+@pytest.fixture(scope="module")
+def box():
+    with LocalSandbox() as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
+def matvec():
+    return _lowered("matvec_warp_per_row")
+
+
+def test_sync_transforms_are_tried_first_and_named():
+    assert [t.name for t in TRANSFORMS[:len(SYNC_TRANSFORMS)]] == [t.name for t in SYNC_TRANSFORMS]
+    assert all(t.what and t.apply.__doc__ for t in SYNC_TRANSFORMS)
+
+
+def test_warp_rounds_runs_each_warp_on_a_lane_array_and_is_correct(matvec, box):
+    task, faithful = matvec
+    new = warp_rounds(Context(task), faithful)
+    assert new is not None
+    kernel = C.kernel_named(new, "matvec_kernel").text(new)
+    assert "for (unsigned int cudaopt_w = 0; cudaopt_w < nthreads; cudaopt_w += 32)" in kernel
+    assert "cudaopt_got[cudaopt_l] = cudaopt::lane_shfl_down(cudaopt_in, cudaopt_l, off);" in kernel
+    assert "acc[tid] += cudaopt_got[cudaopt_l];" in kernel
+    assert "warp_2.begin(0)" not in kernel and "cudacpu::shfl_down" not in kernel
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_warp_rounds_refuses_rounds_that_write_memory_other_lanes_see(matvec):
+    task, faithful = matvec
+    read = "acc[tid] += cudacpu::shfl_down<float>(warp_2, 0, tid, off);"
+    assert read in faithful
+    # a global store inside the rounds: warp order would decide the last writer
+    assert warp_rounds(Context(task), faithful.replace(read, read + " y[0] = acc[tid];")) is None
+    # a width that is not a power of two reads across warps in the emulation
+    odd = read.replace("tid, off)", "tid, off, 24)")
+    assert warp_rounds(Context(task), faithful.replace(read, odd)) is None
+
+
+def test_lane_arrays_turn_votes_into_plain_arrays_and_stay_correct(box):
+    task, faithful = _lowered("warp_vote")  # ballot, any and all (which needs the written flags)
+    new = lane_arrays(Context(task), faithful)
+    assert new is not None
+    kernel = C.kernel_named(new, "vote_kernel").text(new)
+    assert "cudacpu::WarpExchange" not in kernel
+    assert "cudaopt::Lanes<int> warp_0(nthreads);" in kernel
+    assert "cudaopt::Lanes<int, true> warp_2(nthreads);" in kernel
+    assert "cudaopt::all(warp_2, tid" in kernel
+    assert "b[tid] = (cudaopt_bits_1[tid / 32u] & (mask[tid]));" in kernel  # one ballot per warp, not per lane
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_lane_arrays_count_a_block_once_and_stay_correct(box):
+    task, faithful = _lowered("syncthreads_count_or_and")  # __syncthreads_count, _or and _and
+    new = lane_arrays(Context(task), faithful)
+    assert new is not None
+    kernel = C.kernel_named(new, "sync_reduce_kernel").text(new)
+    assert "const int cudaopt_count_1 = cudaopt::block_count(warp_0);" in kernel
+    assert "c[tid] = cudaopt_count_1;" in kernel
+    assert "block_participants(warp_2)" in kernel and "cudaopt::Lanes<int, true> warp_2(nthreads);" in kernel
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_lane_arrays_refuse_an_exchange_read_by_an_unknown_intrinsic(matvec):
+    task, faithful = matvec
+    read = "cudacpu::shfl_down<float>(warp_2, 0, tid, off)"
+    unknown = faithful.replace(read, "cudacpu::warp_reduce<float>(warp_2, 0, tid, 0xffffffffu, std::plus<float>())")
+    assert lane_arrays(Context(task), unknown) is None
+    # the value read as another type than the one written: a reinterpretation it cannot keep
+    assert lane_arrays(Context(task), faithful.replace(read, read.replace("<float>", "<int>"))) is None
+
+
+def test_perthread_stack_keeps_fill_and_loop_flags_and_is_correct(box):
+    task, faithful = _lowered("barrier_while_break")  # in_loop.fill, any_thread, exited
+    new = perthread_stack(Context(task), faithful)
+    assert new is not None
+    kernel = C.kernel_named(new, "collatz_kernel").text(new)
+    assert "cudacpu::PerThread" not in kernel
+    assert "cudaopt::Id<bool> in_loop[128] = {};" in kernel
+    assert "cudaopt::any_thread(in_loop, nthreads" in kernel
+    assert 'if (nthreads > 128u) cudacpu::unsupported(' in kernel
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_perthread_stack_refuses_copies_used_other_than_by_index(matvec):
+    task, faithful = matvec
+    assert "acc[tid] = 0.0f;" in faithful
+    escaped = faithful.replace("acc[tid] = 0.0f;", "acc[tid] = 0.0f; float& first = *&acc[0]; (void)first; auto& whole = acc;")
+    assert perthread_stack(Context(task), escaped) is None
+    no_launch = task.model_copy(update={"launches": []})
+    assert perthread_stack(Context(no_launch), faithful) is None

@@ -1,0 +1,475 @@
+"""Index-set splitting of thread loops whose subscripts are piecewise affine in the flat index.
+
+TVM's generated kernels address memory through the flat thread index X = blockIdx.x * B +
+threadIdx.x (B = blockDim.x) with divisions and remainders by constants: a transpose reads
+`x[((X/2 % 6195) / 59) * 1652 + (X/2 / 6195) * 118 + X % 118]`. Vectorized as written, every
+lane divides and the loads are gathers. Yet each subscript is a sum of terms c * floor((X+o)/d):
+between two consecutive multiples of the divisors every floor is constant and the subscript is
+affine in X. This transformation splits a block's range of X into such runs: per run the
+quotients are computed once, and the run's inner loop (still `#pragma omp simd`) reads and writes
+`ptr[base + slope * i]`, contiguous where the slope is 1.
+
+The normal form (`Form`) is found with exact rules valid for non-negative integers:
+  tx = X - B*floor(X/B), bx = floor(X/B)                 (0 <= tx < B)
+  floor((k*Q + R)/k) = Q + floor(R/k)                     (Q, R integer)
+  floor((r*floor((X+o)/d) + r*s)/k) = floor((X + o + s*d)/(d*k/r))   where r divides k
+  E % m = E - m*floor(E/m), E >> k = floor(E/2^k), E << k = E*2^k, E & (2^k-1) = E % 2^k
+C's `/`, `%` and `>>` equal the floors only for a non-negative dividend: each is proven
+non-negative from the expression's own text (sums, products, quotients of non-negative values)
+or the subscript is refused. Any thread-dependent subscript outside these rules (a divisor that
+leaves two terms, a memory read, a call, a product of two thread-dependent values) leaves its
+loop alone. As in guards.py, arithmetic is assumed not to overflow (the CUDA source relies on
+that too). The search still checks every variant against the reference.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import code as C
+from .guards import UNKNOWN, Node, Unproven, parse
+from .transforms import Context, Transform, launch_constants, specialize
+
+BLOCK_INDEX = {"bx", "blockIdx.x"}
+THREAD_INDEX = {"tx", "threadIdx.x"}
+OUTER_NAMES = {"threadIdx.y": "ty", "threadIdx.z": "tz"}  # threadIdx itself is declared inside the loop
+_LAUNCH = re.compile(r"constexpr dim3 gridDim\((\d+), (\d+), (\d+)\), blockDim\((\d+), (\d+), (\d+)\);")
+_TX_LOOP = re.compile(r"(?P<ind>[ \t]*)(?P<simd>#pragma omp simd\n[ \t]*)?"
+                      r"for \(unsigned int tx = (?P<lo>\w+); tx < (?P<hi>[\w.]+); \+\+tx\) \{")
+_INT_TYPES = r"(?:unsigned\s+|signed\s+)?(?:long\s+long|long|int)|unsigned|size_t|std::size_t|u?int(?:32|64)_t"
+_LOCAL = re.compile(rf"(?<![\w.])(?:const\s+)?(?P<type>{_INT_TYPES})\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<init>[^;{{}}]+);")
+_ANY_DECL = re.compile(r"(?<![\w.])(?:const\s+)?[A-Za-z_][\w:]*(?:\s*[*&])*\s+(?P<name>[A-Za-z_]\w*)\s*(?:=|;|\[|\()")
+_SUBSCRIPT = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*)\s*\[")
+_NARROW = re.compile(r"short|char|int8|int16")
+PREFIX = "idxrun_"
+
+
+class Refused(ValueError):
+    """A subscript outside the rules: its loop is left alone."""
+
+
+# ---------------------------------------------------------------------------------------
+# the normal form: sum c * floor((X + o) / d) + const + sum c * (invariant text)
+
+
+@dataclass(frozen=True)
+class Form:
+    terms: tuple = ()  # ((d, o), c), sorted; (1, 0) is X itself; 0 <= o < d; c != 0
+    const: int = 0
+    symbols: tuple = ()  # (C text of a loop-invariant value, c), sorted
+
+    @staticmethod
+    def make(terms: dict, const: int, symbols: dict | None = None) -> "Form":
+        return Form(tuple(sorted((k, c) for k, c in terms.items() if c)), const,
+                    tuple(sorted((k, c) for k, c in (symbols or {}).items() if c)))
+
+    @staticmethod
+    def floor(d: int, o: int = 0) -> "Form":
+        """floor((X + o) / d) with the offset reduced to [0, d)."""
+        q, r = divmod(o, d)
+        if d == 1:
+            return Form.make({(1, 0): 1}, o)
+        return Form.make({(d, r): 1}, q)
+
+    def __add__(self, other: "Form") -> "Form":
+        terms, symbols = dict(self.terms), dict(self.symbols)
+        for k, c in other.terms:
+            terms[k] = terms.get(k, 0) + c
+        for k, c in other.symbols:
+            symbols[k] = symbols.get(k, 0) + c
+        return Form.make(terms, self.const + other.const, symbols)
+
+    def scale(self, k: int) -> "Form":
+        return Form.make({t: c * k for t, c in self.terms}, self.const * k, {s: c * k for s, c in self.symbols})
+
+    @property
+    def constant(self) -> int | None:
+        return self.const if not self.terms and not self.symbols else None
+
+    @property
+    def slope(self) -> int:
+        """The coefficient of X itself: the subscript's step within a run."""
+        return dict(self.terms).get((1, 0), 0)
+
+    @property
+    def floors(self) -> list[tuple[int, int]]:
+        return [k for k, _ in self.terms if k[0] > 1]
+
+    def floor_div(self, k: int) -> "Form":
+        """floor(self / k) for k > 0, when the result is again a Form."""
+        if self.symbols:
+            raise Refused("a division of a value not known at compile time")
+        whole, rest = {}, {}
+        for t, c in self.terms:
+            q, r = divmod(c, k)
+            whole[t] = q
+            if r:
+                rest[t] = r
+        q0, r0 = divmod(self.const, k)
+        result = Form.make(whole, q0)
+        if not rest:
+            return result  # floor(r0 / k) = 0 since 0 <= r0 < k
+        if len(rest) > 1:
+            raise Refused(f"floor(({_show(rest, r0)}) / {k}) is not one floor of X")
+        ((d, o), r), = rest.items()
+        if k % r or r0 % r:
+            raise Refused(f"floor(({_show(rest, r0)}) / {k}) is not one floor of X")
+        # floor((r*floor((X+o)/d) + r*s) / k) = floor((floor((X+o)/d) + s) / (k/r)) = floor((X+o+s*d) / (d*k/r))
+        return result + Form.floor(d * (k // r), o + (r0 // r) * d)
+
+    def mod(self, m: int) -> "Form":
+        return self + self.floor_div(m).scale(-m)
+
+
+def _show(terms: dict, const: int) -> str:
+    return " + ".join([f"{c}*floor((X+{o})/{d})" for (d, o), c in terms.items()] + [str(const)])
+
+
+# ---------------------------------------------------------------------------------------
+# from a parsed subscript to its Form
+
+
+@dataclass
+class Scope:
+    """What the names of a thread loop's body mean."""
+
+    block: int  # B = blockDim.x
+    launch: dict[str, int]  # blockDim.x, gridDim.y, ... -> value
+    locals: dict = field(default_factory=dict)  # name -> Node (its initialiser, cast to its type) or UNKNOWN
+
+    def varies(self, node: Node) -> bool:
+        """Whether the value depends on threadIdx.x (a local the analysis cannot read may)."""
+        if node.kind == "id":
+            if node.op in THREAD_INDEX:
+                return True
+            known = self.locals.get(node.op)
+            return known is UNKNOWN or (isinstance(known, Node) and self.varies(known))
+        return any(self.varies(a) for a in node.args)
+
+    def nonneg(self, node: Node) -> bool:
+        """Proven >= 0 from the text (so C's `/`, `%`, `>>` on it are floors)."""
+        if node.kind == "num":
+            return node.value >= 0
+        if node.kind == "id":
+            known = self.locals.get(node.op)
+            if isinstance(known, Node):
+                return self.nonneg(known)
+            return node.op in BLOCK_INDEX | THREAD_INDEX or node.op in self.launch or node.op in ("ty", "tz", "by", "bz") \
+                or node.op in OUTER_NAMES or re.fullmatch(r"blockIdx\.[yz]", node.op) is not None
+        if node.kind == "cast":
+            return self.nonneg(node.args[0])
+        if node.kind == "bin" and node.op in ("+", "*", "/", "%", ">>", "<<", "&"):
+            return all(self.nonneg(a) for a in node.args) or (node.op == "&" and any(self.nonneg(a) for a in node.args))
+        return False
+
+    def text(self, node: Node) -> str:
+        """C++ text of a loop-invariant value, readable before the thread loop (locals inlined)."""
+        if node.kind == "num":
+            return str(node.value) + ("u" if node.unsigned else "")
+        if node.kind == "id":
+            known = self.locals.get(node.op)
+            if isinstance(known, Node):
+                return self.text(known)
+            if known is UNKNOWN:
+                raise Refused(f"{node.op} is a local the analysis cannot read")
+            return OUTER_NAMES.get(node.op, node.op)
+        if node.kind == "cast":
+            return f"(({node.op}){self.text(node.args[0])})"
+        if node.kind == "neg":
+            return f"(-{self.text(node.args[0])})"
+        if node.kind == "opaque":
+            return f"({node.op}{self.text(node.args[0])})"
+        return f"({self.text(node.args[0])} {node.op} {self.text(node.args[1])})"
+
+
+def normalise(node: Node, scope: Scope) -> Form:
+    """The Form of an integer expression of the thread loop; raises Refused."""
+    if not scope.varies(node):
+        try:
+            return _form(node, scope)
+        except Refused:
+            return Form(symbols=((scope.text(node), 1),))  # invariant in the loop: computed once per run
+    return _form(node, scope)
+
+
+def _form(node: Node, scope: Scope) -> Form:
+    if node.kind == "num":
+        return Form(const=node.value)
+    if node.kind == "id":
+        return _name_form(node.op, scope)
+    if node.kind == "cast":
+        if _NARROW.search(node.op):
+            raise Refused(f"a cast to {node.op} may truncate")
+        return normalise(node.args[0], scope)
+    if node.kind == "neg":
+        return normalise(node.args[0], scope).scale(-1)
+    if node.kind == "bin":
+        return _binary_form(node, scope)
+    raise Refused(f"{node.op or node.kind} of a thread-dependent value")
+
+
+def _name_form(name: str, scope: Scope) -> Form:
+    B = scope.block
+    if name in THREAD_INDEX:
+        return Form.make({(1, 0): 1, (B, 0): -B}, 0)  # tx = X - B*floor(X/B)
+    if name in BLOCK_INDEX:
+        return Form.floor(B)
+    if name in scope.launch:
+        return Form(const=scope.launch[name])
+    known = scope.locals.get(name)
+    if known is UNKNOWN:
+        raise Refused(f"{name} is a local the analysis cannot read")
+    if isinstance(known, Node):
+        return normalise(known, scope)
+    return Form(symbols=((OUTER_NAMES.get(name, name), 1),))
+
+
+def _binary_form(node: Node, scope: Scope) -> Form:
+    op, (a, b) = node.op, node.args
+    if op in ("+", "-"):
+        right = normalise(b, scope)
+        return normalise(a, scope) + (right if op == "+" else right.scale(-1))
+    if op == "*":
+        left, right = normalise(a, scope), normalise(b, scope)
+        if left.constant is not None:
+            return right.scale(left.constant)
+        if right.constant is not None:
+            return left.scale(right.constant)
+        raise Refused("a product of two values not known at compile time")
+    divisor = normalise(b, scope).constant
+    if divisor is None:
+        raise Refused(f"{op} by a value not known at compile time")
+    if op == "<<":
+        if not 0 <= divisor < 63:
+            raise Refused("a shift out of range")
+        return normalise(a, scope).scale(1 << divisor)
+    if op not in ("/", "%", ">>", "&"):
+        raise Refused(f"{op} of a thread-dependent value")
+    if not scope.nonneg(a):
+        raise Refused(f"{op} of a value not proven non-negative")
+    dividend = normalise(a, scope)
+    if op == ">>":
+        if not 0 <= divisor < 63:
+            raise Refused("a shift out of range")
+        return dividend.floor_div(1 << divisor)
+    if op == "&":
+        if divisor < 0 or divisor & (divisor + 1):
+            raise Refused("a mask that is not 2^k - 1")
+        return dividend.mod(divisor + 1)
+    if divisor <= 0:
+        raise Refused(f"{op} by {divisor}")
+    return dividend.floor_div(divisor) if op == "/" else dividend.mod(divisor)
+
+
+def normalise_text(text: str, scope: Scope) -> Form:
+    try:
+        return normalise(parse(text), scope)
+    except Unproven as exc:
+        raise Refused(str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------------
+# the thread loops of a kernel and their rewriting
+
+
+@dataclass
+class Subscript:
+    start: int  # offset of the text between the brackets, in the loop body
+    end: int
+    form: Form
+
+
+def index_runs(ctx: Context, code: str) -> str | None:
+    """Thread loops whose thread-dependent subscripts all have a Form with a floor term run as
+    runs of X in which every subscript is affine (see the module's docstring)."""
+    if "constexpr dim3 gridDim(" not in code:
+        code = _specialised(ctx, code)
+        if code is None:
+            return None
+    changed = False
+    for k in reversed(C.kernels(code)):
+        new = _kernel(code, k)
+        if new is not None:
+            code = code[:k.body_open + 1] + new + code[k.end - 1:]
+            changed = True
+    return code if changed else None
+
+
+def _specialised(ctx: Context, code: str) -> str | None:
+    return specialize(ctx, code) or launch_constants(ctx, code)
+
+
+def _kernel(code: str, k: C.KernelText) -> str | None:
+    body = k.body(code)
+    m = _LAUNCH.search(body)
+    if m is None:
+        return None
+    values = [int(v) for v in m.groups()]
+    launch = {f"{n}.{d}": values[i * 3 + j] for i, n in enumerate(("gridDim", "blockDim")) for j, d in enumerate("xyz")}
+    out, pos, edits = [], 0, 0
+    for loop in _TX_LOOP.finditer(body):
+        if loop.start() < pos:
+            continue
+        close = C.matching_brace(body, loop.end() - 1)
+        new = rewrite_loop(loop, body[loop.end():close], launch)
+        if new is None:
+            continue
+        out.append(body[pos:loop.start()] + new)
+        pos, edits = close + 1, edits + 1
+    if not edits:
+        return None
+    out.append(body[pos:])
+    return "".join(out)
+
+
+def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int]) -> str | None:
+    """The runs version of one thread loop (`inner` is the text between its braces), or None."""
+    clean = _blank_comments(inner)
+    if re.search(r"\b(break|goto|return)\b", clean) or _writes("tx", clean):
+        return None  # the inner loop must end where the thread loop's iteration ends
+    scope = Scope(launch["blockDim.x"], launch, _locals(clean))
+    try:
+        subscripts = _subscripts(clean, scope)
+    except Refused:
+        return None
+    if not any(s.form.floors for s in subscripts):
+        return None  # nothing divides: the loop is already as simple as it gets
+    return _emit(loop, inner, subscripts, scope)
+
+
+def _blank_comments(text: str) -> str:
+    """Comments replaced by spaces, so that offsets stay those of the original text."""
+    return re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: " " * len(m.group()), text, flags=re.S)
+
+
+def _writes(name: str, text: str) -> bool:
+    n = re.escape(name)
+    return bool(re.search(rf"(?<![\w.]){n}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{n}\b|(?<![\w.]){n}\s*(?:\+\+|--)", text))
+
+
+def _locals(body: str) -> dict:
+    """Integer locals declared once and never written again: name -> initialiser (cast to the
+    local's type); every other local of the body is UNKNOWN."""
+    out: dict = {}
+    names = [m["name"] for m in _ANY_DECL.finditer(body)]
+    for name in names:
+        out[name] = UNKNOWN
+    for m in _LOCAL.finditer(body):
+        name = m["name"]
+        if names.count(name) != 1 or _writes(name, body.replace(m.group(), "", 1)):
+            continue
+        try:
+            init = parse(m["init"])
+        except Unproven:
+            continue
+        type_name = " ".join(m["type"].split())
+        out[name] = Node("cast", type_name, (init,), unsigned="unsigned" in type_name or type_name.startswith("u")
+                         or "size_t" in type_name)
+    return out
+
+
+def _subscripts(body: str, scope: Scope) -> list[Subscript]:
+    """Every thread-dependent subscript of the body with its Form; Refused when one has none."""
+    found = []
+    for m in _SUBSCRIPT.finditer(body):
+        start = m.end()
+        end = _closing_bracket(body, start)
+        text = body[start:end]
+        try:
+            node = parse(text)
+        except Unproven:
+            if re.search(r"(?<![\w.])(tx|threadIdx\.x)\b", text) or any(
+                    re.search(rf"(?<![\w.]){re.escape(n)}\b", text) for n, v in scope.locals.items()
+                    if v is UNKNOWN or scope.varies(v)):
+                raise Refused(f"[{text}] depends on the thread in a way the rules do not cover") from None
+            continue  # a subscript that does not depend on the thread stays as it is
+        if not scope.varies(node):
+            continue
+        found.append(Subscript(start, end, normalise(node, scope)))
+    return found
+
+
+def _closing_bracket(text: str, start: int) -> int:
+    depth = 1
+    for i in range(start, len(text)):
+        depth += {"[": 1, "]": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    raise Refused("unbalanced brackets")
+
+
+def _emit(loop: re.Match, inner: str, subscripts: list[Subscript], scope: Scope) -> str:
+    ind, simd = loop["ind"], loop["simd"] is not None
+    floors = sorted({f for s in subscripts for f in s.form.floors})
+    quotient = {f: f"{PREFIX}q{i}" for i, f in enumerate(floors)}
+    bases: dict[Form, str] = {}
+    for s in subscripts:
+        bases.setdefault(s.form, f"{PREFIX}b{len(bases)}")
+    x = f"{PREFIX}x"
+    lines = [f"{{  // tools.optimize: index runs (every subscript affine in X = blockIdx.x * {scope.block} + tx within a run)",
+             f"    const long long {PREFIX}first = (long long)blockIdx.x * {scope.block};",
+             f"    const long long {PREFIX}hi = {PREFIX}first + {loop['hi']};",
+             f"    for (long long {x} = {PREFIX}first + {loop['lo']}; {x} < {PREFIX}hi; ) {{",
+             f"        long long {PREFIX}end = {PREFIX}hi;"]
+    for (d, o), q in quotient.items():
+        lines.append(f"        const long long {q} = ({x} + {o}) / {d};  // floor((X + {o}) / {d}) over the run")
+        if o or d % scope.block:
+            nxt = f"({q} + 1) * {d} - {o}" if o else f"({q} + 1) * {d}"
+            lines.append(f"        if ({nxt} < {PREFIX}end) {PREFIX}end = {nxt};")
+    for form, name in bases.items():
+        lines.append(f"        const long long {name} = {_base_text(form, x, quotient)};")
+    lines += [f"        const int {PREFIX}n = (int)({PREFIX}end - {x});",
+              f"        const unsigned int {PREFIX}tx0 = (unsigned int)({x} - {PREFIX}first);"]
+    body = _run_body(inner, subscripts, bases)
+    period = _period(floors)
+    if period is not None and period < scope.block:  # most runs have this length: a constant trip count
+        lines += [f"        if ({PREFIX}n == {period}) {{",
+                  *("    " + line for line in _run_loop(str(period), body, simd)),
+                  "        } else {",
+                  *("    " + line for line in _run_loop(f"{PREFIX}n", body, simd)),
+                  "        }"]
+    else:
+        lines += _run_loop(f"{PREFIX}n", body, simd)
+    lines += [f"        {x} = {PREFIX}end;", "    }", "}"]
+    return ind + ("\n" + ind).join(lines)
+
+
+def _period(floors: list[tuple[int, int]]) -> int | None:
+    """The length of every run not cut by the block's ends, when all boundaries fall on one grid."""
+    d0, o0 = min(floors)
+    if all(d % d0 == 0 and (o - o0) % d0 == 0 for d, o in floors):
+        return d0
+    return None
+
+
+def _run_body(inner: str, subscripts: list[Subscript], bases: dict) -> str:
+    out, pos = [], 0
+    for s in subscripts:
+        slope = s.form.slope
+        step = "" if slope == 0 else f" + {PREFIX}i" if slope == 1 else f" + {slope} * {PREFIX}i"
+        out.append(inner[pos:s.start] + f"{bases[s.form]}{step}")
+        pos = s.end
+    out.append(inner[pos:])
+    return "".join(out)
+
+
+def _run_loop(count: str, body: str, simd: bool) -> list[str]:
+    return [*(["        #pragma omp simd"] if simd else []),
+            f"        for (int {PREFIX}i = 0; {PREFIX}i < {count}; ++{PREFIX}i) {{",
+            f"            const unsigned int tx = {PREFIX}tx0 + (unsigned int){PREFIX}i;",
+            body,
+            "        }"]
+
+
+def _base_text(form: Form, x: str, quotient: dict) -> str:
+    parts = [(c, x if d == 1 else quotient[(d, o)]) for (d, o), c in form.terms]
+    parts += [(c, f"(long long){text}") for text, c in form.symbols]
+    text = " + ".join(name if c == 1 else f"{c} * {name}" for c, name in parts)
+    if form.const or not text:
+        text = f"{text} + {form.const}" if text else str(form.const)
+    return text.replace("+ -", "- ")
+
+
+INDEX_RUNS = Transform("index_runs", "thread loops split into runs of the flat index where every subscript is affine "
+                       "(no divisions, contiguous accesses)", index_runs)
