@@ -146,35 +146,16 @@ def lower(task: Task) -> tuple[str | None, list[Observation]]:
 
 
 def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str, list[Buffer]]:
-    """Launches for a task that gives none (and the scratch buffers they need), where one 1-D
-    launch of its single kernel is a safe guess: one thread per element of the largest output.
-    Verification decides if it was right."""
-    if module is None or len(module.kernels) != 1:
-        count = len(module.kernels) if module else 0
-        return None, f"not given, and not inferred: {count} kernels in the source (the task must list its launches)", []
-    kernel = module.kernels[0]
-    known = {b.name for b in task.buffers} | {s.name for s in task.scalars}
-    unknown = [p.name for p in kernel.params if p.name not in known]
-    reason = None
-    if kernel.template_params:
-        reason = "the kernel is a template"
-    elif unknown:
-        reason = f"parameters {unknown} match no buffer or scalar of the task"
-    elif re.search(r"\b(threadIdx|blockIdx|blockDim|gridDim)\.[yz]\b", task.source()):
-        reason = "the kernel indexes in more than one dimension"
-    elif any(v.extern and v.kernel in (None, kernel.name) for v in module.shared):
-        reason = "the kernel uses dynamic shared memory of unknown size"
-    if reason:
-        return None, f"not given, and not inferred: {reason} (the task must list its launches)", []
-    bounds = (kernel.launch_bounds or "").split(",")[0].strip()
-    block = int(bounds) if bounds.isdigit() else 256
-    outputs = [b.size for b in task.buffers if b.role in ("output", "inout")] or [b.size for b in task.buffers]
-    extent = max(outputs)
-    grid = max(1, -(-extent // block))
-    launch = Launch(kernel=kernel.name, grid=[grid], block=[block], args=[p.name for p in kernel.params])
-    source = "__launch_bounds__" if bounds.isdigit() else "the default of 256"
-    return [launch], (f"inferred: {kernel.name}<<<{grid}, {block}>>>({', '.join(launch.args)}): one thread per element "
-                      f"of the largest output ({extent} elements), block size from {source}"), []
+    """Launches for a task that gives none, and the scratch buffers they pass between kernels that
+    the task lacks, read from its kernels by tools.cuda.launch_inference (block from
+    __launch_bounds__ or the indexing, grid from guards and extents, order from the data flow,
+    arguments by name). Verification decides if they were right."""
+    from tools.cuda.launch_inference import infer
+
+    found = infer(task, module)
+    if found.launches is None:
+        return None, f"not given, and not inferred: {found.explanation} (the task must list its launches)", []
+    return found.launches, found.explanation, found.scratch
 
 
 def _median(stats: Any) -> float | None:

@@ -137,21 +137,37 @@ def lower(work: Workload, tune_trials: int = 0, seed: int = 0) -> tuple[Lowered,
         ir_code = ir_module(work).script()
         cuda_code, launches, scratch = _cuda(work)
         c_code = _c(ir_module(work), work)
-        if tune_trials > 0:
-            tuned, tuning = tune_cpu(work, tune_trials, seed)
-            if tuned is not None:
-                try:
-                    c_code, untuned = scheduled_c(tuned, work), c_code
-                    tuning.applied = True
-                except Exception as exc:  # CSourceError, or TVM's C codegen's own error types
-                    tuning.note = f"tuned C not generated: {_last_line(exc)}"
-    except (LoweringError, TuningUnavailable):
+    except LoweringError:
         raise
     except CSourceError as exc:
         raise LoweringError(f"{work.name}: {exc}") from None
     except Exception as exc:  # TVM raises its own error types from C++
         raise LoweringError(f"{work.name}: {_last_line(exc)}") from None
+    if tune_trials > 0:
+        tuned_code, tuning = _tuned_c(work, tune_trials, seed)
+        if tuned_code is not None:
+            c_code, untuned = tuned_code, c_code
     return Lowered(cuda_code, c_code, ir_code, launches, scratch, untuned), tuning
+
+
+def _tuned_c(work: Workload, trials: int, seed: int) -> tuple[str | None, CpuTuning]:
+    """C of the best tuned schedule, or None (the CpuTuning says why)."""
+    start = time.perf_counter()
+    try:
+        tuned, tuning = tune_cpu(work, trials, seed)
+    except TuningUnavailable:
+        raise
+    except Exception as exc:  # TVM's own error types, from a design space it cannot handle
+        return None, CpuTuning(0, round(time.perf_counter() - start, 2), note=f"tuning failed: {_last_line(exc)}")
+    if tuned is None:
+        return None, tuning
+    try:
+        code = scheduled_c(tuned, work)
+    except Exception as exc:  # CSourceError, or TVM's C codegen's own error types
+        tuning.note = f"tuned C not generated: {_last_line(exc)}"
+        return None, tuning
+    tuning.applied = True
+    return code, tuning
 
 
 def _last_line(exc: BaseException) -> str:
@@ -389,7 +405,7 @@ def tune_cpu(work: Workload, trials: int, seed: int):
         database = ms.tune_tir(
             mod, target, work_dir, max_trials_global=trials, num_trials_per_iter=min(trials, 64),
             builder=builder, runner=runner, database="memory", cost_model="random",
-            strategy="replay-trace", seed=seed or 1, num_tuning_cores=1,
+            strategy="replay-trace", seed=seed + 1, num_tuning_cores=1,  # MetaSchedule seeds start at 1
         )
         sch = ms.tir_integration.compile_tir(database, mod, target)
     records = database.get_all_tuning_records()
@@ -397,7 +413,7 @@ def tune_cpu(work: Workload, trials: int, seed: int):
     times = [t for t in (sum(float(c) for c in r.run_secs) / len(r.run_secs) for r in records if r.run_secs) if t < 1e9]
     tuning = CpuTuning(trials=len(records), seconds=round(time.perf_counter() - start, 2),
                        best_us=round(min(times) * 1e6, 2) if times else None)
-    if sch is None:
+    if sch is None or not times:
         tuning.note = "no candidate built and ran"
         return None, tuning
     return _renamed(sch.mod, work.name), tuning
@@ -413,12 +429,34 @@ def _renamed(mod, name: str):
 
 def scheduled_c(mod, work: Workload) -> str:
     """The self-contained C reference of a scheduled module of the workload (named work.name)."""
-    return _c(mod, work, _parallel_loops(mod))
+    import tvm
+
+    text, parallel = _mark_parallel_loops(mod.script())
+    return _c(tvm.script.from_source(text), work, parallel)
 
 
-def _parallel_loops(mod) -> list[str]:
-    """Names of the module's parallel loop variables, as TVM's C target prints them."""
-    return re.findall(r"\bfor (\w+) in T\.parallel\(", mod.script())
+def _mark_parallel_loops(script: str) -> tuple[str, list[str]]:
+    """Give every parallel loop variable a name of its own: `par<k>_<name>`.
+
+    TVM's C target prints parallel loops as serial ones and makes clashing names unique
+    with suffixes (sibling loops often share one), so the C text cannot tell them apart
+    otherwise. A loop variable is in scope in the lines indented below its `for`.
+    """
+    lines = script.splitlines()
+    names: list[str] = []
+    for i, line in enumerate(lines):
+        m = re.match(r"( *)for (\w+) in T\.parallel\(", line)
+        if not m:
+            continue
+        new = f"par{len(names)}_{m[2]}"
+        names.append(new)
+        old = re.compile(rf"\b{m[2]}\b")
+        lines[i] = line.replace(f"for {m[2]} in", f"for {new} in", 1)
+        for j in range(i + 1, len(lines)):
+            if lines[j].strip() and len(lines[j]) - len(lines[j].lstrip(" ")) <= len(m[1]):
+                break
+            lines[j] = old.sub(new, lines[j])
+    return "\n".join(lines) + "\n", names
 
 
 def _lazy_tensor_intrinsics() -> None:

@@ -7,7 +7,7 @@ with 1 thread and all threads, medians of interleaved rounds measured in the sam
     .venv/bin/python scripts/bench_speed.py --corpus --hte --per-category 3 [--only-sync] [--json out.json]
 
 Prints one line per task and per-category geomeans; a task counts only where the optimized code
-is correct after timing. Speed is asserted nowhere else: these printed figures are the evidence.
+is correct on two fresh seeds (1 and all threads) and after timing. Speed is asserted nowhere else: these printed figures are the evidence.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from sandboxes import open_sandbox  # noqa: E402
 from tools.cuda import CudaParseError, LoweringError, lower_task  # noqa: E402
 from tools.optimize import Budget, search  # noqa: E402
 from tools.spec import load_task  # noqa: E402
-from tools.verify import VerifyError, profile  # noqa: E402
+from tools.verify import VerifyError, check, profile  # noqa: E402
 
+FRESH_SEEDS = [90001, 90002]  # not among the seeds the search checks with
 SYNC = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot_sync|__any_sync|__all_sync")
 
 
@@ -64,6 +65,9 @@ def measure(task, sandbox, threads_all: int, budget: Budget, timing_s: float) ->
         return {**row, "status": "unsupported", "detail": str(exc)[:200]}
     result = search(task, faithful, sandbox, budget=budget, threads=threads_all)
     row["applied"] = result.applied
+    fresh = check(task, result.code, sandbox, seeds=FRESH_SEEDS, threads=sorted({1, threads_all}))
+    if not fresh.correct:  # seeds the search never saw
+        return {**row, "status": "incorrect on fresh seeds", "detail": fresh.summary()[:200]}
     for label, threads in (("1t", 1), ("nt", threads_all)):
         try:
             rep = profile(task, result.code, sandbox, baseline_cpp=faithful, threads=threads, min_time_s=timing_s, perf=False)

@@ -105,12 +105,39 @@ def test_parallel_schedule_becomes_openmp_c(tmp_path):
 
     code = tvmgen.scheduled_c(sch.mod, work)
     assert code.count("#pragma omp parallel for") == 1
-    assert "#pragma omp parallel for\n  for (int32_t i_0 = 0; i_0 < 4;" in code
+    assert "#pragma omp parallel for\n  for (int32_t par0_i_0 = 0; par0_i_0 < 4;" in code
     rng = np.random.default_rng(0)
     inputs = [rng.uniform(-1, 1, (64, 32)).astype("float32"), rng.uniform(-1, 1, (32, 48)).astype("float32")]
     lib = compile_batch({"mm_0": code}, tmp_path)
     [got] = run_reference(lib, "mm_0", inputs, [[64, 48]], ["float32"])
     compare([got], [inputs[0] @ inputs[1]])
+
+
+@needs_tvm
+def test_sibling_parallel_loops_sharing_a_name_each_get_openmp(tmp_path):
+    """Two stages whose outer loops are both parallel and both named i0 (TVM's C target would
+    print the second as i0_1): each is an OpenMP loop, the inner ones stay serial."""
+    import numpy as np
+    import tvm
+    from tvm import te
+
+    from bench import tvmgen
+    from bench.check import compare, compile_batch, run_reference
+
+    x = te.placeholder((32, 16), name="x")
+    doubled = te.compute((32, 16), lambda i0, i1: x[i0, i1] * 2.0, name="doubled")
+    total = te.compute((32, 16), lambda i0, i1: doubled[i0, i1] + 1.0, name="total")
+    work = tvmgen.Workload(name="two_0", op_name="two", category="elementwise", op_args={}, inputs=[x], outputs=[total])
+    sch = tvm.s_tir.Schedule(tvmgen.ir_module(work))
+    for name in ("doubled", "total"):
+        sch.parallel(sch.get_loops(sch.get_sblock(name, func_name="two_0"))[0])
+    code = tvmgen.scheduled_c(sch.mod, work)
+    assert code.count("#pragma omp parallel for\n  for (int32_t par") == 2
+    assert code.count("#pragma omp") == 2
+    data = np.random.default_rng(1).uniform(-1, 1, (32, 16)).astype("float32")
+    lib = compile_batch({"two_0": code}, tmp_path)
+    [got] = run_reference(lib, "two_0", [data], [[32, 16]], ["float32"])
+    compare([got], [data * 2 + 1])
 
 
 @needs_tvm

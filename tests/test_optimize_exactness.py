@@ -155,6 +155,8 @@ def test_the_fixture_rejects_what_an_unsafe_optimization_computes(fx):
 def test_every_transformation_alone_is_exact_or_rejected_by_the_search(fx):
     """Each transformation on the faithful lowering: correct on fresh seeds, or the search rejects it."""
     assert fx.alone, "no transformation applies: the fixture polices nothing"
+    for name, variant in fx.alone.items():  # shown with a failure
+        print(f"{fx.name}: {name} alone: {fx.verdict(variant).status}")
     kept_wrong = []
     for name, result in fx.rejections.items():
         if result.steps[0].outcome != "incorrect" or _unmarked(result.code) != fx.faithful:
@@ -167,6 +169,7 @@ def test_search_keeps_only_versions_exact_on_fresh_seeds(fx):
     """The search: every version it kept, and the code it returns, is correct on fresh seeds (1 and
     2 threads); a variant it produced that is wrong there was logged as incorrect."""
     result = fx.searched
+    print("\n".join(f"{fx.name}: search: {s.transform} {s.outcome} {s.ratio or ''}" for s in result.steps))  # with a failure
     assert [s.transform for s in result.steps] == [t.name for t in TRANSFORMS]
     tried = [s for s in result.steps if s.outcome not in ("not_applicable", "skipped")]
     assert tried and (len(tried) == SEARCH_VARIANTS or "skipped" not in {s.outcome for s in result.steps})  # never time

@@ -65,6 +65,7 @@ def test_region_with_effects_before_its_guard_is_left_alone():
     assert guarded_region(ok.replace("int i = blockIdx.x * blockDim.x + threadIdx.x;", "int i = perm[threadIdx.x];"), {}) is None
     assert guarded_region(ok + "y[0] = 1;\n", {}) is None  # more than the guarded statement
     assert guarded_region(ok.replace("y[i] = 2 * x[i];", "y[i] = 2 * x[i]; n = 0;"), {}) is None  # changes its own bound
+    assert guarded_region(ok.replace("y[i] = 2 * x[i];", "y[i] = 2 * x[i]; n >>= 1;"), {}) is None
     assert guarded_region(ok.replace("}\n", "} else { y[i] = 0; }\n"), {}) is None
 
 

@@ -12,7 +12,7 @@ import pytest
 from sandboxes import LocalSandbox
 from tools.cuda import lower_task
 from tools.optimize import code as C
-from tools.optimize.sync_transforms import SYNC_TRANSFORMS, lane_arrays, perthread_stack, warp_rounds
+from tools.optimize.sync_transforms import SYNC_TRANSFORMS, lane_arrays, perthread_stack, shared_atomics_plain, warp_rounds
 from tools.optimize.transforms import TRANSFORMS, Context
 from tools.spec import load_task
 from tools.verify import check
@@ -74,7 +74,7 @@ def test_lane_arrays_turn_votes_into_plain_arrays_and_stay_correct(box):
     assert "cudacpu::WarpExchange" not in kernel
     assert "cudaopt::Lanes<int> warp_0(nthreads);" in kernel
     assert "cudaopt::Lanes<int, true> warp_2(nthreads);" in kernel
-    assert "cudaopt::all(warp_2, tid" in kernel
+    assert "= cudaopt::participants(warp_2, cudaopt_w, 0xffffffffu);" in kernel  # __all_sync: who took part
     assert "b[tid] = (cudaopt_bits_1[tid / 32u] & (mask[tid]));" in kernel  # one ballot per warp, not per lane
     report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
     assert report.correct, report.summary()
@@ -121,3 +121,22 @@ def test_perthread_stack_refuses_copies_used_other_than_by_index(matvec):
     assert perthread_stack(Context(task), escaped) is None
     no_launch = task.model_copy(update={"launches": []})
     assert perthread_stack(Context(no_launch), faithful) is None
+
+
+def test_shared_atomics_plain_leaves_global_atomics_and_is_correct(box):
+    task, faithful = _lowered("histogram_shared_atomics")
+    new = shared_atomics_plain(Context(task), faithful)
+    assert new is not None
+    kernel = C.kernel_named(new, "hist_shared_kernel").text(new)
+    assert "cudaopt::plain::atomicAdd(&local[data[i] % NBINS], 1u);" in kernel
+    assert "atomicAdd(&bins[b], local[b]);" in kernel and "plain::atomicAdd(&bins" not in kernel  # global: other blocks
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_shared_atomics_plain_refuses_atomics_in_a_simd_thread_loop():
+    task, faithful = _lowered("histogram_shared_atomics")
+    loop = "for (unsigned int tx = 0; tx < blockDim.x; ++tx) {\n                            const uint3 threadIdx = make_uint3(tx, ty, tz);\n" \
+           "                            for (int i = blockIdx.x"
+    assert loop in faithful
+    assert shared_atomics_plain(Context(task), faithful.replace(loop, "#pragma omp simd\n" + loop)) is None

@@ -715,7 +715,8 @@ def _launch_text(launch) -> str:
 
 
 def _pointee_dtype(ctype: str, kernel: str) -> str:
-    base = " ".join(w for w in ctype.replace("*", " ").replace("__restrict__", " ").split() if w not in ("const", "volatile"))
+    words = ctype.replace("*", " ").split()
+    base = " ".join(w for w in words if w not in ("const", "volatile", "__restrict__", "__restrict", "restrict"))
     if base not in _POINTEE_DTYPES:
         raise InferenceError(f"kernel {kernel}: intermediate buffer of element type {base!r} is not supported")
     return _POINTEE_DTYPES[base]
@@ -729,24 +730,25 @@ def _candidates(param: str) -> list[str]:
 
 
 def _bind(task, info, source: str) -> _Kernel:
-    body = read_kernel(source, info.name)
-    if body is None:
-        raise InferenceError(f"the body of kernel {info.name} is not in the source")
-    known = {b.name for b in task.buffers} | {s.name for s in task.scalars}
+    buffers = {b.name for b in task.buffers}
+    known = buffers | {s.name for s in task.scalars}
     args, params, unknown = [], {}, []
     for p in info.params:
         name = next((c for c in _candidates(p.name) if c in known), None)
-        pointer = "*" in p.type or "[" in p.type
-        if name is None and pointer:
-            name = _candidates(p.name)[1]  # an intermediate between kernels: a new scratch buffer
+        if name is None and ("*" in p.type or "[" in p.type):
+            name = p.name[:-4] if p.name.endswith("_ptr") else p.name  # an intermediate: a new scratch buffer
+            buffers.add(name)
         if name is None:
             unknown.append(p.name)
             continue
         args.append(name)
-        if pointer or any(b.name == name for b in task.buffers):
+        if name in buffers:
             params[p.name] = name
     if unknown:
         raise InferenceError(f"kernel {info.name}: parameters {unknown} match no buffer or scalar of the task")
+    body = read_kernel(source, info.name)
+    if body is None:
+        raise InferenceError(f"the body of kernel {info.name} is not in the source")
     k = _Kernel(info, body, args, params)
     for acc in body.accesses:
         if acc.base in params:
@@ -852,8 +854,8 @@ def _block_candidates(k: _Kernel, sizes, scalars) -> list[tuple[tuple[int, int, 
     if total is not None:
         totals = [(total, f"__launch_bounds__({total})")]
     elif sized:  # the kernel reads its block size: any works
-        n = len(used) if "z" not in used and "y" not in used or len(used) > 1 else DIMS.index(used[-1]) + 1
-        return [(DEFAULT_BLOCKS[max(1, n)], "the default for a kernel that reads blockDim")]
+        rank = max(DIMS.index(d) for d in used + sized) + 1
+        return [(DEFAULT_BLOCKS[rank], "the default for a kernel that reads blockDim")]
     else:
         hinted = _coefficient_hints(k, scalars)
         totals = [(t, f"the stride of blockIdx.x ({t}) in the indexing") for t in hinted]
@@ -939,10 +941,13 @@ def _configs_for(k: _Kernel, block, how: str, sizes, scalars) -> list[_Config]:
         for i, d in enumerate(DIMS):
             if f"blockIdx.{d}" not in k.body.coordinates:
                 continue
-            grid[i], why = _solve_grid(k, d, block, stores, sizes, constants, strict)
-            if why == _NO_STORE:  # e.g. stores through an index this reader does not follow: the loads then
+            grid[i], why, unbounded = _solve_grid(k, d, block, stores, sizes, constants, strict)
+            if not grid[i]:  # stores of unknown extent, or through indices this reader does not follow
                 loads = [a for a in k.body.accesses if not a.write and a.base in k.params]
-                grid[i], why = _solve_grid(k, d, block, loads, sizes, constants, strict)
+                grid[i], why, more = _solve_grid(k, d, block, loads, sizes, constants, strict)
+                if not grid[i] and unbounded + more:
+                    raise Unknown(f"nothing bounds blockIdx.{d} in the accesses to {sorted(set(unbounded + more))}")
+                grid[i], why = (grid[i], why) if grid[i] else (1, "(no store or load depends on it)")
             grid_how.append(f"grid.{d} = {grid[i]} {why}")
         if not grid_how:
             grid_how.append("grid 1 (the kernel does not read blockIdx)")
@@ -1046,11 +1051,12 @@ def _first_dead(alive) -> int | None:
     return hi
 
 
-def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants, strict: bool) -> tuple[int, str]:
+def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants, strict: bool) -> tuple[int, str, list[str]]:
     """Blocks along d: one past the last block that stores anything in bounds, for the store that
-    reaches furthest. A guard over blockIdx (TVM's `if (blockIdx.x * 32 + (threadIdx.x >> 5) < 75)`)
-    ends the stores; an unguarded store ends where its index passes the buffer's extent."""
-    best, why = 0, ""
+    reaches furthest (0: none bounds it), and the buffers whose accesses nothing bounds. A guard over
+    blockIdx (TVM's `if (blockIdx.x * 32 + (threadIdx.x >> 5) < 75)`) ends the stores; an unguarded
+    store ends where its index passes the buffer's extent."""
+    best, why, unbounded = 0, "", []
     for acc in stores:
         try:
             names = _names(acc, k.body)
@@ -1062,7 +1068,8 @@ def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants, strict: boo
         guarded = _first_dead(lambda b: _alive(k, acc, names, block, d, b, None, constants, strict))
         bounded = _first_dead(lambda b: _alive(k, acc, names, block, d, b, size, constants, strict)) if size else guarded
         if bounded is None:
-            raise Unknown(f"nothing bounds blockIdx.{d} in the store to {k.params[acc.base]}")
+            unbounded.append(k.params[acc.base])
+            continue
         if bounded > best:
             best = bounded
             guards = [g.text for g in acc.guards if f"blockIdx.{d}" in g.text]
@@ -1071,12 +1078,7 @@ def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants, strict: boo
                 why = f"from the guard `{guards[-1]}` of the {what} {k.params[acc.base]}"
             else:
                 why = f"from the extent of {k.params[acc.base]} ({size} elements, {what})"
-    if best == 0:
-        return 1, _NO_STORE
-    return best, why
-
-
-_NO_STORE = "(no store or load depends on it)"
+    return best, why, unbounded
 
 
 def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:

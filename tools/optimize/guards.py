@@ -349,7 +349,7 @@ def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
         return None  # more than the guarded statement follows
     after = rest if excludes else then
     names = set(re.findall(r"[A-Za-z_]\w*", guard))
-    if any(re.search(rf"(?<![\w.]){re.escape(n)}\s*(?:[-+*/%&|^]?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{re.escape(n)}\b", after)
+    if any(re.search(rf"(?<![\w.]){re.escape(n)}\s*(?:(?:<<|>>|[-+*/%&|^])?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{re.escape(n)}\b", after)
            for n in names):
         return None  # the region changes what its guard reads
     try:

@@ -210,11 +210,11 @@ def _form(node: Node, scope: Scope) -> Form:
 
 
 def _name_form(name: str, scope: Scope) -> Form:
-    B = scope.block
+    B, one_block = scope.block, scope.launch["gridDim.x"] == 1
     if name in THREAD_INDEX:
-        return Form.make({(1, 0): 1, (B, 0): -B}, 0)  # tx = X - B*floor(X/B)
+        return Form.floor(1) if one_block else Form.make({(1, 0): 1, (B, 0): -B}, 0)  # tx = X - B*floor(X/B)
     if name in BLOCK_INDEX:
-        return Form.floor(B)
+        return Form() if one_block else Form.floor(B)
     if name in scope.launch:
         return Form(const=scope.launch[name])
     known = scope.locals.get(name)
@@ -333,8 +333,8 @@ def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int]) -> str | No
         subscripts = _subscripts(clean, scope)
     except Refused:
         return None
-    if not any(s.form.floors for s in subscripts):
-        return None  # nothing divides: the loop is already as simple as it gets
+    if not any(_cuts(f, scope.block) for s in subscripts for f in s.form.floors):
+        return None  # no floor changes within a block: the loop is already as simple as it gets
     return _emit(loop, inner, subscripts, scope)
 
 
@@ -414,7 +414,7 @@ def _emit(loop: re.Match, inner: str, subscripts: list[Subscript], scope: Scope)
              f"        long long {PREFIX}end = {PREFIX}hi;"]
     for (d, o), q in quotient.items():
         lines.append(f"        const long long {q} = ({x} + {o}) / {d};  // floor((X + {o}) / {d}) over the run")
-        if o or d % scope.block:
+        if _cuts((d, o), scope.block):
             nxt = f"({q} + 1) * {d} - {o}" if o else f"({q} + 1) * {d}"
             lines.append(f"        if ({nxt} < {PREFIX}end) {PREFIX}end = {nxt};")
     for form, name in bases.items():
@@ -422,7 +422,7 @@ def _emit(loop: re.Match, inner: str, subscripts: list[Subscript], scope: Scope)
     lines += [f"        const int {PREFIX}n = (int)({PREFIX}end - {x});",
               f"        const unsigned int {PREFIX}tx0 = (unsigned int)({x} - {PREFIX}first);"]
     body = _run_body(inner, subscripts, bases)
-    period = _period(floors)
+    period = _period([f for f in floors if _cuts(f, scope.block)])
     if period is not None and period < scope.block:  # most runs have this length: a constant trip count
         lines += [f"        if ({PREFIX}n == {period}) {{",
                   *("    " + line for line in _run_loop(str(period), body, simd)),
@@ -433,6 +433,12 @@ def _emit(loop: re.Match, inner: str, subscripts: list[Subscript], scope: Scope)
         lines += _run_loop(f"{PREFIX}n", body, simd)
     lines += [f"        {x} = {PREFIX}end;", "    }", "}"]
     return ind + ("\n" + ind).join(lines)
+
+
+def _cuts(floor: tuple[int, int], block: int) -> bool:
+    """Whether floor((X + o) / d) can change within a block (else it is the block's constant)."""
+    d, o = floor
+    return bool(o or d % block)
 
 
 def _period(floors: list[tuple[int, int]]) -> int | None:

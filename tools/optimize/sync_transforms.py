@@ -247,16 +247,18 @@ _NEST_START = re.compile(r"(?P<ind>[ \t]*)for \(unsigned int tz = 0; tz < blockD
 _BLOCK_COUNT = re.compile(r"cudaopt::(block_count|block_participants)\((\w+)\)")
 
 
-_BALLOT = re.compile(r"cudaopt::(ballot|any)\((\w+), tid, ")
+_BALLOT = re.compile(r"cudaopt::(ballot|any|all)\((\w+), tid, ")
 
 
 def _replace_ballots(loop: str, x: str, bits: str) -> str:
-    """`cudaopt::ballot(x, tid, mask)` -> the warp's bits & mask (any: != 0)."""
-    while (b := re.search(rf"cudaopt::(ballot|any)\({x}, tid, ", loop)):
+    """`cudaopt::ballot(x, tid, mask)` -> the warp's bits & mask (any: != 0; all: == the
+    participants' bits & mask, kept in {bits}_who)."""
+    while (b := re.search(rf"cudaopt::(ballot|any|all)\({x}, tid, ", loop)):
         close = _call_end(loop, b.start() + len(f"cudaopt::{b[1]}"))
         mask = loop[b.end():close]
         got = f"({bits}[tid / 32u] & ({mask}))"
-        loop = loop[:b.start()] + (got if b[1] == "ballot" else f"({got} != 0u)") + loop[close + 1:]
+        got = {"ballot": got, "any": f"({got} != 0u)", "all": f"({got} == ({bits}_who[tid / 32u] & ({mask})))"}[b[1]]
+        loop = loop[:b.start()] + got + loop[close + 1:]
     return loop
 
 
@@ -288,6 +290,10 @@ def _hoist_block_counts(body: str) -> str:
                          f"{m['ind']}unsigned int {bits}[32];  // tools.optimize: each warp's ballot, once per warp\n"
                          f"{m['ind']}for (unsigned int cudaopt_w = 0; cudaopt_w < nthreads; cudaopt_w += 32)\n"
                          f"{m['ind']}    {bits}[cudaopt_w / 32] = cudaopt::ballot({x}, cudaopt_w, 0xffffffffu);\n")
+            if re.search(rf"cudaopt::all\({x}, tid, ", loop):
+                decls.append(f"{m['ind']}unsigned int {bits}_who[32];  // and the lanes that took part\n"
+                             f"{m['ind']}for (unsigned int cudaopt_w = 0; cudaopt_w < nthreads; cudaopt_w += 32)\n"
+                             f"{m['ind']}    {bits}_who[cudaopt_w / 32] = cudaopt::participants({x}, cudaopt_w, 0xffffffffu);\n")
             loop = _replace_ballots(loop, x, bits)
         out.append(body[pos:m.start()] + "".join(decls) + body[m.start():nest[0]] + loop)
         pos = nest[1] + 1
@@ -444,8 +450,12 @@ def _round_loop(body: str, m: re.Match, perthread: set[str]) -> tuple[str, int, 
     ind = m["ind"]
     coords = ""
     if re.search(r"\b(tx|ty|tz|threadIdx)\b", stmts):
-        coords = (f"{ind}            const unsigned int tx = tid % blockDim.x, ty = tid / blockDim.x % blockDim.y, "
-                  f"tz = tid / blockDim.x / blockDim.y;\n{ind}            {_THREADIDX_LINE}\n")
+        flat = "blockDim.y == 1 && blockDim.z == 1"  # then tid is threadIdx.x: no division
+        coords = (f"{ind}            const unsigned int cudaopt_t = static_cast<unsigned int>(tid);\n"
+                  f"{ind}            const unsigned int tx = {flat} ? cudaopt_t : cudaopt_t % blockDim.x;\n"
+                  f"{ind}            const unsigned int ty = {flat} ? 0u : cudaopt_t / blockDim.x % blockDim.y;\n"
+                  f"{ind}            const unsigned int tz = {flat} ? 0u : cudaopt_t / blockDim.x / blockDim.y;\n"
+                  f"{ind}            {_THREADIDX_LINE}\n")
     skip = f"{ind}            {guard}\n" if guard else ""
     inner = "\n".join(f"{ind}            {line}" for line in stmts.split("\n"))
     lanes = f"{ind}        for (unsigned int cudaopt_l = 0; cudaopt_l < cudaopt_n; ++cudaopt_l) {{\n" \
@@ -582,8 +592,138 @@ def _only_indexed(body: str, name: str) -> bool:
 _PERTHREAD_DECL = re.compile(r"cudacpu::PerThread<([^;]*)> (\w+)\(nthreads\);")
 
 
+# ---------------------------------------------------------------------------------------
+# atomics on a block's own shared memory as plain read-modify-writes
+
+PLAIN_ATOMICS_HEADER = """// ---- tools.optimize: atomics on a block's shared memory ---------------------------------------
+// A block runs on one OpenMP thread, its threads one after another: a plain read-modify-write of
+// its own shared memory is atomic for them. Same overloads and results as cuda_cpu's atomics
+// (integer arithmetic wraps as the __atomic builtins do).
+#ifndef CUDAOPT_PLAIN_ATOMICS
+#define CUDAOPT_PLAIN_ATOMICS
+namespace cudaopt {
+namespace plain {
+template <class T>
+inline T wrap(T a, T b, bool subtract) {
+  if constexpr (std::is_integral<T>::value) {
+    using U = typename std::make_unsigned<T>::type;
+    return static_cast<T>(subtract ? static_cast<U>(a) - static_cast<U>(b) : static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return subtract ? a - b : a + b;
+  }
+}
+template <class T, class F>
+inline T rmw(T* a, F f) {
+  T old = *a;
+  *a = f(old);
+  return old;
+}
+#define CUDAOPT_PLAIN(name, T, expr) \\
+  inline T name(T* a, T v) { return rmw(a, [v](T old) { (void)v; return static_cast<T>(expr); }); }
+CUDAOPT_PLAIN(atomicAdd, int, wrap(old, v, false))
+CUDAOPT_PLAIN(atomicAdd, unsigned int, wrap(old, v, false))
+CUDAOPT_PLAIN(atomicAdd, unsigned long long, wrap(old, v, false))
+CUDAOPT_PLAIN(atomicAdd, float, old + v)
+CUDAOPT_PLAIN(atomicAdd, double, old + v)
+CUDAOPT_PLAIN(atomicSub, int, wrap(old, v, true))
+CUDAOPT_PLAIN(atomicSub, unsigned int, wrap(old, v, true))
+CUDAOPT_PLAIN(atomicExch, int, v)
+CUDAOPT_PLAIN(atomicExch, unsigned int, v)
+CUDAOPT_PLAIN(atomicExch, unsigned long long, v)
+CUDAOPT_PLAIN(atomicExch, float, v)
+CUDAOPT_PLAIN(atomicMin, int, v < old ? v : old)
+CUDAOPT_PLAIN(atomicMin, unsigned int, v < old ? v : old)
+CUDAOPT_PLAIN(atomicMin, unsigned long long, v < old ? v : old)
+CUDAOPT_PLAIN(atomicMin, long long, v < old ? v : old)
+CUDAOPT_PLAIN(atomicMax, int, v > old ? v : old)
+CUDAOPT_PLAIN(atomicMax, unsigned int, v > old ? v : old)
+CUDAOPT_PLAIN(atomicMax, unsigned long long, v > old ? v : old)
+CUDAOPT_PLAIN(atomicMax, long long, v > old ? v : old)
+CUDAOPT_PLAIN(atomicInc, unsigned int, old >= v ? 0u : old + 1u)
+CUDAOPT_PLAIN(atomicDec, unsigned int, (old == 0u || old > v) ? v : old - 1u)
+CUDAOPT_PLAIN(atomicAnd, int, old & v)
+CUDAOPT_PLAIN(atomicAnd, unsigned int, old & v)
+CUDAOPT_PLAIN(atomicAnd, unsigned long long, old & v)
+CUDAOPT_PLAIN(atomicOr, int, old | v)
+CUDAOPT_PLAIN(atomicOr, unsigned int, old | v)
+CUDAOPT_PLAIN(atomicOr, unsigned long long, old | v)
+CUDAOPT_PLAIN(atomicXor, int, old ^ v)
+CUDAOPT_PLAIN(atomicXor, unsigned int, old ^ v)
+CUDAOPT_PLAIN(atomicXor, unsigned long long, old ^ v)
+#undef CUDAOPT_PLAIN
+template <class T>
+inline T cas(T* a, T compare, T v) { T old = *a; if (old == compare) *a = v; return old; }
+inline int atomicCAS(int* a, int c, int v) { return cas(a, c, v); }
+inline unsigned int atomicCAS(unsigned int* a, unsigned int c, unsigned int v) { return cas(a, c, v); }
+inline unsigned long long atomicCAS(unsigned long long* a, unsigned long long c, unsigned long long v) { return cas(a, c, v); }
+inline unsigned short atomicCAS(unsigned short* a, unsigned short c, unsigned short v) { return cas(a, c, v); }
+}  // namespace plain
+}  // namespace cudaopt
+#endif  // CUDAOPT_PLAIN_ATOMICS
+"""
+_SHARED_DECL = re.compile(r"(\w+)(?:\[[^\]]*\])*;  // __shared__: one per block|(\w+) = dynamic_shared\.as<[^>]*>\(\);  // extern __shared__")
+_ATOMIC_CALL = re.compile(r"(?<![\w.:>])(atomic(?:Add|Sub|Exch|Min|Max|Inc|Dec|And|Or|Xor|CAS))(?:_block)?\(")
+_SIMD_TX = re.compile(r"#pragma omp simd\s*for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
+
+
+def _in_simd_loop(body: str, pos: int) -> bool:
+    """Is pos inside a thread loop marked `#pragma omp simd` (where lanes run together)?"""
+    for m in _SIMD_TX.finditer(body, 0, pos):
+        if C.matching_brace(body, m.end() - 1) > pos:
+            return True
+    return False
+
+
+def shared_atomics_plain(ctx: Context, code: str) -> str | None:
+    """Atomics whose target is the block's own `__shared__` memory become plain read-modify-
+    writes (same overloads, same results): the block's threads run one after another on one
+    OpenMP thread. Not where the call sits in a `#pragma omp simd` thread loop."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        body = k.body(code)
+        shared = {a or b for a, b in _SHARED_DECL.findall(body)}
+        if not shared or "cudaopt::plain::" in body:
+            continue
+        edits = []
+        for m in _ATOMIC_CALL.finditer(body):
+            target = C.split_params(body[m.end():_call_end(body, m.end() - 1)])[0]
+            name = re.match(r"&?\s*\(?\s*(\w+)", target)
+            if name is None or name[1] not in shared or _in_simd_loop(body, m.start()):
+                continue
+            if not re.fullmatch(rf"&\s*{name[1]}(\[.*\])?|{name[1]}(\s*\+.*)?", target, re.S):
+                continue
+            edits.append((m.start(), m.end(), f"cudaopt::plain::{m[1]}("))
+        if not edits:
+            continue
+        for start, end, text in reversed(edits):
+            body = body[:start] + text + body[end:]
+        code = code[:k.body_open + 1] + body + code[k.end - 1:]
+        changed = True
+    if not changed:
+        return None
+    first = code.find("// CUDA kernel")
+    return code[:first] + PLAIN_ATOMICS_HEADER + "\n" + code[first:] if first >= 0 else None
+
+
+def sync_together(ctx: Context, code: str) -> str | None:
+    """Every one of the transformations below that applies, as one variant (tried first: they
+    remove different emulation and gain more together than one by one)."""
+    applied = 0
+    for t in SYNC_TRANSFORMS[1:]:
+        try:
+            new = t.apply(ctx, code)
+        except (ValueError, IndexError):
+            new = None
+        if new is not None:
+            code, applied = new, applied + 1
+    return code if applied >= 2 else None
+
+
 SYNC_TRANSFORMS: list[Transform] = [
+    Transform("sync_together", "warp rounds per warp, plain shared atomics, lane arrays and stack per-thread copies, "
+              "together", sync_together),
     Transform("warp_rounds", "loops of warp-shuffle rounds run warp by warp on a local array of the 32 lanes", warp_rounds),
-    Transform("perthread_stack", "per-thread copies as stack arrays sized by the task's largest block", perthread_stack),
+    Transform("shared_atomics_plain", "atomics on a block's own shared memory as plain read-modify-writes", shared_atomics_plain),
     Transform("lane_arrays", "warp exchanges as plain per-site lane arrays (no round stamps, inline reads)", lane_arrays),
+    Transform("perthread_stack", "per-thread copies as stack arrays sized by the task's largest block", perthread_stack),
 ]

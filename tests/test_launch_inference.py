@@ -1,0 +1,183 @@
+"""tools.cuda.launch_inference: launches read from the kernels of tasks that give none.
+
+The kernels below are TVM's own output (from bench/data) or the usual hand-written forms; the
+modules are built by hand (names and parameters, as the libclang front end reports them) so that
+the unit tests stay fast; the end-to-end test parses for real and runs `agent eval`.
+"""
+
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from tools.cuda import CudaModule
+from tools.cuda.frontend import KernelInfo, Param, SharedVar
+from tools.cuda.launch_inference import infer
+from tools.spec import parse_task
+
+DATA = Path(__file__).resolve().parents[1] / "bench" / "data"
+
+
+def _task(source: str, buffers: list[tuple[str, list[int], str]], scalars=()) -> object:
+    return parse_task({
+        "name": "t", "cuda_code": source,
+        "buffers": [{"name": n, "dtype": "float32", "shape": s, "role": r} for n, s, r in buffers],
+        "scalars": [{"name": n, "dtype": "int32", "value": v} for n, v in scalars],
+        "reference": {"kind": "python", "function": "m:f"},
+    })
+
+
+def _module(*kernels: tuple[str, list[str]], shared=()) -> CudaModule:
+    infos = [KernelInfo(name=name, params=[Param(name=p.split()[-1], type=" ".join(p.split()[:-1])) for p in params],
+                        file="k.cu", line=1) for name, params in kernels]
+    return CudaModule(filename="k.cu", kernels=infos, shared=list(shared))
+
+
+RELU = """
+extern "C" __global__ void __launch_bounds__(1024) relu_kernel(float* __restrict__ compute_ptr, float* __restrict__ x_ptr) {
+  if (((((int)blockIdx.x) * 32) + (((int)threadIdx.x) >> 5)) < 75) {
+    int cse_v1 = ((((int)blockIdx.x) * 1024) + ((int)threadIdx.x));
+    compute_ptr[((((int)blockIdx.x) * 1024) + ((int)threadIdx.x))] = max(x_ptr[cse_v1], 0x0p+0f/*0.000000e+00*/);
+  }
+}
+"""
+
+
+def test_grid_solved_from_tvm_guard_and_block_from_launch_bounds():
+    task = _task(RELU, [("x", [120, 20], "input"), ("compute", [120, 20], "output")])
+    found = infer(task, _module(("relu_kernel", ["float * compute_ptr", "float * x_ptr"])))
+    [launch] = found.launches
+    # 75 warps of 32 threads, 32 warps a block: 3 blocks (the last one partly idle)
+    assert (launch.grid, launch.block, launch.args) == ([3], [1024], ["compute", "x"])
+    assert found.explanation.startswith("inferred: relu_kernel<<<3, 1024>>>(compute, x)")
+    assert "__launch_bounds__(1024)" in found.explanation and "guard" in found.explanation
+    assert found.scratch == []
+
+
+# TVM's cross-thread reduction (bench/data reduction sum_1): 32 threads as (2, 16), threadIdx.y reduces.
+SUM_2D = """
+extern "C" __global__ void __launch_bounds__(32) sum_kernel(float* __restrict__ x_ptr, float* __restrict__ x_red_ptr) {
+  alignas(64) float x_red_rf_local_ptr[1];
+  __shared__ alignas(64) float red_buf0_ptr[32];
+  x_red_rf_local_ptr[0] = 0x0p+0f/*0.000000e+00*/;
+  for (int ax1_fused_0 = 0; ax1_fused_0 < 7; ++ax1_fused_0) {
+    if (((ax1_fused_0 * 8) + (((int)threadIdx.y) >> 1)) < 53) {
+      x_red_rf_local_ptr[0] = (x_red_rf_local_ptr[0] + x_ptr[((((ax1_fused_0 * 544) + (((int)threadIdx.y) * 34)) + (((int)blockIdx.x) * 2)) + ((int)threadIdx.x))]);
+    }
+  }
+  __syncthreads();
+  ((volatile float*)red_buf0_ptr)[((((int)threadIdx.x) * 16) + ((int)threadIdx.y))] = x_red_rf_local_ptr[0];
+  __syncthreads();
+  if (((int)threadIdx.y) < 8) {
+    ((volatile float*)red_buf0_ptr)[((((int)threadIdx.x) * 16) + ((int)threadIdx.y))] = (((volatile float*)red_buf0_ptr)[((((int)threadIdx.x) * 16) + ((int)threadIdx.y))] + ((volatile float*)red_buf0_ptr)[(((((int)threadIdx.x) * 16) + ((int)threadIdx.y)) + 8)]);
+  }
+  __syncthreads();
+  if (((int)threadIdx.y) == 0) {
+    x_red_ptr[((((int)blockIdx.x) * 2) + ((int)threadIdx.x))] = ((volatile float*)red_buf0_ptr)[(((int)threadIdx.x) * 16)];
+  }
+}
+"""
+
+
+def test_two_dimensional_block_split_and_grid_from_output_extent():
+    task = _task(SUM_2D, [("x", [106, 34], "input"), ("x_red", [34], "output")])
+    found = infer(task, _module(("sum_kernel", ["float * x_ptr", "float * x_red_ptr"])))
+    [launch] = found.launches
+    # (1, 32) would leave every odd output unwritten, (4, 8) runs past the shared array of 32
+    assert (launch.grid, launch.block) == ([17], [2, 16])
+    assert "split as [2, 16]" in found.explanation and "extent of x_red (34 elements" in found.explanation
+
+
+# Hand-written kernels, defined consumer first: the order must come from the data flow; `tmp` is no
+# buffer of the task, so it becomes a scratch buffer sized by what the producer writes.
+TWO_KERNELS = """
+__global__ void finish(const float* tmp, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  y[i] = tmp[i] * 2.0f;
+}
+__global__ void start(const float* x, float* tmp, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) tmp[i] = x[i] + 1.0f;
+}
+"""
+
+
+def test_kernels_ordered_by_data_flow_with_an_inferred_scratch_buffer():
+    task = _task(TWO_KERNELS, [("x", [1000], "input"), ("y", [1000], "output")], scalars=[("n", 1000)])
+    module = _module(("finish", ["const float * tmp", "float * y", "int n"]), ("start", ["const float * x", "float * tmp", "int n"]))
+    found = infer(task, module)
+    assert [(l.kernel, l.grid, l.block, l.args) for l in found.launches] == [
+        ("start", [4], [256], ["x", "tmp", "n"]), ("finish", [4], [256], ["tmp", "y", "n"])]
+    [tmp] = found.scratch
+    assert (tmp.name, tmp.dtype, tmp.shape, tmp.role) == ("tmp", "float32", [1000], "scratch")
+    assert "finish reads tmp from start" in found.explanation and "blockDim" in found.explanation
+
+
+def test_refusals_say_why():
+    task = _task(RELU, [("x", [2400], "input"), ("compute", [2400], "output")])
+    odd = infer(task, _module(("relu_kernel", ["float * compute_ptr", "int zz"])))
+    assert odd.launches is None and "parameters ['zz'] match no buffer or scalar" in odd.explanation
+    missing = infer(task, _module(("relu_kernel", ["float * compute_ptr", "float * x_ptr"]), ("gone", ["float * x_ptr"])))
+    assert missing.launches is None and "body of kernel gone is not in the source" in missing.explanation
+    dynamic = infer(task, _module(("relu_kernel", ["float * compute_ptr", "float * x_ptr"]),
+                                  shared=[SharedVar(name="buf", type="float []", kernel="relu_kernel", extern=True, file="k.cu", line=1)]))
+    assert dynamic.launches is None and "dynamic shared memory (buf)" in dynamic.explanation
+    # every block writes tmp[blockIdx.x], tmp is no task buffer and nothing else bounds the grid
+    unbounded = "__global__ void k(float* tmp) { tmp[blockIdx.x] = 1.0f; }"
+    found = infer(_task(unbounded, [("x", [4], "input")]), _module(("k", ["float * tmp"])))
+    assert found.launches is None and "nothing bounds blockIdx.x" in found.explanation
+
+
+def test_kernels_that_feed_each_other_have_no_order():
+    cyclic = """
+    __global__ void a(const float* p, float* q) { q[threadIdx.x] = p[threadIdx.x]; }
+    __global__ void b(const float* q, float* p) { p[threadIdx.x] = q[threadIdx.x]; }
+    """
+    task = _task(cyclic, [("p", [32], "output"), ("q", [32], "output")])
+    found = infer(task, _module(("a", ["const float * p", "float * q"]), ("b", ["const float * q", "float * p"])))
+    assert found.launches is None and "read what each other write" in found.explanation
+
+
+def _smallest_multi_kernel_record():
+    from bench.format import load_records
+
+    records = [r for f in ("graph.json", "block.json") for r in load_records(DATA / f) if len(r.launches) > 1 and r.scratch]
+    return min(records, key=lambda r: sum(math.prod(s) for s in [*r.input_shape, *r.output_shape]))
+
+
+@pytest.mark.skipif(not (DATA / "graph.json").is_file(), reason="bench/data not generated")
+def test_agent_eval_infers_a_multi_kernel_graph_without_launches_or_scratch(tmp_path):
+    """A shipped multi-kernel record stripped like a published HPCTransEval record (no launches, no
+    scratch) goes through `agent eval` and comes out correct, with its launches inferred."""
+    from rich.console import Console
+
+    from agent.commands.evaluate import run
+    from agent.configuration import load_settings
+    from bench.format import save_records
+
+    record = _smallest_multi_kernel_record()
+    recorded = [(l.kernel, l.grid, l.block) for l in record.launches]
+    subset = tmp_path / "published.json"
+    save_records([record.model_copy(update={"launches": [], "scratch": []})], subset)
+    cfg = load_settings(llm="compiler", sandbox="local", jobs=1)
+    cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update={"max_iters": 1})})
+    status = run(subset, cfg, out=tmp_path / "report", limit=1, console=Console(file=io.StringIO(), width=200))
+    [row] = json.loads((tmp_path / "report" / "report.json").read_text())["tasks"]
+    assert row["launches_inferred"] is True
+    assert row["status"] == "correct" and status == 0
+    plan = _plan_of(tmp_path / "report")
+    assert plan.startswith("inferred: ") and all(f"{k}<<<" in plan for k, _, _ in recorded)
+
+
+def _plan_of(report_dir: Path) -> str:
+    """The plan's launches line, from the run's trace."""
+    for trace in report_dir.rglob("*.jsonl"):
+        for line in trace.read_text().splitlines():
+            event = json.loads(line)
+            launches = event.get("data", {}).get("result", {}).get("launches") if isinstance(event.get("data"), dict) else None
+            if isinstance(launches, str):
+                return launches
+    return ""
