@@ -11,9 +11,12 @@ so that a crashing reference cannot take the caller down.
 from __future__ import annotations
 
 import ctypes
+import json
+import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +26,8 @@ from .format import OutputStats, Record
 RTOL, ATOL = 1e-4, 1e-4
 # -fopenmp: tuned references share their parallel loops out with OpenMP
 CFLAGS = ("-std=gnu11", "-O2", "-shared", "-fPIC", "-fno-fast-math", "-fopenmp")
+# As the evaluation builds references: for timing them
+FAST_CFLAGS = ("-std=gnu11", "-O3", "-march=native", "-shared", "-fPIC", "-fopenmp")
 
 
 class CheckError(Exception):
@@ -56,7 +61,7 @@ def stats(arrays: list[np.ndarray]) -> list[OutputStats]:
     return out
 
 
-def compile_batch(sources: dict[str, str], workdir: Path) -> ctypes.CDLL:
+def compile_batch(sources: dict[str, str], workdir: Path, flags: tuple[str, ...] = CFLAGS) -> ctypes.CDLL:
     """Compile C sources (name -> code) into one shared library."""
     files = []
     for name, code in sources.items():
@@ -64,7 +69,7 @@ def compile_batch(sources: dict[str, str], workdir: Path) -> ctypes.CDLL:
         f.write_text(code)
         files.append(str(f))
     lib = workdir / "refs.so"
-    proc = subprocess.run(["gcc", *CFLAGS, *files, "-o", str(lib), "-lm"], capture_output=True, text=True)
+    proc = subprocess.run(["gcc", *flags, *files, "-o", str(lib), "-lm"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise CheckError(f"gcc failed on the C references:\n{proc.stderr[-3000:]}")
     return ctypes.CDLL(str(lib))
@@ -76,6 +81,54 @@ def run_reference(lib: ctypes.CDLL, function: str, inputs: list[np.ndarray], out
     arrays = [np.ascontiguousarray(a) for a in inputs] + outputs
     getattr(lib, function)(*[a.ctypes.data_as(ctypes.c_void_p) for a in arrays])
     return outputs
+
+
+def time_reference(lib: ctypes.CDLL, function: str, inputs: list[np.ndarray], output_shapes: list[list[int]],
+                   output_dtypes: list[str], min_seconds: float = 0.2) -> float:
+    """Fastest of repeated calls, in seconds (after one warm-up call), over at least `min_seconds`."""
+    outputs = [np.zeros(shape, dtype=dt) for shape, dt in zip(output_shapes, output_dtypes)]
+    pointers = [a.ctypes.data_as(ctypes.c_void_p) for a in [np.ascontiguousarray(a) for a in inputs] + outputs]
+    fn = getattr(lib, function)
+    fn(*pointers)
+    best, spent, calls = float("inf"), 0.0, 0
+    while spent < min_seconds or calls < 3:
+        start = time.perf_counter()
+        fn(*pointers)
+        took = time.perf_counter() - start
+        best, spent, calls = min(best, took), spent + took, calls + 1
+    return best
+
+
+def time_in_child(sources: dict[str, str], function: str, inputs: list[np.ndarray], output_shapes: list[list[int]],
+                  output_dtypes: list[str], workdir: Path) -> dict[str, float]:
+    """Fastest call of each version (tag -> C code) of one function, built with FAST_CFLAGS, in seconds.
+
+    Timed in a child process with passive OpenMP waiting: in a process that has run TVM, or
+    on a loaded machine, spinning OpenMP threads cost a scheduler slice per parallel loop.
+    """
+    spec = {"function": function, "output_shapes": output_shapes, "output_dtypes": output_dtypes,
+            "inputs": [], "libs": {}}
+    for k, a in enumerate(inputs):
+        np.save(workdir / f"input{k}.npy", a)
+        spec["inputs"].append(str(workdir / f"input{k}.npy"))
+    for tag, code in sources.items():
+        (workdir / tag).mkdir()
+        compile_batch({function: code}, workdir / tag, FAST_CFLAGS)
+        spec["libs"][tag] = str(workdir / tag / "refs.so")
+    (workdir / "timing.json").write_text(json.dumps(spec))
+    env = {**os.environ, "OMP_WAIT_POLICY": "passive", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-m", "bench.check", "--time", str(workdir / "timing.json")],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise CheckError(f"timing {function} failed: {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout)
+
+
+def _time_spec(path: Path) -> dict[str, float]:
+    spec = json.loads(path.read_text())
+    inputs = [np.load(f) for f in spec["inputs"]]
+    return {tag: time_reference(ctypes.CDLL(lib), spec["function"], inputs, spec["output_shapes"], spec["output_dtypes"])
+            for tag, lib in spec["libs"].items()}
 
 
 def compare(got: list[np.ndarray], want: list[np.ndarray]) -> float:
@@ -134,9 +187,15 @@ def main(argv: list[str]) -> int:
     from .format import BenchFormatError, load_records
 
     parser = argparse.ArgumentParser(prog="python -m bench.check")
-    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--sample", type=int, default=0, help="check every k-th record only (0: all)")
+    parser.add_argument("--time", type=Path, help=argparse.SUPPRESS)  # time_in_child's child
     args = parser.parse_args(argv)
+    if args.time:
+        print(json.dumps(_time_spec(args.time)))
+        return 0
+    if not args.files:
+        parser.error("no record files given")
     records = []
     for f in args.files:
         if f.name == "manifest.json":

@@ -87,7 +87,7 @@ class Lowered:
     ir_code: str
     launches: list[KernelLaunch]
     scratch: list[dict]  # global intermediates the kernels share: name, dtype, shape
-    untuned_c_code: str | None = None  # where c_code follows a tuned schedule: the default one
+    tuned_c_codes: list[str] = field(default_factory=list)  # C of MetaSchedule's best schedules, best first
 
 
 def prim_func(work: Workload):
@@ -121,17 +121,19 @@ class CpuTuning:
     trials: int  # candidates measured
     seconds: float
     best_us: float | None = None  # best candidate's time (TVM's LLVM build), None: none ran
-    applied: bool = False  # the tuned schedule became the C reference
+    applied: bool = False  # a tuned schedule became the C reference (the generator decides)
     note: str = ""  # why not, where not applied
+    c_us: float | None = None  # the fastest tuned C reference's time (gcc -O3 -march=native -fopenmp)
+    default_c_us: float | None = None  # the default C reference's time, likewise
+    rank: int | None = None  # that tuned C's schedule among MetaSchedule's best (0: its best)
 
 
 def lower(work: Workload, tune_trials: int = 0, seed: int = 0) -> tuple[Lowered, CpuTuning | None]:
-    """The record's codes; with `tune_trials`, the C reference follows the best tuned schedule.
-
-    A tuned schedule whose C cannot be generated leaves the untuned reference (the returned
-    CpuTuning says why); verification of either is the caller's.
+    """The record's codes (the C reference of the default schedule); with `tune_trials`, also
+    the C of MetaSchedule's best few schedules. Choosing among them is the caller's.
     """
-    tuning = untuned = None
+    tuning = None
+    tuned_codes: list[str] = []
     try:
         # Each path gets its own module: TVM's schedules may rewrite the one they are given.
         ir_code = ir_module(work).script()
@@ -144,30 +146,28 @@ def lower(work: Workload, tune_trials: int = 0, seed: int = 0) -> tuple[Lowered,
     except Exception as exc:  # TVM raises its own error types from C++
         raise LoweringError(f"{work.name}: {_last_line(exc)}") from None
     if tune_trials > 0:
-        tuned_code, tuning = _tuned_c(work, tune_trials, seed)
-        if tuned_code is not None:
-            c_code, untuned = tuned_code, c_code
-    return Lowered(cuda_code, c_code, ir_code, launches, scratch, untuned), tuning
+        tuned_codes, tuning = _tuned_c(work, tune_trials, seed)
+    return Lowered(cuda_code, c_code, ir_code, launches, scratch, tuned_codes), tuning
 
 
-def _tuned_c(work: Workload, trials: int, seed: int) -> tuple[str | None, CpuTuning]:
-    """C of the best tuned schedule, or None (the CpuTuning says why)."""
+def _tuned_c(work: Workload, trials: int, seed: int) -> tuple[list[str], CpuTuning]:
+    """C of the best tuned schedules, best first; empty where none (the CpuTuning says why)."""
     start = time.perf_counter()
     try:
-        tuned, tuning = tune_cpu(work, trials, seed)
+        schedules, tuning = tune_cpu(work, trials, seed)
     except TuningUnavailable:
         raise
     except Exception as exc:  # TVM's own error types, from a design space it cannot handle
-        return None, CpuTuning(0, round(time.perf_counter() - start, 2), note=f"tuning failed: {_last_line(exc)}")
-    if tuned is None:
-        return None, tuning
-    try:
-        code = scheduled_c(tuned, work)
-    except Exception as exc:  # CSourceError, or TVM's C codegen's own error types
-        tuning.note = f"tuned C not generated: {_last_line(exc)}"
-        return None, tuning
-    tuning.applied = True
-    return code, tuning
+        return [], CpuTuning(0, round(time.perf_counter() - start, 2), note=f"tuning failed: {_last_line(exc)}")
+    codes, errors = [], []
+    for mod in schedules:
+        try:
+            codes.append(scheduled_c(mod, work))
+        except Exception as exc:  # CSourceError, or TVM's C codegen's own error types
+            errors.append(_last_line(exc))
+    if not codes and errors:
+        tuning.note = f"tuned C not generated: {errors[0]}"
+    return codes, tuning
 
 
 def _last_line(exc: BaseException) -> str:
@@ -383,10 +383,14 @@ def cpu_target() -> dict:
     return {"kind": "llvm", "mcpu": codegen.llvm_get_system_cpu(), "num-cores": len(os.sched_getaffinity(0))}
 
 
+TOP_SCHEDULES = 3  # MetaSchedule's best schedules whose C is generated and timed
+
+
 def tune_cpu(work: Workload, trials: int, seed: int):
     """Tune the workload's CPU schedule with MetaSchedule on this machine.
 
-    Returns (the scheduled IRModule, or None where no candidate built and ran; CpuTuning).
+    Returns (the scheduled IRModules of the TOP_SCHEDULES fastest candidates, fastest first,
+    empty where no candidate built and ran; CpuTuning).
     Candidates are sampled from MetaSchedule's x86 design space (replay-trace search: with
     budgets of tens of trials a learned cost model has nothing to learn from) and built and
     timed in this process.
@@ -407,16 +411,20 @@ def tune_cpu(work: Workload, trials: int, seed: int):
             builder=builder, runner=runner, database="memory", cost_model="random",
             strategy="replay-trace", seed=seed + 1, num_tuning_cores=1,  # MetaSchedule seeds start at 1
         )
-        sch = ms.tir_integration.compile_tir(database, mod, target)
     records = database.get_all_tuning_records()
     # MetaSchedule records a candidate that failed to build or run at 1e10 s.
     times = [t for t in (sum(float(c) for c in r.run_secs) / len(r.run_secs) for r in records if r.run_secs) if t < 1e9]
     tuning = CpuTuning(trials=len(records), seconds=round(time.perf_counter() - start, 2),
                        best_us=round(min(times) * 1e6, 2) if times else None)
-    if sch is None or not times:
+    if not times:
         tuning.note = "no candidate built and ran"
-        return None, tuning
-    return _renamed(sch.mod, work.name), tuning
+        return [], tuning
+    schedules = []
+    for record in database.get_top_k(database.commit_workload(mod), TOP_SCHEDULES):
+        sch = tvm.s_tir.Schedule(record.workload.mod)
+        record.trace.apply_to_schedule(sch, remove_postproc=False)
+        schedules.append(_renamed(sch.mod, work.name))
+    return schedules, tuning
 
 
 def _renamed(mod, name: str):

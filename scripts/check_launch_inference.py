@@ -14,6 +14,7 @@ With --published, tasks whose intermediates had to be inferred as new scratch bu
 verified sample too, whatever their launches.
 
     nice -n 10 .venv/bin/python scripts/check_launch_inference.py [--verify 5] [--limit N] [--published]
+    nice -n 10 .venv/bin/python scripts/check_launch_inference.py --tasks tests/kernels   # hand-written kernels
 """
 
 from __future__ import annotations
@@ -85,6 +86,18 @@ def verify(task, sandbox) -> str:
     return "correct" if report.status == "correct" else f"incorrect ({report.status})"
 
 
+def _task_files(args, tmp: Path):
+    """(category, task paths): converted bench records, or the task files of a directory."""
+    if args.tasks is None:
+        for category in args.categories:
+            yield category, convert_file(args.data / f"{category}.json", tmp / category, limit=args.limit)
+        return
+    groups: dict[str, list[Path]] = defaultdict(list)
+    for path in sorted(args.tasks.glob("*/task.json"))[:args.limit]:
+        groups[json.loads(path.read_text()).get("category") or "tasks"].append(path)
+    yield from sorted(groups.items())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=ROOT / "bench" / "data")
@@ -93,6 +106,7 @@ def main() -> int:
     parser.add_argument("--verify", type=int, default=5, help="different configurations verified per category")
     parser.add_argument("--published", action="store_true", help="also remove the scratch buffers")
     parser.add_argument("--json", type=Path, default=None, help="write every row here")
+    parser.add_argument("--tasks", type=Path, default=None, help="task files (DIR/*/task.json) instead of bench records")
     args = parser.parse_args()
 
     from sandboxes import open_sandbox
@@ -101,8 +115,7 @@ def main() -> int:
     table, reasons, rows_out = {}, Counter(), []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for category in args.categories:
-            paths = convert_file(args.data / f"{category}.json", Path(tmp) / category, limit=args.limit)
+        for category, paths in _task_files(args, Path(tmp)):
             counts: dict[str, int] = defaultdict(int)
             for path in paths:
                 row = classify(path, args.published)

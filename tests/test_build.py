@@ -91,7 +91,7 @@ def test_shared_library_builds_and_loads(box: LocalSandbox) -> None:
     box.put({"lib/dot.cpp": source})
     build = compile_cpp(box, ["lib/dot.cpp"], "lib/libdot.so", shared=True)
     assert build.ok, build.summary()
-    assert "-shared" in build.command and "-fPIC" in build.command
+    assert "-shared" in build.command and "-fPIC" in build.command and "-fno-semantic-interposition" in build.command
     lib = ctypes.CDLL(str(box.workdir / "lib" / "libdot.so"))
     lib.dot.restype = ctypes.c_double
     lib.dot.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double), ctypes.c_int]

@@ -116,6 +116,41 @@ def test_kernels_ordered_by_data_flow_with_an_inferred_scratch_buffer():
     assert "finish reads tmp from start" in found.explanation and "blockDim" in found.explanation
 
 
+MATMUL = """
+__global__ void mm(const float* A, const float* B, float* C, int M, int N, int K) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row < M && col < N) {
+    float acc = 0;
+    for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];
+    C[row * N + col] = acc;
+  }
+}
+__global__ void block_sum(const float* x, float* out, int n) {
+  __shared__ float s[128];
+  int t = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + t;
+  s[t] = x[min(i, n - 1)];
+  __syncthreads();
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+"""
+
+
+def test_hand_written_kernels_two_dimensional_guard_and_shared_array_block():
+    task = _task(MATMUL, [("A", [100, 50], "input"), ("B", [50, 70], "input"), ("C", [100, 70], "output"),
+                          ("x", [1000], "input"), ("out", [8], "output")], scalars=[("M", 100), ("N", 70), ("K", 50), ("n", 1000)])
+    module = _module(("mm", ["const float * A", "const float * B", "float * C", "int M", "int N", "int K"]),
+                     ("block_sum", ["const float * x", "float * out", "int n"]))
+    found = infer(task, module)
+    mm, block_sum = found.launches
+    # a 2-D kernel that reads blockDim gets (16, 16); the guard `row < M && col < N` (through locals) sizes the grid
+    assert (mm.grid, mm.block) == ([5, 7], [16, 16])
+    assert "grid.x = 5 from the guard `row < M && col < N`" in found.explanation
+    # blockDim is free, but the shared array of 128 (one element per thread) rules out the default 256
+    assert (block_sum.grid, block_sum.block) == ([8], [128])
+
+
 def test_refusals_say_why():
     task = _task(RELU, [("x", [2400], "input"), ("compute", [2400], "output")])
     odd = infer(task, _module(("relu_kernel", ["float * compute_ptr", "int zz"])))
@@ -129,6 +164,9 @@ def test_refusals_say_why():
     unbounded = "__global__ void k(float* tmp) { tmp[blockIdx.x] = 1.0f; }"
     found = infer(_task(unbounded, [("x", [4], "input")]), _module(("k", ["float * tmp"])))
     assert found.launches is None and "nothing bounds blockIdx.x" in found.explanation
+    stray = infer(_task(RELU, [("x", [2400], "input"), ("compute", [2400], "output")]),
+                  _module(("relu_kernel", ["float * compute_ptr", "float * input_ptr"])))
+    assert stray.launches is None and "['input'] match no buffer of the task, and no kernel writes them" in stray.explanation
 
 
 def test_kernels_that_feed_each_other_have_no_order():

@@ -11,9 +11,9 @@ a `wrong.cu`: what an unsafe optimization would compute, which the checks must r
 For every fixture, every transformation in tools.optimize.TRANSFORMS (whatever it holds when
 the tests run, so later additions are policed too) is applied alone to the faithful lowering and
 its variant checked on fresh seeds (not the search's) with 1 and 2 threads; a variant that is
-wrong there must be rejected as "incorrect" by the search. Then the search runs over the
-transformations in order (the first SEARCH_VARIANTS variants; all of them with
-EXACTNESS_FULL=1): the versions it kept and its final code must be correct on fresh seeds.
+wrong there must be rejected as "incorrect" by the search. Then the whole search runs (every
+transformation gets its turn): the versions it kept and its final code must be correct on fresh
+seeds, and a variant it produced that is known to be wrong there must be logged as incorrect.
 Real g++, real sandbox, the verifier's own check; fast_math is allowed by configuration.
 """
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 from functools import cached_property
 from pathlib import Path
 
@@ -38,11 +37,8 @@ from tools.verify.check import VerifyReport, default_seeds
 
 FIXTURES = Path(__file__).resolve().parent / "optimize_fixtures"
 THREADS = [1, 2]
-# Each search variant is checked and, when correct, built again and timed: the whole list on every
-# fixture takes minutes, so by default the search stops after the first few (the barrier and
-# shuffle transformations come first); every transformation is still checked alone.
-SEARCH_VARIANTS = len(TRANSFORMS) if os.environ.get("EXACTNESS_FULL") == "1" else 4
-SEARCH = Budget(max_variants=SEARCH_VARIANTS, max_seconds=3600.0, timing_s=0.05, rounds=1, seeds=2)
+# Every transformation gets its turn (no time cap); timing is short: speed is not asserted here.
+SEARCH = Budget(max_variants=len(TRANSFORMS), max_seconds=3600.0, timing_s=0.05, rounds=1, seeds=2)
 ONE = Budget(max_variants=1, max_seconds=3600.0, timing_s=0.05, rounds=1, seeds=2)
 
 # Outputs each fixture's wrong.cu must get wrong on the fresh seeds (what the fixture is built to catch).
@@ -166,13 +162,13 @@ def test_every_transformation_alone_is_exact_or_rejected_by_the_search(fx):
 
 
 def test_search_keeps_only_versions_exact_on_fresh_seeds(fx):
-    """The search: every version it kept, and the code it returns, is correct on fresh seeds (1 and
-    2 threads); a variant it produced that is wrong there was logged as incorrect."""
+    """The whole search: every version it kept, and the code it returns, is correct on fresh seeds
+    (1 and 2 threads); a variant it produced that is known to be wrong there was logged as incorrect."""
     result = fx.searched
     print("\n".join(f"{fx.name}: search: {s.transform} {s.outcome} {s.ratio or ''}" for s in result.steps))  # with a failure
     assert [s.transform for s in result.steps] == [t.name for t in TRANSFORMS]
-    tried = [s for s in result.steps if s.outcome not in ("not_applicable", "skipped")]
-    assert tried and (len(tried) == SEARCH_VARIANTS or "skipped" not in {s.outcome for s in result.steps})  # never time
+    assert "skipped" not in {s.outcome for s in result.steps}
+    assert any(s.outcome != "not_applicable" for s in result.steps)
     code, fooled = fx.faithful, []
     for step in result.steps:
         if step.outcome in ("not_applicable", "skipped"):

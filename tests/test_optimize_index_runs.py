@@ -3,14 +3,16 @@ refusals), and a TVM-style kernel rewritten into runs that stays correct (checke
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from sandboxes import LocalSandbox
 from tools.cuda import lower_task
+from tools.optimize import code as C
 from tools.optimize.guards import parse
-from tools.optimize.index_runs import INDEX_RUNS, Form, Refused, Scope, index_runs, normalise_text
+from tools.optimize.index_runs import INDEX_RUNS, THREAD_LOOP, Form, Refused, Scope, index_runs, normalise_text, rewrite_loop
 from tools.optimize.transforms import Context, specialize
 from tools.spec import load_task
 from tools.verify import check
@@ -23,7 +25,8 @@ BX, TX = "((int)blockIdx.x)", "((int)threadIdx.x)"
 def scope(block: int = 1024, grid: int = 170, **locals_) -> Scope:
     launch = {f"{n}.{d}": 1 for n in ("gridDim", "blockDim") for d in "xyz"}
     launch.update({"gridDim.x": grid, "blockDim.x": block})
-    return Scope(block, launch, {name: parse(init) for name, init in locals_.items()})
+    return Scope(block, launch, {name: parse(init) for name, init in locals_.items()}, written={"acc"},
+                 integral={"n", "ty", "acc"})  # as if `int n` were a parameter, `acc` written in the loop
 
 
 def c_value(text: str, x: int, block: int, **values: int) -> int:
@@ -57,7 +60,7 @@ TRANSPOSE = (f"((((({BX} * 512) + ({TX} >> 1)) % 6195) / 59) * 1652) + (((({BX} 
              f" + ((({BX} * 1024) + {TX}) % 118)")
 SPLIT = f"(((({BX} * 512) + ({TX} >> 1)) / 5) * 30) + ((({BX} * 1024) + {TX}) % 10) + 20"
 NCHW = f"((((({BX} * 16) + ({TX} >> 6)) / 91) * 5824) + (((({BX} * 1024) + {TX}) % 13) * 448)) + (((({BX} * 1024) + {TX}) % 5824) / 13)"
-BIAS = f"((((({BX} * 128) + ({TX} >> 3)) % 1885) / 65)"
+BIAS = f"(((({BX} * 128) + ({TX} >> 3)) % 1885) / 65)"
 
 
 @pytest.mark.parametrize("text, floors, slope", [
@@ -92,10 +95,9 @@ def test_one_block_launches_use_the_thread_index_as_x():
 
 def test_loop_invariant_names_are_added_once_per_run():
     form = normalise_text(f"n * 4 + ({BX} * 1024 + {TX}) % 9 + ty", scope())
-    assert dict(form.symbols) == {"(n * 4)": 1, "ty": 1} and form.floors == [(9, 0)]
+    assert dict(form.symbols) == {"n": 4, "ty": 1} and form.floors == [(9, 0)]
     for x in range(0, 200, 3):
-        assert form_value(form, x, **{"(n * 4)": 20, "ty": 2}) == c_value(f"n * 4 + ({BX} * 1024 + {TX}) % 9 + ty", x,
-                                                                           1024, n=5, ty=2)
+        assert form_value(form, x, n=5, ty=2) == c_value(f"n * 4 + ({BX} * 1024 + {TX}) % 9 + ty", x, 1024, n=5, ty=2)
 
 
 @pytest.mark.parametrize("text", [
@@ -111,10 +113,40 @@ def test_loop_invariant_names_are_added_once_per_run():
     f"{TX} & 6",  # not a mask of low bits
     f"{TX} % 0",
     f"{TX} < 3 ? 1 : 2",
+    f"alpha + {TX}",  # not known to be an integer: (int)(alpha + tx) is not alpha + tx
+    f"acc + {TX}",  # written in the loop: not one value per run
 ])
 def test_subscripts_outside_the_rules_are_refused(text):
     with pytest.raises(Refused):
         normalise_text(text, scope())
+
+
+X = f"(({BX} * 1024) + {TX})"
+
+
+def rewrite(body: str) -> str | None:
+    text = f"#pragma omp simd\nfor (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {{\n{body}\n}}"
+    loop = THREAD_LOOP.search(text)
+    return rewrite_loop(loop, text[loop.end():C.matching_brace(text, loop.end() - 1)], scope().launch, {"n", "acc"})
+
+
+def test_conditions_on_floors_are_rewritten_with_their_type():
+    new = rewrite(f"if ((39 <= ({X} % 377)) && (n < 3)) y[{X}] = x[(({X} / 377) * 161) + ({X} % 377) - 39];")
+    assert new is not None and f"39 <= ((decltype({X} % 377))(idxrun_v" in new
+    assert "idxrun_n == 377" in new and "(n < 3)" in new
+    kept = rewrite(f"if (((threadIdx.x - 1u) % 8) < 4) y[{X}] = x[{X} % 118];")  # may wrap around: not rewritten
+    assert kept is not None and "((threadIdx.x - 1u) % 8) < 4" in kept
+
+
+@pytest.mark.parametrize("body", [
+    f"y[{X}] = x[idx[{X}] % 118];",  # a subscript reading memory
+    f"y[{X}] = x[acc + {X} % 118]; acc += 1;",  # a name written in the loop
+    f"if (n > 3) break; y[{X}] = x[{X} % 118];",  # the thread loop's iteration does not end the run
+    f"again: y[{X}] = x[{X} % 118];",
+    f"y[{X}] = x[{X} + 1];",  # nothing divides
+])
+def test_loops_outside_the_rules_are_left_alone(body):
+    assert rewrite(body) is None
 
 
 def test_a_loop_with_a_data_dependent_subscript_is_left_alone():
@@ -125,9 +157,9 @@ def test_a_loop_with_a_data_dependent_subscript_is_left_alone():
     assert gathered != code
     new = index_runs(Context(task), gathered)
     assert new is not None
-    add_kernel = new[new.index("void add_broadcast_kernel("):]
-    assert "index runs" not in add_kernel  # the gather's loop is as it was
-    assert "index runs" in new[:new.index("void add_broadcast_kernel(")]  # the transpose's loops are rewritten
+    kernels = {k.name: k.text(new) for k in C.kernels(new)}
+    assert "index runs" not in kernels["add_broadcast_kernel"]  # the gather's loops are as they were
+    assert "index runs" in kernels["transpose_kernel"] and "index runs" in kernels["upsample_kernel"]
 
 
 def test_tvm_style_kernels_run_as_runs_and_stay_correct():
@@ -136,10 +168,11 @@ def test_tvm_style_kernels_run_as_runs_and_stay_correct():
     ctx = Context(task)
     specialised = specialize(ctx, faithful)
     new = INDEX_RUNS.apply(ctx, specialised)
-    assert new is not None and new.count("tools.optimize: index runs") == 4  # 2 kernels, serial and parallel twins
+    assert new is not None and new.count("tools.optimize: index runs") == 6  # 3 kernels, serial and parallel twins
     assert index_runs(ctx, faithful) is not None  # an unspecialised input is specialised first
-    assert "T_transpose_ptr[idxrun_b0 + idxrun_i] = x_ptr[idxrun_b1 + idxrun_i];" in new  # contiguous, no division
+    assert re.search(r"T_transpose_ptr\[idxrun_v\d \+ idxrun_i\] = x_ptr\[idxrun_v\d \+ idxrun_i\];", new)  # no division
     assert "idxrun_n == 12" in new  # regular runs of 12 get a constant trip count
+    assert "(unsigned int)idxrun_i) / 2u)" in new  # the floor by 2 is computed inside the runs of 24
     sandbox = LocalSandbox()
     try:
         assert check(task, faithful, sandbox, seeds=[3], threads=[1]).correct  # the fixture itself is right

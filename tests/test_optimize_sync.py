@@ -61,6 +61,11 @@ def test_warp_rounds_refuses_rounds_that_write_memory_other_lanes_see(matvec):
     assert read in faithful
     # a global store inside the rounds: warp order would decide the last writer
     assert warp_rounds(Context(task), faithful.replace(read, read + " y[0] = acc[tid];")) is None
+    # a store through a per-thread pointer: it may lead to shared memory
+    decl = "cudacpu::PerThread<float> acc(nthreads);"
+    assert decl in faithful
+    pointer = faithful.replace(decl, decl + " cudacpu::PerThread<float *> p(nthreads);")
+    assert warp_rounds(Context(task), pointer.replace(read, read + " p[tid][0] = acc[tid];")) is None
     # a width that is not a power of two reads across warps in the emulation
     odd = read.replace("tid, off)", "tid, off, 24)")
     assert warp_rounds(Context(task), faithful.replace(read, odd)) is None
@@ -107,7 +112,7 @@ def test_perthread_stack_keeps_fill_and_loop_flags_and_is_correct(box):
     assert new is not None
     kernel = C.kernel_named(new, "collatz_kernel").text(new)
     assert "cudacpu::PerThread" not in kernel
-    assert "cudaopt::Id<bool> in_loop[128] = {};" in kernel
+    assert "cudaopt::Flag in_loop[128] = {};" in kernel
     assert "cudaopt::any_thread(in_loop, nthreads" in kernel
     assert 'if (nthreads > 128u) cudacpu::unsupported(' in kernel
     report = check(task, new, box, seeds=SEEDS, threads=[1, 2])

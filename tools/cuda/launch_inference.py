@@ -1,9 +1,34 @@
-"""A small reader of CUDA kernel bodies for launch inference: tokens, integer expressions
-evaluated over numpy grids of thread coordinates, and the statement structure that matters
-for where a kernel reads and writes (guards, loops, local definitions, array accesses).
+"""Launch configurations for kernel tasks that give none (HPCTransEval's published records).
 
-It reads the regular code TVM emits and the usual hand-written forms; anything else is
-`Unknown`, and the caller treats that part of the kernel as not understood.
+`infer(task, module)` returns every kernel's launch (grid, block, arguments) in launch order,
+the scratch buffers the kernels pass between them that the task lacks, and a readable account
+of how each figure was found -- or no launches and the reason. The kernels' code is read here
+(tokens, integer expressions evaluated with numpy over all threads, blocks and loop
+iterations); nothing runs.
+
+- Block size: the first argument of `__launch_bounds__(N)`; a kernel that reads `blockDim` works
+  with any size and gets a default (256, (16, 16), (8, 8, 4)); otherwise the step of a global
+  index from one block to the next (`out[blockIdx.x * 1024 + threadIdx.x]` -> 1024) or trial
+  sizes. When the kernel indexes threadIdx.y/z the total is split over the dimensions it uses:
+  every split is tried, ordered by TVM's index forms (`threadIdx.x * 16 + threadIdx.y` -> 16
+  threads along y; a warp-shuffle tree starting at offset 16 -> 32 along x), and the split kept
+  is the one whose stores write every element of the outputs and whose accesses (buffers,
+  shared and local arrays) stay in bounds. Masks and shifts (`threadIdx.x & 31`,
+  `threadIdx.y >> 1`), `/` and `%` are evaluated exactly, as C does.
+- Grid size per blockIdx dimension the kernel reads: one past the last block that stores
+  anything, found by bisection over that block index with every thread and loop iteration
+  evaluated. TVM's guards end the stores (`if (blockIdx.x * 32 + (threadIdx.x >> 5) < 75)` ->
+  3 blocks of 1024); an unguarded store ends where its index passes the buffer's extent (one
+  thread per element); stores into an intermediate of unknown extent fall back to the loads.
+- Order: the order of definition when every kernel then reads only what an earlier one wrote
+  (TVM's, which reuses intermediates), else a topological order over the buffers one kernel
+  writes and another reads. Pointer parameters that name no task buffer are intermediates:
+  scratch buffers sized by the highest element their kernels access.
+- Arguments by parameter name: TVM names buffer `x`'s parameter `x_ptr`, the C reference `x`
+  (C++ keywords get a trailing underscore in converted tasks).
+
+Code this reader does not follow (an index through memory, a while loop) leaves that access
+unchecked; a kernel whose grid nothing bounds is refused with the reason.
 """
 
 from __future__ import annotations
@@ -12,6 +37,8 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from tools.spec import Buffer, Launch, Task
 
 _TOKEN = re.compile(r"""
     (?P<num>0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*(?:[pP][+-]?\d+)?[uUlLfF]*|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[uUlLfF]*)
@@ -204,13 +231,6 @@ def parse_expr(tokens: list[str]) -> Node:
     return node
 
 
-def conjuncts(node: Node) -> list[Node]:
-    """The top-level && operands of a condition."""
-    if node.kind == "binary" and node.value == "&&":
-        return conjuncts(node.args[0]) + conjuncts(node.args[1])
-    return [node]
-
-
 def names_in(node: Node, locals_: dict[str, Node | None], seen: frozenset = frozenset()) -> set[str]:
     """Free variables of an expression, through local definitions."""
     if node.kind == "var":
@@ -390,7 +410,7 @@ class _Walker:
             loop = self._loop(toks[i + 2:close], guards, loops)
             self.block(toks[close + 1:end], guards, loops + (loop,))
         elif tok in ("while", "do", "switch"):
-            self.body.problems.append(f"a {tok} loop")
+            self.body.problems.append(f"a {tok} statement")
             self.mark_assigned(toks[i:end])
             self.scan_expr(toks[i:end], guards, loops)
         else:
@@ -621,8 +641,8 @@ class Inference:
     """Inferred launches in launch order and the scratch buffers they need that the task lacks,
     or launches None and the reason in `explanation`."""
 
-    launches: list | None
-    scratch: list = field(default_factory=list)
+    launches: list[Launch] | None
+    scratch: list[Buffer] = field(default_factory=list)
     explanation: str = ""
 
 
@@ -646,10 +666,10 @@ class _Config:
     problems: list[str] = field(default_factory=list)
     covered: int = 0
     complete: bool = False  # every element of every task buffer the kernel stores to is written
-    extents: dict[str, int] = field(default_factory=dict)  # buffer -> highest element written + 1
+    extents: dict[str, int] = field(default_factory=dict)  # buffer -> highest element accessed + 1
 
 
-def infer(task, module) -> Inference:
+def infer(task: Task, module) -> Inference:
     """Launch configurations, order and arguments for every kernel of `module` (the parsed CUDA of
     `task`), from the kernels' own code and the task's buffers. Never raises for a task it cannot
     handle: the explanation then says why."""
@@ -657,11 +677,11 @@ def infer(task, module) -> Inference:
         return _infer(task, module)
     except InferenceError as exc:
         return Inference(None, [], str(exc))
+    except (Unknown, IndexError, ValueError, KeyError) as exc:  # code this reader does not follow
+        return Inference(None, [], f"the kernels' code could not be read ({type(exc).__name__}: {exc})")
 
 
-def _infer(task, module) -> Inference:
-    from tools.spec import Buffer, Launch
-
+def _infer(task: Task, module) -> Inference:
     if module is None or not module.kernels:
         raise InferenceError("the CUDA source defines no kernel")
     for k in module.kernels:
@@ -680,6 +700,10 @@ def _infer(task, module) -> Inference:
             if name not in sizes:
                 sizes[name] = None
                 scratch[name] = _pointee_dtype(next(p.type for p in k.info.params if p.name == param), k.info.name)
+    unwritten = sorted(n for n in scratch if not any(n in k.writes for k in kernels))
+    if unwritten:
+        raise InferenceError(f"pointer parameters {unwritten} match no buffer of the task, and no kernel writes them "
+                             "(so they are no intermediates either)")
     scalars = {s.name: s.value for s in task.scalars}
     launches, notes = [], []
     for k in order:
@@ -691,7 +715,7 @@ def _infer(task, module) -> Inference:
         notes.append(f"{_launch_text(launches[-1])}: block from {cfg.block_how}; " + "; ".join(cfg.grid_how))
     missing = [n for n in scratch if not sizes[n]]
     if missing:
-        raise InferenceError(f"no kernel writes a known extent of intermediate buffer(s) {missing}")
+        raise InferenceError(f"no kernel accesses a known extent of intermediate buffer(s) {missing}")
     new = [Buffer(name=n, dtype=scratch[n], shape=[sizes[n]], role="scratch") for n in scratch]
     text = "inferred: " + " | ".join(notes)
     if len(order) > 1:
@@ -805,7 +829,7 @@ def _flow(kernels: list[_Kernel]) -> str:
 
 
 def _configure(k: _Kernel, sizes: dict[str, int | None], scalars: dict) -> _Config:
-    candidates = _block_candidates(k, sizes, scalars)
+    candidates = _block_candidates(k, scalars)
     best: _Config | None = None
     tried = []
     for block, how in candidates:
@@ -827,14 +851,14 @@ def _configure(k: _Kernel, sizes: dict[str, int | None], scalars: dict) -> _Conf
                            " and keeps accesses in bounds" if best.complete and best.in_bounds else
                            f", of {len(candidates)} shapes tried the one that writes the most output elements")
     if not best.in_bounds:
-        best.grid_how.append(f"note: out of bounds as written in the source: {best.problems[0]}")
+        best.grid_how.append(f"note: an access out of bounds as this reader sees it (it ignores ?: conditions): {best.problems[0]}")
     return best
 
 
 def _score(cfg: _Config) -> tuple:
     """Writing every element of the outputs matters most (a launch that leaves holes is wrong),
-    then staying in bounds, then writing more."""
-    return (cfg.complete, cfg.in_bounds, cfg.covered)
+    then staying in bounds (fewer accesses out of bounds), then writing more."""
+    return (cfg.complete, cfg.in_bounds, -len(cfg.problems), cfg.covered)
 
 
 def _launch_bound(k: _Kernel) -> int | None:
@@ -846,24 +870,29 @@ def _launch_bound(k: _Kernel) -> int | None:
         return None
 
 
-def _block_candidates(k: _Kernel, sizes, scalars) -> list[tuple[tuple[int, int, int], str]]:
+def _block_candidates(k: _Kernel, scalars) -> list[tuple[tuple[int, int, int], str]]:
+    """Block shapes to try, most likely first, each with where its size comes from."""
     coords = k.body.coordinates
     used = [d for d in DIMS if f"threadIdx.{d}" in coords]
     sized = [d for d in DIMS if f"blockDim.{d}" in coords]
     total = _launch_bound(k)
     if total is not None:
         totals = [(total, f"__launch_bounds__({total})")]
-    elif sized:  # the kernel reads its block size: any works
+    elif sized:  # the kernel reads its block size: the default works, unless a shared array sized per thread says otherwise
         rank = max(DIMS.index(d) for d in used + sized) + 1
-        return [(DEFAULT_BLOCKS[rank], "the default for a kernel that reads blockDim")]
+        default = [(DEFAULT_BLOCKS[rank], "the default for a kernel that reads blockDim")]
+        if rank > 1:
+            return default
+        arrays = sorted({n for n in k.body.arrays.values() if n and 32 <= n <= 1024 and n != DEFAULT_BLOCKS[1][0]})
+        return [((n, 1, 1), f"the length of a shared or local array ({n})") for n in arrays] + default
     else:
         hinted = _coefficient_hints(k, scalars)
         totals = [(t, f"the stride of blockIdx.x ({t}) in the indexing") for t in hinted]
         totals += [(t, "a trial size") for t in (32, 64, 128, 256, 512, 1024) if t not in hinted]
     out = []
+    hints = _shape_hints(k.body)
     for t, how in totals:
         shapes = _shapes(t, used)
-        hints = _shape_hints(k.body)
         shapes.sort(key=lambda s: (-sum(1 for d, n in hints if s[DIMS.index(d)] == n), -s[0]))
         out += [(s, how + (f", split as {_trim(s)}" if len(shapes) > 1 else "")) for s in shapes]
     return out
@@ -1000,21 +1029,33 @@ def _space(body: KernelBody, acc: Access, names: set[str], block, grid, constant
 
 
 def _names(acc: Access, body: KernelBody) -> set[str]:
-    names = names_in(acc.index, body.locals) if acc.index is not None else set()
-    for g in acc.guards:
-        names |= names_in(g.cond, body.locals)
     if acc.index is None:
         raise Unknown("an index this reader does not evaluate")
+    names = names_in(acc.index, body.locals)
+    for g in _readable_guards(acc, body):
+        names |= names_in(g.cond, body.locals)
     return names
+
+
+def _readable_guards(acc: Access, body: KernelBody) -> list[Guard]:
+    """The guards this reader evaluates. The others (on data, on floating-point values) may hold
+    or not: the access counts as made."""
+    out = []
+    for g in acc.guards:
+        try:
+            names_in(g.cond, body.locals)
+        except Unknown:
+            continue
+        out.append(g)
+    return out
 
 
 def _values(body: KernelBody, acc: Access, env: dict):
     """(index, mask) arrays of an access over one environment."""
     env = dict(env)
     mask = np.bool_(True)
-    for g in acc.guards:
-        cond = evaluate(g.cond, env, body.locals).astype(bool) if hasattr(evaluate(g.cond, env, body.locals), "astype") \
-            else bool(evaluate(g.cond, env, body.locals))
+    for g in _readable_guards(acc, body):
+        cond = np.asarray(evaluate(g.cond, env, body.locals)).astype(bool)
         mask = np.logical_and(mask, np.logical_not(cond) if g.negated else cond)
     index = evaluate(acc.index, env, body.locals)  # type: ignore[arg-type]
     shape = np.broadcast_shapes(np.shape(index), np.shape(mask))
@@ -1072,7 +1113,7 @@ def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants, strict: boo
             continue
         if bounded > best:
             best = bounded
-            guards = [g.text for g in acc.guards if f"blockIdx.{d}" in g.text]
+            guards = [g.text for g in _readable_guards(acc, k.body) if f"blockIdx.{d}" in names_in(g.cond, k.body.locals)]
             what = "store to" if acc.write else "load from"
             if guarded == bounded and guards:
                 why = f"from the guard `{guards[-1]}` of the {what} {k.params[acc.base]}"
@@ -1087,6 +1128,7 @@ def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
     for acc in k.body.accesses:
         name = k.params.get(acc.base)
         size = sizes.get(name) if name else k.body.arrays.get(acc.base)
+        outside = None
         try:
             names = _names(acc, k.body)
             spaces = _space(k.body, acc, names, cfg.block, cfg.grid, constants, {})
@@ -1096,14 +1138,12 @@ def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
                 if not hit.size:
                     continue
                 low, high = int(hit.min()), int(hit.max()) + acc.width - 1
-                if name and acc.write:
+                if name:  # an intermediate must hold what its kernels read as well as what they write
                     cfg.extents[name] = max(cfg.extents.get(name, 0), high + 1)
                 if size is None:
                     continue
-                if low < 0 or high >= size:
-                    if cfg.in_bounds or len(cfg.problems) < 4:
-                        cfg.problems.append(f"{acc.base}[{low}..{high}] outside its {size} elements")
-                    cfg.in_bounds = False
+                if (low < 0 or high >= size) and outside is None:
+                    outside = f"{acc.base}[{low}..{high}] outside its {size} elements"
                 if name and acc.write:
                     marks = covered.setdefault(name, np.zeros(size, dtype=bool))
                     for lane in range(acc.width):
@@ -1111,5 +1151,8 @@ def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
                         marks[lanes[(lanes >= 0) & (lanes < size)]] = True
         except Unknown:
             continue
+        if outside:
+            cfg.problems.append(outside)
+            cfg.in_bounds = False
     cfg.covered = int(sum(int(m.sum()) for m in covered.values()))
     cfg.complete = bool(covered) and all(m.all() for m in covered.values())

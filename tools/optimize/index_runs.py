@@ -4,10 +4,15 @@ TVM's generated kernels address memory through the flat thread index X = blockId
 threadIdx.x (B = blockDim.x) with divisions and remainders by constants: a transpose reads
 `x[((X/2 % 6195) / 59) * 1652 + (X/2 / 6195) * 118 + X % 118]`. Vectorized as written, every
 lane divides and the loads are gathers. Yet each subscript is a sum of terms c * floor((X+o)/d):
-between two consecutive multiples of the divisors every floor is constant and the subscript is
-affine in X. This transformation splits a block's range of X into such runs: per run the
-quotients are computed once, and the run's inner loop (still `#pragma omp simd`) reads and writes
-`ptr[base + slope * i]`, contiguous where the slope is 1.
+where no floor changes, the subscript is affine in X. This transformation walks a block's range
+of X in such pieces: runs where every floor but the most frequently changing one (the chunk
+floor) is constant, and within a run, chunks where the chunk floor is constant too. Per run the
+quotients and each subscript's value are computed once; per chunk the values move on by a
+constant; the chunk's loop (still `#pragma omp simd`, a constant trip count for full chunks)
+reads and writes `ptr[v + slope * i]`, contiguous where the slope is 1. Floors by divisors below
+MIN_RUN would make chunks too short: they stay in the loop as `(r + i) / d` on a carried
+remainder. Besides subscripts, parenthesised non-negative integer expressions of X (the operands
+of a padding condition) are rewritten the same way.
 
 The normal form (`Form`) is found with exact rules valid for non-negative integers:
   tx = X - B*floor(X/B), bx = floor(X/B)                 (0 <= tx < B)
@@ -17,8 +22,8 @@ The normal form (`Form`) is found with exact rules valid for non-negative intege
 C's `/`, `%` and `>>` equal the floors only for a non-negative dividend: each is proven
 non-negative from the expression's own text (sums, products, quotients of non-negative values)
 or the subscript is refused. Any thread-dependent subscript outside these rules (a divisor that
-leaves two terms, a memory read, a call, a product of two thread-dependent values) leaves its
-loop alone. As in guards.py, arithmetic is assumed not to overflow (the CUDA source relies on
+leaves two terms, a memory read, a call, a product of two thread-dependent values, a name not
+known to be an integer or written in the loop) leaves its loop alone. As in guards.py, arithmetic is assumed not to overflow (the CUDA source relies on
 that too). The search still checks every variant against the reference.
 """
 
@@ -35,13 +40,17 @@ BLOCK_INDEX = {"bx", "blockIdx.x"}
 THREAD_INDEX = {"tx", "threadIdx.x"}
 OUTER_NAMES = {"threadIdx.y": "ty", "threadIdx.z": "tz"}  # threadIdx itself is declared inside the loop
 _LAUNCH = re.compile(r"constexpr dim3 gridDim\((\d+), (\d+), (\d+)\), blockDim\((\d+), (\d+), (\d+)\);")
-_TX_LOOP = re.compile(r"(?P<ind>[ \t]*)(?P<simd>#pragma omp simd\n[ \t]*)?"
+THREAD_LOOP = re.compile(r"(?P<ind>[ \t]*)(?P<simd>#pragma omp simd\n[ \t]*)?"
                       r"for \(unsigned int tx = (?P<lo>\w+); tx < (?P<hi>[\w.]+); \+\+tx\) \{")
 _INT_TYPES = r"(?:unsigned\s+|signed\s+)?(?:long\s+long|long|int)|unsigned|size_t|std::size_t|u?int(?:32|64)_t"
 _LOCAL = re.compile(rf"(?<![\w.])(?:const\s+)?(?P<type>{_INT_TYPES})\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<init>[^;{{}}]+);")
-_ANY_DECL = re.compile(r"(?<![\w.])(?:const\s+)?[A-Za-z_][\w:]*(?:\s*[*&])*\s+(?P<name>[A-Za-z_]\w*)\s*(?:=|;|\[|\()")
+_ANY_DECL = re.compile(r"(?<![\w.])(?:const\s+)?(?P<type>[A-Za-z_][\w:]*(?:\s*[*&])*)\s+(?P<name>[A-Za-z_]\w*)\s*"
+                       r"(?:=|;|\[|\(|\))")
 _SUBSCRIPT = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*)\s*\[")
+_ASSIGNED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)|(?:\+\+|--)\s*([A-Za-z_]\w*)")
 _NARROW = re.compile(r"short|char|int8|int16")
+BLOCK_LOOP = "for (unsigned int bx = 0; bx < gridDim.x; ++bx)"  # the lowering's block loop (X's first term)
+MIN_RUN = 4  # floors by smaller divisors stay inside the runs: runs that short cost more than they save
 PREFIX = "idxrun_"
 
 
@@ -137,6 +146,16 @@ class Scope:
     block: int  # B = blockDim.x
     launch: dict[str, int]  # blockDim.x, gridDim.y, ... -> value
     locals: dict = field(default_factory=dict)  # name -> Node (its initialiser, cast to its type) or UNKNOWN
+    written: set = field(default_factory=set)  # names the body assigns: not invariant in the loop
+    integral: set = field(default_factory=set)  # names the kernel declares with an integer type (and no other)
+
+    def symbol(self, name: str) -> str:
+        """A name of the enclosing code, invariant in the loop, as it is spelled before the loop."""
+        if name in self.written:
+            raise Refused(f"{name} is written in the loop")
+        if name not in self.integral and name not in self.launch and not re.fullmatch(r"(blockIdx|threadIdx)\.[yz]", name):
+            raise Refused(f"{name} is not known to be an integer")
+        return OUTER_NAMES.get(name, name)
 
     def varies(self, node: Node) -> bool:
         """Whether the value depends on threadIdx.x (a local the analysis cannot read may)."""
@@ -173,7 +192,7 @@ class Scope:
                 return self.text(known)
             if known is UNKNOWN:
                 raise Refused(f"{node.op} is a local the analysis cannot read")
-            return OUTER_NAMES.get(node.op, node.op)
+            return self.symbol(node.op)
         if node.kind == "cast":
             return f"(({node.op}){self.text(node.args[0])})"
         if node.kind == "neg":
@@ -222,7 +241,7 @@ def _name_form(name: str, scope: Scope) -> Form:
         raise Refused(f"{name} is a local the analysis cannot read")
     if isinstance(known, Node):
         return normalise(known, scope)
-    return Form(symbols=((OUTER_NAMES.get(name, name), 1),))
+    return Form(symbols=((scope.symbol(name), 1),))
 
 
 def _binary_form(node: Node, scope: Scope) -> Form:
@@ -275,9 +294,12 @@ def normalise_text(text: str, scope: Scope) -> Form:
 
 @dataclass
 class Subscript:
+    """An expression of the loop body to rewrite: a subscript, or an operand (which keeps its C type)."""
+
     start: int  # offset of the text between the brackets, in the loop body
     end: int
     form: Form
+    operand: bool = False
 
 
 def index_runs(ctx: Context, code: str) -> str | None:
@@ -303,16 +325,17 @@ def _specialised(ctx: Context, code: str) -> str | None:
 def _kernel(code: str, k: C.KernelText) -> str | None:
     body = k.body(code)
     m = _LAUNCH.search(body)
-    if m is None:
+    if m is None or BLOCK_LOOP not in body:
         return None
     values = [int(v) for v in m.groups()]
     launch = {f"{n}.{d}": values[i * 3 + j] for i, n in enumerate(("gridDim", "blockDim")) for j, d in enumerate("xyz")}
+    integral = _integral_names(k, body)
     out, pos, edits = [], 0, 0
-    for loop in _TX_LOOP.finditer(body):
-        if loop.start() < pos:
-            continue
+    for loop in THREAD_LOOP.finditer(body):
+        if loop.start() < pos or body[:loop.start()].rstrip().rsplit("\n", 1)[-1].lstrip().startswith("#pragma"):
+            continue  # inside a rewritten loop, or under a pragma that needs the loop itself
         close = C.matching_brace(body, loop.end() - 1)
-        new = rewrite_loop(loop, body[loop.end():close], launch)
+        new = rewrite_loop(loop, body[loop.end():close], launch, integral)
         if new is None:
             continue
         out.append(body[pos:loop.start()] + new)
@@ -323,19 +346,32 @@ def _kernel(code: str, k: C.KernelText) -> str | None:
     return "".join(out)
 
 
-def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int]) -> str | None:
+def _integral_names(k: C.KernelText, body: str) -> set[str]:
+    """Names the kernel declares (parameters, locals) with an integer type and with no other type."""
+    declared = [(m["name"], m["type"]) for m in _ANY_DECL.finditer(_blank_comments(body))]
+    declared += [(C.param_name(p), p.rsplit(None, 1)[0] if " " in p.strip() else "") for p in C.split_params(k.params)]
+    names = {name for name, _ in declared}
+    other = {name for name, t in declared if not re.fullmatch(rf"(?:const\s+)?(?:{_INT_TYPES})", t.strip())}
+    return names - other
+
+
+def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int], integral: set[str] = frozenset()) -> str | None:
     """The runs version of one thread loop (`inner` is the text between its braces), or None."""
     clean = _blank_comments(inner)
-    if re.search(r"\b(break|goto|return)\b", clean) or _writes("tx", clean):
+    written = _written(clean)
+    if re.search(r"\b(break|goto|return)\b", clean) or "tx" in written:
         return None  # the inner loop must end where the thread loop's iteration ends
-    scope = Scope(launch["blockDim.x"], launch, _locals(clean))
+    if re.search(r"(?m)^\s*(?!default\b)[A-Za-z_]\w*\s*:(?!:)", clean):
+        return None  # a label: the body is emitted twice
+    scope = Scope(launch["blockDim.x"], launch, _locals(clean), written, set(integral))
     try:
         subscripts = _subscripts(clean, scope)
     except Refused:
         return None
-    if not any(_cuts(f, scope.block) for s in subscripts for f in s.form.floors):
-        return None  # no floor changes within a block: the loop is already as simple as it gets
-    return _emit(loop, inner, subscripts, scope)
+    rewrites = sorted(subscripts + _operands(clean, scope, subscripts), key=lambda s: s.start)
+    if not any(_cuts(f, scope.block) and f[0] >= MIN_RUN for s in rewrites for f in s.form.floors):
+        return None  # no run shorter than a block: the loop is already as simple as it gets
+    return _emit(loop, inner, rewrites, scope)
 
 
 def _blank_comments(text: str) -> str:
@@ -343,9 +379,8 @@ def _blank_comments(text: str) -> str:
     return re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: " " * len(m.group()), text, flags=re.S)
 
 
-def _writes(name: str, text: str) -> bool:
-    n = re.escape(name)
-    return bool(re.search(rf"(?<![\w.]){n}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{n}\b|(?<![\w.]){n}\s*(?:\+\+|--)", text))
+def _written(body: str) -> set[str]:
+    return {m[1] or m[2] for m in _ASSIGNED.finditer(body)}
 
 
 def _locals(body: str) -> dict:
@@ -357,7 +392,7 @@ def _locals(body: str) -> dict:
         out[name] = UNKNOWN
     for m in _LOCAL.finditer(body):
         name = m["name"]
-        if names.count(name) != 1 or _writes(name, body.replace(m.group(), "", 1)):
+        if names.count(name) != 1 or name in _written(body.replace(m.group(), "", 1)):
             continue
         try:
             init = parse(m["init"])
@@ -390,49 +425,114 @@ def _subscripts(body: str, scope: Scope) -> list[Subscript]:
     return found
 
 
-def _closing_bracket(text: str, start: int) -> int:
+def _operands(body: str, scope: Scope, subscripts: list[Subscript]) -> list[Subscript]:
+    """Parenthesised integer expressions outside the subscripts (the operands of a condition,
+    a local's initialiser) with a floor of X: rewritten too where proven non-negative (so no
+    unsigned wrap-around differs from the Form's value). The others stay as they are."""
+    found, skip_to = [], 0
+    taken = [(s.start, s.end) for s in subscripts]
+    for m in re.finditer(r"\(", body):
+        start = m.end()
+        if start <= skip_to or any(a <= start <= b for a, b in taken):
+            continue
+        if re.search(r"[\w\]]\s*$", body[:m.start()]):
+            continue  # a call's arguments or a statement's condition: only what is inside may be rewritten
+        try:
+            end = _closing_bracket(body, start, "()")
+            node = parse(body[start:end])
+            if not scope.varies(node) or not scope.nonneg(node):
+                continue
+            form = normalise(node, scope)
+        except (Refused, Unproven, ValueError):
+            continue
+        if any(_cuts(f, scope.block) for f in form.floors):
+            found.append(Subscript(start, end, form, operand=True))
+            skip_to = end
+    return found
+
+
+def _closing_bracket(text: str, start: int, pair: str = "[]") -> int:
+    """Offset of the bracket closing the one just before `start`."""
     depth = 1
     for i in range(start, len(text)):
-        depth += {"[": 1, "]": -1}.get(text[i], 0)
+        depth += {pair[0]: 1, pair[1]: -1}.get(text[i], 0)
         if depth == 0:
             return i
     raise Refused("unbalanced brackets")
 
 
 def _emit(loop: re.Match, inner: str, subscripts: list[Subscript], scope: Scope) -> str:
+    """The block's range of X as runs where every floor by a divisor >= MIN_RUN but the
+    smallest one (the chunk floor) is constant; each run as chunks where the chunk floor is
+    constant too. Per run: the quotients and each subscript's value at its start; per chunk, the
+    values move on by slope * n plus the chunk floor's coefficient. In the chunk's loop a
+    subscript is `v + slope * i`, plus c * ((r + i) / d) for each floor by a divisor < MIN_RUN
+    (r: its remainder at the chunk's start, carried from chunk to chunk)."""
     ind, simd = loop["ind"], loop["simd"] is not None
     floors = sorted({f for s in subscripts for f in s.form.floors})
+    cutting = [f for f in floors if _cuts(f, scope.block) and f[0] >= MIN_RUN]
+    inside = {f: f"{PREFIX}r{i}" for i, f in enumerate(f for f in floors if _cuts(f, scope.block) and f[0] < MIN_RUN)}
+    chunk = min(cutting)
     quotient = {f: f"{PREFIX}q{i}" for i, f in enumerate(floors)}
-    bases: dict[Form, str] = {}
+    values: dict[Form, str] = {}
     for s in subscripts:
-        bases.setdefault(s.form, f"{PREFIX}b{len(bases)}")
-    x = f"{PREFIX}x"
+        values.setdefault(s.form, f"{PREFIX}v{len(values)}")
+    x, c, cend, n = f"{PREFIX}x", f"{PREFIX}c", f"{PREFIX}cend", f"{PREFIX}n"
     lines = [f"{{  // tools.optimize: index runs (every subscript affine in X = blockIdx.x * {scope.block} + tx within a run)",
-             f"    const long long {PREFIX}first = (long long)blockIdx.x * {scope.block};",
+             f"    const long long {PREFIX}first = (long long)bx * {scope.block};",
              f"    const long long {PREFIX}hi = {PREFIX}first + {loop['hi']};",
              f"    for (long long {x} = {PREFIX}first + {loop['lo']}; {x} < {PREFIX}hi; ) {{",
              f"        long long {PREFIX}end = {PREFIX}hi;"]
     for (d, o), q in quotient.items():
-        lines.append(f"        const long long {q} = ({x} + {o}) / {d};  // floor((X + {o}) / {d}) over the run")
-        if _cuts((d, o), scope.block):
-            nxt = f"({q} + 1) * {d} - {o}" if o else f"({q} + 1) * {d}"
-            lines.append(f"        if ({nxt} < {PREFIX}end) {PREFIX}end = {nxt};")
-    for form, name in bases.items():
-        lines.append(f"        const long long {name} = {_base_text(form, x, quotient)};")
-    lines += [f"        const int {PREFIX}n = (int)({PREFIX}end - {x});",
-              f"        const unsigned int {PREFIX}tx0 = (unsigned int)({x} - {PREFIX}first);"]
-    body = _run_body(inner, subscripts, bases)
-    period = _period([f for f in floors if _cuts(f, scope.block)])
-    if period is not None and period < scope.block:  # most runs have this length: a constant trip count
-        lines += [f"        if ({PREFIX}n == {period}) {{",
-                  *("    " + line for line in _run_loop(str(period), body, simd)),
-                  "        } else {",
-                  *("    " + line for line in _run_loop(f"{PREFIX}n", body, simd)),
-                  "        }"]
+        lines.append(f"        const long long {q} = ({x} + {o}) / {d};  // floor((X + {o}) / {d}) at the run's start")
+        if (d, o) in cutting and (d, o) != chunk:
+            lines.append(f"        if ({_next((d, o), q)} < {PREFIX}end) {PREFIX}end = {_next((d, o), q)};")
+        if (d, o) in inside:
+            lines.append(f"        unsigned int {inside[(d, o)]} = (unsigned int)({x} + {o} - {q} * {d});")
+    for form, name in values.items():
+        lines.append(f"        long long {name} = {_base_text(form, x, quotient)};")
+    lines += [f"        long long {c} = {x}, {cend} = {_next(chunk, quotient[chunk])};",
+              f"        if ({cend} > {PREFIX}end) {cend} = {PREFIX}end;",
+              "        for (;;) {",
+              f"            const int {n} = (int)({cend} - {c});",
+              f"            const unsigned int {PREFIX}tx0 = (unsigned int)({c} - {PREFIX}first);"]
+    body = _chunk_body(inner, subscripts, values, inside)
+    if chunk[0] < scope.block:  # most chunks have the chunk floor's length: a constant trip count
+        lines += [f"            if ({n} == {chunk[0]}) {{",
+                  *("    " + line for line in _chunk_loop(str(chunk[0]), body, simd)),
+                  "            } else {",
+                  *("    " + line for line in _chunk_loop(n, body, simd)),
+                  "            }"]
     else:
-        lines += _run_loop(f"{PREFIX}n", body, simd)
-    lines += [f"        {x} = {PREFIX}end;", "    }", "}"]
+        lines += _chunk_loop(n, body, simd)
+    lines += [f"            if ({cend} >= {PREFIX}end) break;"]
+    for (d, o), r in inside.items():
+        lines.append(f"            const unsigned int {r}c = ({r} + (unsigned int){n}) / {d}u;  // carried into the quotient")
+        lines.append(f"            {r} = {r} + (unsigned int){n} - {r}c * {d}u;")
+    for form, name in values.items():
+        terms = dict(form.terms)
+        steps = ([f"{_times(form.slope)}{n}"] if form.slope else []) + ([str(terms[chunk])] if chunk in terms else []) \
+            + [f"{_times(terms[f])}(long long){r}c" for f, r in inside.items() if f in terms]
+        if steps:
+            lines.append(f"            {name} += {' + '.join(steps)};")
+    lines += [f"            {c} = {cend};",
+              f"            {cend} = {c} + {chunk[0]};",
+              f"            if ({cend} > {PREFIX}end) {cend} = {PREFIX}end;",
+              "        }",
+              f"        {x} = {PREFIX}end;",
+              "    }",
+              "}"]
     return ind + ("\n" + ind).join(lines)
+
+
+def _times(coeff: int) -> str:
+    return "" if coeff == 1 else f"{coeff}LL * "
+
+
+def _next(floor: tuple[int, int], quotient: str) -> str:
+    """The first X after the run's start where floor((X + o) / d) changes."""
+    d, o = floor
+    return f"({quotient} + 1) * {d} - {o}" if o else f"({quotient} + 1) * {d}"
 
 
 def _cuts(floor: tuple[int, int], block: int) -> bool:
@@ -441,31 +541,30 @@ def _cuts(floor: tuple[int, int], block: int) -> bool:
     return bool(o or d % block)
 
 
-def _period(floors: list[tuple[int, int]]) -> int | None:
-    """The length of every run not cut by the block's ends, when all boundaries fall on one grid."""
-    d0, o0 = min(floors)
-    if all(d % d0 == 0 and (o - o0) % d0 == 0 for d, o in floors):
-        return d0
-    return None
-
-
-def _run_body(inner: str, subscripts: list[Subscript], bases: dict) -> str:
+def _chunk_body(inner: str, subscripts: list[Subscript], values: dict, inside: dict) -> str:
     out, pos = [], 0
+    i = f"{PREFIX}i"
     for s in subscripts:
         slope = s.form.slope
-        step = "" if slope == 0 else f" + {PREFIX}i" if slope == 1 else f" + {slope} * {PREFIX}i"
-        out.append(inner[pos:s.start] + f"{bases[s.form]}{step}")
+        text = values[s.form] + ("" if slope == 0 else f" + {i}" if slope == 1 else f" + {slope} * {i}")
+        for f, coeff in s.form.terms:
+            if f in inside:
+                step = f"(int)(({inside[f]} + (unsigned int){i}) / {f[0]}u)"
+                text += f" + {step}" if coeff == 1 else f" + {coeff} * {step}"
+        if s.operand:  # its type as written (decltype does not evaluate the divisions)
+            text = f"(decltype({inner[s.start:s.end].strip()}))({text})"
+        out.append(inner[pos:s.start] + text)
         pos = s.end
     out.append(inner[pos:])
     return "".join(out)
 
 
-def _run_loop(count: str, body: str, simd: bool) -> list[str]:
-    return [*(["        #pragma omp simd"] if simd else []),
-            f"        for (int {PREFIX}i = 0; {PREFIX}i < {count}; ++{PREFIX}i) {{",
-            f"            const unsigned int tx = {PREFIX}tx0 + (unsigned int){PREFIX}i;",
+def _chunk_loop(count: str, body: str, simd: bool) -> list[str]:
+    return [*(["            #pragma omp simd"] if simd else []),
+            f"            for (int {PREFIX}i = 0; {PREFIX}i < {count}; ++{PREFIX}i) {{",
+            f"                const unsigned int tx = {PREFIX}tx0 + (unsigned int){PREFIX}i;",
             body,
-            "        }"]
+            "            }"]
 
 
 def _base_text(form: Form, x: str, quotient: dict) -> str:

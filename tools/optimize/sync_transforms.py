@@ -1,14 +1,20 @@
 """Transformations for kernels with barriers and warp intrinsics (see tools/optimize/__init__.py).
 
 They remove emulation that a CPU running a block's threads as loops does not need, working
-from the regular text the lowering (tools/cuda) emits; each returns None on any other shape.
+from the regular text the lowering (tools/cuda) emits; each returns None on any other shape,
+and the search checks every result against the reference. In the order tried:
 
-lane_arrays: the lowering's `cudacpu::WarpExchange` (one 16-byte slot and one round stamp per
-thread and call site, a stamp compared on every read) becomes one plain typed array per call
-site (`cudaopt::Lanes<T>`): a lane that did not write in the current round reads as T{}, which
-is what the stamps encode, so `begin` clears the array (or does nothing where every thread of
-the block writes in every round), `put` is a store and the shuffles, ballots and block counts
-are inline reads of the array that g++ vectorizes.
+sync_together: all of the following that apply, as one variant.
+warp_rounds: a loop of warp-shuffle rounds (a shuffle reduction or scan) runs warp by warp on a
+    local array of the 32 lanes' values (exact: each lane's operations in the original order).
+shared_atomics_plain: atomics on the block's own `__shared__` memory as plain read-modify-writes
+    (a block runs on one OpenMP thread).
+lane_arrays: the lowering's `cudacpu::WarpExchange` (16-byte slots, round stamps compared on
+    every read) becomes one typed array per call site (`cudaopt::Lanes<T>`; a lane that did not
+    write reads T{}, as the stamps encode); block counts (__syncthreads_count/_and/_or) and
+    ballots are computed once per block or warp instead of once per thread.
+perthread_stack: per-thread copies (values live across a barrier) as stack arrays sized by the
+    task's largest block, bools as bytes: no aliasing with the kernel's pointers, vectorizable.
 """
 
 from __future__ import annotations
@@ -148,6 +154,12 @@ def _call_end(text: str, open_paren: int) -> int:
     raise ValueError("unbalanced parentheses")
 
 
+def _code_positions(body: str, pattern: str) -> list[re.Match]:
+    """Matches of pattern outside `//` comments (the optimizer's own notes mention lanes and warps)."""
+    comments = [(m.start(), m.end()) for m in re.finditer(r"//[^\n]*", body)]
+    return [m for m in re.finditer(pattern, body) if not any(a <= m.start() < b for a, b in comments)]
+
+
 class _Site:
     def __init__(self):
         self.type: str | None = None
@@ -160,7 +172,7 @@ def _exchange_edits(body: str, name: str, nsites: int) -> list[tuple[int, int, s
     not one this transformation knows."""
     sites = [_Site() for _ in range(nsites)]
     edits, reads = [], []
-    for m in re.finditer(rf"\b{name}\b", body):
+    for m in _code_positions(body, rf"\b{name}\b"):
         s = m.start()
         if body.startswith(f"cudacpu::WarpExchange {name}(", s - len("cudacpu::WarpExchange ")):
             continue  # the declaration: replaced once the sites' types are known
@@ -369,7 +381,7 @@ inline T lane_shfl_xor(const T* in, unsigned lane, int lane_mask, int width = 32
 _TID_LINE = "const unsigned int tid = (tz * blockDim.y + ty) * blockDim.x + tx;"
 _THREADIDX_LINE = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
 _ROUND_LOOP = re.compile(r"(?P<ind>[ \t]*)for \((?P<head>[^{};]*;[^{};]*;[^{}]*)\) \{\s*(?P<x>\w+)\.begin\((?P<site>\d+)\);")
-_PERTHREAD = re.compile(r"cudacpu::PerThread<[^;]*> (\w+)\(nthreads\);|cudaopt::Id<[^;]*> (\w+)\[\d+\] = \{\};")
+_PERTHREAD = re.compile(r"cudacpu::PerThread<([^;]*)> (\w+)\(nthreads\);|cudaopt::(?:Id<([^;]*)>|Flag) (\w+)\[\d+\] = \{\};")
 _POW2_WIDTHS = {"1", "2", "4", "8", "16", "32"}
 _ASSIGN = re.compile(r"(?:\+\+|--)\s*(\w+)|(\w+)\s*(?:\[[^\]]*\])*\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))")
 
@@ -495,7 +507,8 @@ def warp_rounds(ctx: Context, code: str) -> str | None:
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
-        perthread = {a or b for a, b in _PERTHREAD.findall(body)}
+        # per-thread values, not pointers (a pointer may lead to memory other lanes see)
+        perthread = {n1 or n2 for t1, n1, t2, n2 in _PERTHREAD.findall(body) if "*" not in t1 + t2}
         found = []
         for m in _ROUND_LOOP.finditer(body):
             got = _round_loop(body, m, perthread)
@@ -522,7 +535,16 @@ PERTHREAD_HEADER = """// ---- tools.optimize: per-thread copies as arrays on the
 namespace cudaopt {
 template <class T>
 using Id = T;  // so that `Id<float[4]> v[N]` declares N arrays of 4 floats
-inline bool any_thread(const bool* in_loop, std::size_t nthreads, const bool* exited = nullptr) {
+// A bool kept in a byte that g++ vectorizes masks with (bool arrays often stop it).
+struct Flag {
+  unsigned char v;
+  Flag& operator=(bool b) { v = b; return *this; }
+  Flag& operator|=(bool b) { v = v | b; return *this; }
+  Flag& operator&=(bool b) { v = v & b; return *this; }
+  Flag& operator^=(bool b) { v = v ^ b; return *this; }
+  operator bool() const { return v != 0; }
+};
+inline bool any_thread(const Flag* in_loop, std::size_t nthreads, const Flag* exited = nullptr) {
   for (std::size_t t = 0; t < nthreads; ++t)
     if (in_loop[t] && !(exited && exited[t])) return true;
   return false;
@@ -560,7 +582,8 @@ def perthread_stack(ctx: Context, code: str) -> str | None:
         new = body
         for m in decls:
             name = m[2]
-            new = new.replace(m[0], f"cudaopt::Id<{m[1]}> {name}[{block}] = {{}};", 1)
+            kind = "cudaopt::Flag" if m[1].strip() == "bool" else f"cudaopt::Id<{m[1]}>"
+            new = new.replace(m[0], f"{kind} {name}[{block}] = {{}};", 1)
             new = re.sub(rf"\b{name}\.fill\(([^;]*)\);",
                          lambda f: f"for (unsigned int cudaopt_i = 0; cudaopt_i < nthreads; ++cudaopt_i) {name}[cudaopt_i] = {f[1]};",
                          new)
@@ -581,7 +604,7 @@ def perthread_stack(ctx: Context, code: str) -> str | None:
 
 def _only_indexed(body: str, name: str) -> bool:
     """Every use of `name` is a subscript or an argument of cudaopt::any_thread."""
-    for u in re.finditer(rf"(?<![\w.]){name}\b", body):
+    for u in _code_positions(body, rf"(?<![\w.']){name}\b"):
         after = body[u.end():u.end() + 12]
         if not (after.startswith("[") or after.startswith(", nthreads") or
                 re.match(r"\)", after) and body[:u.start()].rstrip().endswith(",")):

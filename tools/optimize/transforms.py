@@ -701,10 +701,17 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
 ]
 
 
-def _sync_transforms() -> list[Transform]:
-    from .sync_transforms import SYNC_TRANSFORMS  # they build on the helpers above
+def _search_order(base: list[Transform]) -> list[Transform]:
+    """The search's order: the barrier/shuffle patterns applied together (sync_transforms.py),
+    then the structural steps that pay off most (flat grid-stride loops, specialize, index runs),
+    then the barrier/shuffle patterns one by one, then the rest."""
+    from .index_runs import INDEX_RUNS
+    from .sync_transforms import SYNC_TRANSFORMS
 
-    return SYNC_TRANSFORMS
+    together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
+    singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
+    head = [t for t in base if t.name in ("grid_stride_flat", "specialize")] + [INDEX_RUNS]
+    return together + head + singles + [t for t in base if t not in head]
 
 
-TRANSFORMS[:0] = _sync_transforms()  # recognised barrier/shuffle patterns first: they replace whole regions
+TRANSFORMS[:] = _search_order(TRANSFORMS)

@@ -18,17 +18,17 @@
 __global__ void tree_sum_kernel(const float* x, float* tree_out, int n)
 {
     __shared__ float s[BLOCK];
-    unsigned int tid = threadIdx.x;
-    unsigned int i = blockIdx.x * blockDim.x + tid;
+    unsigned int t = threadIdx.x;
+    unsigned int i = blockIdx.x * blockDim.x + t;
     float v = (i < n) ? x[i] : 0.0f;
-    s[tid] = v + ((tid & 1) ? -BIG : BIG);
+    s[t] = v + ((t & 1) ? -BIG : BIG);
     __syncthreads();
     for (unsigned int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-        if (tid < stride)
-            s[tid] += s[tid + stride];
+        if (t < stride)
+            s[t] += s[t + stride];
         __syncthreads();
     }
-    if (tid == 0)
+    if (t == 0)
         tree_out[blockIdx.x] = s[0];
 }
 
@@ -63,21 +63,21 @@ __global__ void tree_nan_kernel(const float* special, float* tmax, float* tsum, 
 {
     __shared__ float smax[BLOCK];
     __shared__ float ssum[BLOCK];
-    unsigned int tid = threadIdx.x;
-    unsigned int i = blockIdx.x * blockDim.x + tid;
+    unsigned int t = threadIdx.x;
+    unsigned int i = blockIdx.x * blockDim.x + t;
     float v = (i < n) ? special[i] : 0.0f;
-    smax[tid] = v;
-    ssum[tid] = v;
+    smax[t] = v;
+    ssum[t] = v;
     __syncthreads();
     for (unsigned int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-        if (tid < stride) {
-            float a = smax[tid], b = smax[tid + stride];
-            smax[tid] = (b > a) ? b : a;
-            ssum[tid] += ssum[tid + stride];
+        if (t < stride) {
+            float a = smax[t], b = smax[t + stride];
+            smax[t] = (b > a) ? b : a;
+            ssum[t] += ssum[t + stride];
         }
         __syncthreads();
     }
-    if (tid == 0) {
+    if (t == 0) {
         tmax[blockIdx.x] = smax[0];
         tsum[blockIdx.x] = ssum[0];
     }

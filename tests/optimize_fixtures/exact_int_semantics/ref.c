@@ -6,9 +6,13 @@ static int32_t wrap_mul(int32_t x, int32_t y) { return (int32_t)((uint32_t)x * (
 static int32_t wrap_add(int32_t x, int32_t y) { return (int32_t)((uint32_t)x + (uint32_t)y); }
 
 void int_ref(const uint32_t* u, const int32_t* a, const int32_t* b, uint32_t* hash, int32_t* prod, int64_t* widened,
-             int32_t* dot, int32_t* q, int32_t* r, int32_t* q8, int32_t* r8, uint32_t* uq, uint32_t* mixed, int32_t n, int32_t k)
+             int32_t* dot, int32_t* q, int32_t* r, int32_t* q8, int32_t* r8, uint32_t* uq, uint32_t* mixed,
+             int32_t* hist, int32_t n, int32_t k)
 {
+    for (int32_t bin = 0; bin < 16; ++bin)
+        hist[bin] = 0;
     for (int32_t i = 0; i < n; ++i) {
+        hist[u[i] % 16u] += 1;
         uint32_t h = 2166136261u;
         for (int32_t j = 0; j < k; ++j) {
             h = (h ^ u[(i + j) % n]) * 16777619u;

@@ -14,3 +14,10 @@ extern "C" __global__ void __launch_bounds__(256) add_broadcast_kernel(float* __
     T_add_ptr[((((int)blockIdx.x) * 256) + ((int)threadIdx.x))] = (x_ptr[((((int)blockIdx.x) * 256) + ((int)threadIdx.x))] + b_ptr[(((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 12)]);
   }
 }
+
+// nearest upsampling of both axes of x as (60, 12) by 2: a floor by 2 stays inside runs of 24
+extern "C" __global__ void __launch_bounds__(256) upsample_kernel(float* __restrict__ T_up_ptr, float* __restrict__ x_ptr) {
+  if (((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) < 2880) {
+    T_up_ptr[((((int)blockIdx.x) * 256) + ((int)threadIdx.x))] = x_ptr[(((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) / 48) * 12) + ((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 24) >> 1))];
+  }
+}
