@@ -109,6 +109,7 @@ def _generate_category(works: list[Workload], cfg: GenConfig, dropped: dict[str,
         try:
             low, tuned = lower(work, cfg.tune_trials, seed)
             rec = to_record(work, low)
+            _check_outputs_written(rec)
             inputs = _inputs(rec, seed)
             expected = run_llvm(work, inputs)
             if tuned is not None:
@@ -125,6 +126,15 @@ def _generate_category(works: list[Workload], cfg: GenConfig, dropped: dict[str,
             continue
         candidates.append((rec, expected))
     return _verify(candidates, seed, dropped, log)
+
+
+def _check_outputs_written(rec: Record) -> None:
+    """Every output must be an argument of some kernel launch: TVM sometimes schedules a graph
+    into fewer kernels than it has outputs, and such a CUDA program never computes the rest."""
+    passed = {arg for launch in rec.launches or [] for arg in launch.args}
+    missing = [name for name in rec.output_name if name not in passed]
+    if missing:
+        raise LoweringError(f"{rec.name}: no CUDA kernel writes output(s) {', '.join(missing)}")
 
 
 def _choose_tuned(rec: Record, tuned_codes: list[str], tuning: CpuTuning, expected: list, seed: int) -> None:

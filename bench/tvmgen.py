@@ -212,10 +212,11 @@ def _cuda(work: Workload) -> tuple[str, list[KernelLaunch], list[dict]]:
         raise LoweringError(f"{work.name}: expected one CUDA device module, got {len(devices)}")
     (device_target, device_mod), = devices.items()
     params = {gv.name_hint: [p.name for p in fn.params] for gv, fn in device_mod.functions.items()}
-    launches = _launches(host.script(), params, work.name)
+    host_script = host.script()
+    launches = _launches(host_script, params, work.name)
     device_mod = finalize_device()(device_mod)
     source = build_module.codegen_build(device_mod, device_target).inspect_source()
-    return source, launches, scratch
+    return source, launches, _as_allocated(scratch, host_script)
 
 
 def _pragma_unroll(mod):
@@ -273,6 +274,31 @@ def _global_intermediates(func) -> list[dict]:
     for buf in _root_allocs(func):
         if buf.scope() == "global":
             out.append({"name": buf.name, "dtype": str(buf.dtype), "shape": [int(s) for s in buf.shape]})
+    return out
+
+
+_HOST_ALLOC = re.compile(r"^\s*(?P<name>\w+) = T\.alloc_buffer\(\((?P<extents>[\d, ]+)\)(?:, \"(?P<dtype>\w+)\")?", re.M)
+
+
+def _as_allocated(scratch: list[dict], host_script: str) -> list[dict]:
+    """The scratch buffers as the lowered host function allocates them. TVM's pipeline
+    (StorageRewrite) may merge intermediates into one allocation and resize it, so the kernels
+    index past the scheduled buffer's shape: the allocation's (flat) size is what they need."""
+    allocated = {}
+    for m in _HOST_ALLOC.finditer(host_script):
+        size = 1
+        for extent in m["extents"].replace(" ", "").strip(",").split(","):
+            size *= int(extent)
+        allocated[m["name"]] = (size, m["dtype"])
+    out = []
+    for buf in scratch:
+        size, dtype = allocated.get(buf["name"], (None, None))
+        elements = 1
+        for extent in buf["shape"]:
+            elements *= extent
+        if size is not None and size > elements and (dtype is None or dtype == buf["dtype"]):
+            buf = {**buf, "shape": [size]}
+        out.append(buf)
     return out
 
 

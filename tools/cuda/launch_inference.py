@@ -65,8 +65,26 @@ class Unknown(Exception):
     """An expression or statement this reader does not evaluate."""
 
 
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]+)$", re.M)
+
+
 def tokenize(source: str) -> list[str]:
-    text = _PREPROCESSOR.sub("", _COMMENTS.sub(" ", source))
+    """C tokens, with object-like macros (`#define BLOCK 256`) expanded and other directives dropped."""
+    text = _COMMENTS.sub(" ", source)
+    macros = {m.group(1): _lex(m.group(2)) for m in _DEFINE.finditer(text)}
+    return _expand(_lex(_PREPROCESSOR.sub("", text)), macros)
+
+
+def _expand(tokens: list[str], macros: dict[str, list[str]], depth: int = 0) -> list[str]:
+    if depth > 8 or not macros:
+        return tokens
+    out: list[str] = []
+    for tok in tokens:
+        out += _expand(macros[tok], macros, depth + 1) if tok in macros else [tok]
+    return out
+
+
+def _lex(text: str) -> list[str]:
     tokens, pos = [], 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
@@ -692,7 +710,6 @@ def _infer(task: Task, module) -> Inference:
         raise InferenceError(f"dynamic shared memory ({', '.join(dynamic)}) of unknown size")
     source = task.source()
     kernels = [_bind(task, k, source) for k in module.kernels]
-    order, why_order = _order(kernels, {b.name for b in task.buffers if b.role in ("input", "inout")})
     sizes: dict[str, int | None] = {b.name: b.size for b in task.buffers}
     scratch: dict[str, str] = {}  # new scratch buffer -> dtype
     for k in kernels:
@@ -704,6 +721,7 @@ def _infer(task: Task, module) -> Inference:
     if unwritten:
         raise InferenceError(f"pointer parameters {unwritten} match no buffer of the task, and no kernel writes them "
                              "(so they are no intermediates either)")
+    order, why_order = _order(kernels, {b.name for b in task.buffers if b.role in ("input", "inout")})
     scalars = {s.name: s.value for s in task.scalars}
     launches, notes = [], []
     for k in order:

@@ -38,13 +38,14 @@ from .transforms import Context, Transform, launch_constants, specialize
 
 BLOCK_INDEX = {"bx", "blockIdx.x"}
 THREAD_INDEX = {"tx", "threadIdx.x"}
-OUTER_NAMES = {"threadIdx.y": "ty", "threadIdx.z": "tz"}  # threadIdx itself is declared inside the loop
+_THREAD_COORDS = re.compile(r"const uint3 threadIdx = make_uint3\(tx, (\w+), (\w+)\);")  # declared in the loop
 _LAUNCH = re.compile(r"constexpr dim3 gridDim\((\d+), (\d+), (\d+)\), blockDim\((\d+), (\d+), (\d+)\);")
 THREAD_LOOP = re.compile(r"(?P<ind>[ \t]*)(?P<simd>#pragma omp simd\n[ \t]*)?"
                       r"for \(unsigned int tx = (?P<lo>\w+); tx < (?P<hi>[\w.]+); \+\+tx\) \{")
 _INT_TYPES = r"(?:unsigned\s+|signed\s+)?(?:long\s+long|long|int)|unsigned|size_t|std::size_t|u?int(?:32|64)_t"
 _LOCAL = re.compile(rf"(?<![\w.])(?:const\s+)?(?P<type>{_INT_TYPES})\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<init>[^;{{}}]+);")
-_ANY_DECL = re.compile(r"(?<![\w.])(?:const\s+)?(?P<type>[A-Za-z_][\w:]*(?:\s*[*&])*)\s+(?P<name>[A-Za-z_]\w*)\s*"
+_ANY_DECL = re.compile(r"(?<![\w.])(?:const\s+)?(?P<type>(?:(?:unsigned|signed|long|short)\s+)*[A-Za-z_][\w:]*(?:\s*[*&])*)\s+"
+                       r"(?P<name>[A-Za-z_]\w*)\s*"
                        r"(?:=|;|\[|\(|\))")
 _SUBSCRIPT = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*)\s*\[")
 _ASSIGNED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)|(?:\+\+|--)\s*([A-Za-z_]\w*)")
@@ -148,6 +149,8 @@ class Scope:
     locals: dict = field(default_factory=dict)  # name -> Node (its initialiser, cast to its type) or UNKNOWN
     written: set = field(default_factory=set)  # names the body assigns: not invariant in the loop
     integral: set = field(default_factory=set)  # names the kernel declares with an integer type (and no other)
+    outer: dict = field(default_factory=dict)  # threadIdx.y/z -> the enclosing loops' variables
+    unsigned: set = field(default_factory=set)  # those of `integral` declared unsigned
 
     def symbol(self, name: str) -> str:
         """A name of the enclosing code, invariant in the loop, as it is spelled before the loop."""
@@ -155,7 +158,11 @@ class Scope:
             raise Refused(f"{name} is written in the loop")
         if name not in self.integral and name not in self.launch and not re.fullmatch(r"(blockIdx|threadIdx)\.[yz]", name):
             raise Refused(f"{name} is not known to be an integer")
-        return OUTER_NAMES.get(name, name)
+        if name.startswith("threadIdx."):
+            if name not in self.outer:
+                raise Refused(f"{name} has no name outside the loop")
+            return self.outer[name]
+        return name
 
     def varies(self, node: Node) -> bool:
         """Whether the value depends on threadIdx.x (a local the analysis cannot read may)."""
@@ -174,8 +181,8 @@ class Scope:
             known = self.locals.get(node.op)
             if isinstance(known, Node):
                 return self.nonneg(known)
-            return node.op in BLOCK_INDEX | THREAD_INDEX or node.op in self.launch or node.op in ("ty", "tz", "by", "bz") \
-                or node.op in OUTER_NAMES or re.fullmatch(r"blockIdx\.[yz]", node.op) is not None
+            return node.op in BLOCK_INDEX | THREAD_INDEX or node.op in self.launch or (node.op in self.unsigned and known is None) \
+                or re.fullmatch(r"(blockIdx|threadIdx)\.[yz]", node.op) is not None
         if node.kind == "cast":
             return self.nonneg(node.args[0])
         if node.kind == "bin" and node.op in ("+", "*", "/", "%", ">>", "<<", "&"):
@@ -329,13 +336,13 @@ def _kernel(code: str, k: C.KernelText) -> str | None:
         return None
     values = [int(v) for v in m.groups()]
     launch = {f"{n}.{d}": values[i * 3 + j] for i, n in enumerate(("gridDim", "blockDim")) for j, d in enumerate("xyz")}
-    integral = _integral_names(k, body)
+    integral, unsigned = _integral_names(k, body)
     out, pos, edits = [], 0, 0
     for loop in THREAD_LOOP.finditer(body):
         if loop.start() < pos or body[:loop.start()].rstrip().rsplit("\n", 1)[-1].lstrip().startswith("#pragma"):
             continue  # inside a rewritten loop, or under a pragma that needs the loop itself
         close = C.matching_brace(body, loop.end() - 1)
-        new = rewrite_loop(loop, body[loop.end():close], launch, integral)
+        new = rewrite_loop(loop, body[loop.end():close], launch, integral, unsigned)
         if new is None:
             continue
         out.append(body[pos:loop.start()] + new)
@@ -346,16 +353,19 @@ def _kernel(code: str, k: C.KernelText) -> str | None:
     return "".join(out)
 
 
-def _integral_names(k: C.KernelText, body: str) -> set[str]:
-    """Names the kernel declares (parameters, locals) with an integer type and with no other type."""
+def _integral_names(k: C.KernelText, body: str) -> tuple[set[str], set[str]]:
+    """Names the kernel declares (parameters, locals) with an integer type and with no other
+    type, and those of them always declared unsigned."""
     declared = [(m["name"], m["type"]) for m in _ANY_DECL.finditer(_blank_comments(body))]
     declared += [(C.param_name(p), p.rsplit(None, 1)[0] if " " in p.strip() else "") for p in C.split_params(k.params)]
     names = {name for name, _ in declared}
     other = {name for name, t in declared if not re.fullmatch(rf"(?:const\s+)?(?:{_INT_TYPES})", t.strip())}
-    return names - other
+    signed = {name for name, t in declared if not re.search(r"unsigned|size_t|uint", t)}
+    return names - other, names - other - signed
 
 
-def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int], integral: set[str] = frozenset()) -> str | None:
+def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int], integral: set[str] = frozenset(),
+                 unsigned: set[str] = frozenset()) -> str | None:
     """The runs version of one thread loop (`inner` is the text between its braces), or None."""
     clean = _blank_comments(inner)
     written = _written(clean)
@@ -363,7 +373,9 @@ def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int], integral: s
         return None  # the inner loop must end where the thread loop's iteration ends
     if re.search(r"(?m)^\s*(?!default\b)[A-Za-z_]\w*\s*:(?!:)", clean):
         return None  # a label: the body is emitted twice
-    scope = Scope(launch["blockDim.x"], launch, _locals(clean), written, set(integral))
+    coords = _THREAD_COORDS.search(clean)
+    outer = {"threadIdx.y": coords[1], "threadIdx.z": coords[2]} if coords else {}
+    scope = Scope(launch["blockDim.x"], launch, _locals(clean), written, set(integral), outer, set(unsigned))
     try:
         subscripts = _subscripts(clean, scope)
     except Refused:
