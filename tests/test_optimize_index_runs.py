@@ -44,7 +44,7 @@ def c_value(text: str, x: int, block: int, **values: int) -> int:
         if node.kind == "neg":
             return -ev(node.args[0])
         a, b = (ev(n) for n in node.args)
-        assert node.op not in "/%>>" or a >= 0  # C's quotient is the floor only then
+        assert node.op not in ("/", "%", ">>") or a >= 0  # C's quotient is the floor only then
         return {"+": a + b, "-": a - b, "*": a * b, "/": a // b if b else 0, "%": a % b if b else 0,
                 ">>": a >> b, "<<": a << b, "&": a & b}[node.op]
 
@@ -138,12 +138,19 @@ def test_conditions_on_floors_are_rewritten_with_their_type():
     assert kept is not None and "((threadIdx.x - 1u) % 8) < 4" in kept
 
 
+def test_other_thread_coordinates_are_read_from_the_enclosing_loops():
+    new = rewrite(f"const uint3 threadIdx = make_uint3(tx, ty_2, tz);\ny[{X}] = x[threadIdx.y * 7 + {X} % 118];")
+    assert new is not None and "7 * (long long)ty_2" in new
+    assert rewrite(f"y[{X}] = x[threadIdx.y * 7 + {X} % 118];") is None  # no name for threadIdx.y outside the loop
+
+
 @pytest.mark.parametrize("body", [
     f"y[{X}] = x[idx[{X}] % 118];",  # a subscript reading memory
     f"y[{X}] = x[acc + {X} % 118]; acc += 1;",  # a name written in the loop
     f"if (n > 3) break; y[{X}] = x[{X} % 118];",  # the thread loop's iteration does not end the run
     f"again: y[{X}] = x[{X} % 118];",
     f"y[{X}] = x[{X} + 1];",  # nothing divides
+    f"y[{X}] = cudacpu::shfl_down<float>(warp, 1, tx, 1, 32) + x[{X} % 118];",  # a warp exchange dominates
 ])
 def test_loops_outside_the_rules_are_left_alone(body):
     assert rewrite(body) is None
@@ -171,8 +178,8 @@ def test_tvm_style_kernels_run_as_runs_and_stay_correct():
     assert new is not None and new.count("tools.optimize: index runs") == 6  # 3 kernels, serial and parallel twins
     assert index_runs(ctx, faithful) is not None  # an unspecialised input is specialised first
     assert re.search(r"T_transpose_ptr\[idxrun_v\d \+ idxrun_i\] = x_ptr\[idxrun_v\d \+ idxrun_i\];", new)  # no division
-    assert "idxrun_n == 12" in new  # regular runs of 12 get a constant trip count
-    assert "(unsigned int)idxrun_i) / 2u)" in new  # the floor by 2 is computed inside the runs of 24
+    assert "idxrun_n == 12" in new  # full chunks of 12 get a constant trip count
+    assert "(unsigned int)idxrun_i) / 2u)" in new  # the floor by 2 is computed inside the chunks of 24
     sandbox = LocalSandbox()
     try:
         assert check(task, faithful, sandbox, seeds=[3], threads=[1]).correct  # the fixture itself is right

@@ -115,6 +115,7 @@ def test_perthread_stack_keeps_fill_and_loop_flags_and_is_correct(box):
     assert "cudaopt::Flag in_loop[128] = {};" in kernel
     assert "cudaopt::any_thread(in_loop, nthreads" in kernel
     assert 'if (nthreads > 128u) cudacpu::unsupported(' in kernel
+    assert "const std::size_t tid = (std::size_t(tz) * blockDim.y + ty) * blockDim.x + tx;" in kernel  # affine index
     report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
     assert report.correct, report.summary()
 

@@ -672,6 +672,7 @@ class _Kernel:
     params: dict[str, str]  # pointer parameter -> buffer name
     reads: set[str] = field(default_factory=set)
     writes: set[str] = field(default_factory=set)
+    inputs: set[str] = field(default_factory=set)  # the task's input buffers it takes
 
 
 @dataclass
@@ -684,6 +685,7 @@ class _Config:
     problems: list[str] = field(default_factory=list)
     covered: int = 0
     complete: bool = False  # every element of every task buffer the kernel stores to is written
+    reads_all: bool = False  # every element of the task's inputs it loads from is read
     extents: dict[str, int] = field(default_factory=dict)  # buffer -> highest element accessed + 1
 
 
@@ -791,7 +793,7 @@ def _bind(task, info, source: str) -> _Kernel:
     body = read_kernel(source, info.name)
     if body is None:
         raise InferenceError(f"the body of kernel {info.name} is not in the source")
-    k = _Kernel(info, body, args, params)
+    k = _Kernel(info, body, args, params, inputs={b.name for b in task.buffers if b.role in ("input", "inout")})
     for acc in body.accesses:
         if acc.base in params:
             (k.writes if acc.write else k.reads).add(params[acc.base])
@@ -875,8 +877,9 @@ def _configure(k: _Kernel, sizes: dict[str, int | None], scalars: dict) -> _Conf
 
 def _score(cfg: _Config) -> tuple:
     """Writing every element of the outputs matters most (a launch that leaves holes is wrong),
-    then staying in bounds (fewer accesses out of bounds), then writing more."""
-    return (cfg.complete, cfg.in_bounds, -len(cfg.problems), cfg.covered)
+    then staying in bounds (fewer accesses out of bounds), then reading all of the inputs (a
+    kernel that writes one partial result per block must see every element), then writing more."""
+    return (cfg.complete, cfg.in_bounds, -len(cfg.problems), cfg.reads_all, cfg.covered)
 
 
 def _launch_bound(k: _Kernel) -> int | None:
@@ -1143,6 +1146,7 @@ def _solve_grid(k: _Kernel, d: str, block, stores, sizes, constants, strict: boo
 def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
     """Every access in bounds (buffers, shared and local arrays), and what the stores cover."""
     covered: dict[str, np.ndarray] = {}
+    read: dict[str, np.ndarray] = {}
     for acc in k.body.accesses:
         name = k.params.get(acc.base)
         size = sizes.get(name) if name else k.body.arrays.get(acc.base)
@@ -1162,8 +1166,8 @@ def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
                     continue
                 if (low < 0 or high >= size) and outside is None:
                     outside = f"{acc.base}[{low}..{high}] outside its {size} elements"
-                if name and acc.write:
-                    marks = covered.setdefault(name, np.zeros(size, dtype=bool))
+                if name and (acc.write or name in k.inputs):
+                    marks = (covered if acc.write else read).setdefault(name, np.zeros(size, dtype=bool))
                     for lane in range(acc.width):
                         lanes = hit + lane
                         marks[lanes[(lanes >= 0) & (lanes < size)]] = True
@@ -1174,3 +1178,4 @@ def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
             cfg.in_bounds = False
     cfg.covered = int(sum(int(m.sum()) for m in covered.values()))
     cfg.complete = bool(covered) and all(m.all() for m in covered.values())
+    cfg.reads_all = all(m.all() for m in read.values())

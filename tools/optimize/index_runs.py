@@ -373,6 +373,8 @@ def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int], integral: s
         return None  # the inner loop must end where the thread loop's iteration ends
     if re.search(r"(?m)^\s*(?!default\b)[A-Za-z_]\w*\s*:(?!:)", clean):
         return None  # a label: the body is emitted twice
+    if "cudacpu::" in clean:
+        return None  # warp exchanges, atomics: the runtime's calls dominate such a loop, not its subscripts
     coords = _THREAD_COORDS.search(clean)
     outer = {"threadIdx.y": coords[1], "threadIdx.z": coords[2]} if coords else {}
     scope = Scope(launch["blockDim.x"], launch, _locals(clean), written, set(integral), outer, set(unsigned))

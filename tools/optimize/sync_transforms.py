@@ -14,7 +14,8 @@ lane_arrays: the lowering's `cudacpu::WarpExchange` (16-byte slots, round stamps
     write reads T{}, as the stamps encode); block counts (__syncthreads_count/_and/_or) and
     ballots are computed once per block or warp instead of once per thread.
 perthread_stack: per-thread copies (values live across a barrier) as stack arrays sized by the
-    task's largest block, bools as bytes: no aliasing with the kernel's pointers, vectorizable.
+    task's largest block, bools as bytes, indexed by a 64-bit thread id: no aliasing with the
+    kernel's pointers, affine accesses, vectorizable thread loops.
 """
 
 from __future__ import annotations
@@ -592,6 +593,7 @@ def perthread_stack(ctx: Context, code: str) -> str | None:
         uses_ok = all(_only_indexed(new, m[2]) for m in decls)
         if not uses_ok:
             continue
+        new = _WIDE_TID.sub(r"const std::size_t \1 = (std::size_t(\2) * blockDim.y + \3) * blockDim.x + \4;", new)
         check = f'if (nthreads > {block}u) cudacpu::unsupported("{k.name}: optimized for blocks of at most {block} threads");'
         new = new.replace(head, f"{head}\n    {check}", 1)
         code = code[:k.body_open + 1] + new + code[k.end - 1:]
@@ -612,6 +614,9 @@ def _only_indexed(body: str, name: str) -> bool:
     return True
 
 
+# The thread's linear id as a 64-bit index: g++ then sees the per-thread arrays' accesses as affine
+# (an unsigned 32-bit sum may wrap) and vectorizes the thread loops over them.
+_WIDE_TID = re.compile(r"const unsigned int (tid\w*) = \((tz\w*) \* blockDim\.y \+ (ty\w*)\) \* blockDim\.x \+ (tx\w*);")
 _PERTHREAD_DECL = re.compile(r"cudacpu::PerThread<([^;]*)> (\w+)\(nthreads\);")
 
 
