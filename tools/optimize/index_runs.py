@@ -449,7 +449,7 @@ def _operands(body: str, scope: Scope, subscripts: list[Subscript]) -> list[Subs
         start = m.end()
         if start <= skip_to or any(a <= start <= b for a, b in taken):
             continue
-        if re.search(r"[\w\]]\s*$", body[:m.start()]):
+        if re.search(r"[\w\]]\s*$", body[max(0, m.start() - 80):m.start()]):
             continue  # a call's arguments or a statement's condition: only what is inside may be rewritten
         try:
             end = _closing_bracket(body, start, "()")
