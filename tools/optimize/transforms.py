@@ -598,11 +598,10 @@ def _serial_twin(body: str) -> str | None:
     if end is None:
         return None
     nest, ind = body[m.end():end], m["ind"]
-    twin = "\n".join("    " + line if line.strip() else line for line in nest.split("\n"))
+    indented = "\n".join("    " + line if line.strip() else line for line in nest.split("\n"))
     pragma = body[m.start():m.end()]
     text = (f"{ind}if ({_TOTAL_THREADS} < {SMALL_GRID_THREADS}ull) {{  // tools.optimize: small launches on the calling thread\n"
-            f"{twin}\n{ind}}} else {{\n"
-            f"    {pragma}" + "\n".join("    " + line if line.strip() else line for line in nest.split("\n")) + f"\n{ind}}}")
+            f"{indented}\n{ind}}} else {{\n    {pragma}{indented}\n{ind}}}")
     return body[:m.start()] + text + body[end:]
 
 
