@@ -123,6 +123,34 @@ def thread_loop_bodies(body: str) -> list[tuple[int, int]]:
     return spans
 
 
+def statement_end(text: str) -> int | None:
+    """Index of the `;` ending the simple statement text starts with; None when a brace comes
+    first (a compound statement) or no statement ends."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch in "{}":
+            return None
+        elif ch == ";" and depth == 0:
+            return i
+    return None
+
+
+def with_body(code: str, k: KernelText, body: str) -> str:
+    """The translation unit with kernel k's body (the text between its braces) replaced."""
+    return code[:k.body_open + 1] + body + code[k.end - 1:]
+
+
+def with_support(code: str, support: str) -> str | None:
+    """`support` (definitions that rewritten kernels use) placed before the first lowered
+    kernel; None when the code has none."""
+    first = code.find("// CUDA kernel")
+    return code[:first] + support + "\n" + code[first:] if first >= 0 else None
+
+
 def strip_comments(text: str) -> str:
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)

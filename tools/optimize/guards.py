@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
+
+from .code import matching_brace, statement_end
 
 _TOKEN = re.compile(r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*)(?![\w.])|(?P<id>[A-Za-z_]\w*(?:\.[xyz])?)"
                     r"|(?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>()!~&|^?:,\[\]]))")
@@ -246,26 +249,26 @@ def admitted_bounds(guard: str, env: dict, *, admits_when_true: bool) -> list[Bo
     parts = conjuncts(node, "&&" if admits_when_true else "||")
     bounds: list[Bound] = []
     for part in parts:
-        bounds += _comparison_bounds(part, guard_text(part), env, admits_when_true)
+        bounds += _comparison_bounds(part, env, admits_when_true)
     return bounds
 
 
-def guard_text(node: Node) -> str:
-    """C++ text of a parsed expression (fully parenthesised)."""
+def guard_text(node: Node, name: Callable[[str], str] = lambda n: n) -> str:
+    """C++ text of a parsed expression (fully parenthesised); `name` spells its identifiers."""
     if node.kind == "num":
         return str(node.value) + ("u" if node.unsigned else "")
     if node.kind == "id":
-        return node.op
+        return name(node.op)
     if node.kind == "cast":
-        return f"(({node.op}){guard_text(node.args[0])})"
+        return f"(({node.op}){guard_text(node.args[0], name)})"
     if node.kind == "neg":
-        return f"(-{guard_text(node.args[0])})"
+        return f"(-{guard_text(node.args[0], name)})"
     if node.kind == "opaque":
-        return f"({node.op}{guard_text(node.args[0])})"
-    return f"({guard_text(node.args[0])} {node.op} {guard_text(node.args[1])})"
+        return f"({node.op}{guard_text(node.args[0], name)})"
+    return f"({guard_text(node.args[0], name)} {node.op} {guard_text(node.args[1], name)})"
 
 
-def _comparison_bounds(part: Node, text: str, env: dict, admits_when_true: bool) -> list[Bound]:
+def _comparison_bounds(part: Node, env: dict, admits_when_true: bool) -> list[Bound]:
     if part.kind != "bin" or part.op not in ("<", "<=", ">", ">=", "=="):
         raise Unproven("a guard term that is not a comparison")
     left, right = (shape(x, env) for x in part.args)
@@ -280,17 +283,13 @@ def _comparison_bounds(part: Node, text: str, env: dict, admits_when_true: bool)
         if op == "==":
             raise Unproven("`==` as an exclusion")
         op = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
-    if d >= 0:  # L - R non-decreasing: `<` holds on a prefix, `>` on a suffix
-        lower, upper = f"!({l_text} < {r_text})", f"({l_text} > {r_text})"
-        table = {"<": [("hi", f"!({l_text} < {r_text})")], "<=": [("hi", f"!({l_text} <= {r_text})")],
-                 ">": [("lo", f"({l_text} > {r_text})")], ">=": [("lo", f"({l_text} >= {r_text})")],
-                 "==": [("lo", lower), ("hi", upper)]}
-    else:  # L - R non-increasing: the other way round
-        lower, upper = f"!({l_text} > {r_text})", f"({l_text} < {r_text})"
-        table = {"<": [("lo", f"({l_text} < {r_text})")], "<=": [("lo", f"({l_text} <= {r_text})")],
-                 ">": [("hi", f"!({l_text} > {r_text})")], ">=": [("hi", f"!({l_text} >= {r_text})")],
-                 "==": [("lo", lower), ("hi", upper)]}
-    return [Bound(side, pred) for side, pred in table[op]]
+    if op == "==":  # an interval: from where L stops being below R to where it gets above
+        below, above = ("<", ">") if d >= 0 else (">", "<")
+        return [Bound("lo", f"!({l_text} {below} {r_text})"), Bound("hi", f"({l_text} {above} {r_text})")]
+    cond = f"({l_text} {op} {r_text})"
+    # L - R non-decreasing (d >= 0): `<` holds on a prefix, `>` on a suffix; the other way round otherwise
+    holds_on_prefix = (op in ("<", "<=")) == (d >= 0)
+    return [Bound("hi", f"!{cond}")] if holds_on_prefix else [Bound("lo", cond)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -320,7 +319,7 @@ def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
     decls: list[tuple[str, str | None, str]] = []  # (statement, local name, its init when integral)
     env: dict = {"threadIdx.x": X_SHAPE, "tx": X_SHAPE, **params}
     while text and not text.startswith("if"):
-        end = _simple_statement_end(text)
+        end = statement_end(text)
         if end is None:
             return None
         stmt, text = text[:end + 1].strip(), text[end + 1:].strip()
@@ -366,20 +365,6 @@ def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
     return Region(lines, body)
 
 
-def _simple_statement_end(text: str) -> int | None:
-    depth = 0
-    for i, ch in enumerate(text):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch in "{}":
-            return None
-        elif ch == ";" and depth == 0:
-            return i
-    return None
-
-
 def _has_effects(expr: str) -> bool:
     """Calls, assignments and increments (reads and arithmetic are fine)."""
     return bool(re.search(r"[A-Za-z_]\w*\s*\(|(?<![=!<>])=(?!=)|\+\+|--", expr))
@@ -398,12 +383,10 @@ def _if_statement(text: str) -> tuple[str | None, str, str]:
         return None, "", ""
     cond, rest = text[m.end():i - 1], text[i:].strip()
     if rest.startswith("{"):
-        from .code import matching_brace
-
         close = matching_brace(rest, 0)
         then, after = rest[:close + 1], rest[close + 1:]
     else:
-        end = _simple_statement_end(rest)
+        end = statement_end(rest)
         if end is None:
             return None, "", ""
         then, after = rest[:end + 1], rest[end + 1:]

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import code as C
-from .guards import UNKNOWN, Node, Unproven, parse
+from .guards import UNKNOWN, Node, Unproven, guard_text, parse
 from .transforms import Context, Transform, launch_constants, specialize
 
 BLOCK_INDEX = {"bx", "blockIdx.x"}
@@ -191,22 +191,15 @@ class Scope:
 
     def text(self, node: Node) -> str:
         """C++ text of a loop-invariant value, readable before the thread loop (locals inlined)."""
-        if node.kind == "num":
-            return str(node.value) + ("u" if node.unsigned else "")
-        if node.kind == "id":
-            known = self.locals.get(node.op)
-            if isinstance(known, Node):
-                return self.text(known)
-            if known is UNKNOWN:
-                raise Refused(f"{node.op} is a local the analysis cannot read")
-            return self.symbol(node.op)
-        if node.kind == "cast":
-            return f"(({node.op}){self.text(node.args[0])})"
-        if node.kind == "neg":
-            return f"(-{self.text(node.args[0])})"
-        if node.kind == "opaque":
-            return f"({node.op}{self.text(node.args[0])})"
-        return f"({self.text(node.args[0])} {node.op} {self.text(node.args[1])})"
+        return guard_text(node, self._spelled)
+
+    def _spelled(self, name: str) -> str:
+        known = self.locals.get(name)
+        if isinstance(known, Node):
+            return self.text(known)
+        if known is UNKNOWN:
+            raise Refused(f"{name} is a local the analysis cannot read")
+        return self.symbol(name)
 
 
 def normalise(node: Node, scope: Scope) -> Form:
@@ -320,7 +313,7 @@ def index_runs(ctx: Context, code: str) -> str | None:
     for k in reversed(C.kernels(code)):
         new = _kernel(code, k)
         if new is not None:
-            code = code[:k.body_open + 1] + new + code[k.end - 1:]
+            code = C.with_body(code, k, new)
             changed = True
     return code if changed else None
 

@@ -330,12 +330,11 @@ def lane_arrays(ctx: Context, code: str) -> str | None:
         for start, end, text in sorted(edits, reverse=True):
             body = body[:start] + text + body[end:]
         body = _hoist_block_counts(body)
-        code = code[:k.body_open + 1] + body + code[k.end - 1:]
+        code = C.with_body(code, k, body)
         changed = True
     if not changed:
         return None
-    first = code.find("// CUDA kernel")
-    return code[:first] + LANES_HEADER + "\n" + code[first:] if first >= 0 else None
+    return C.with_support(code, LANES_HEADER)
 
 
 # ---------------------------------------------------------------------------------------
@@ -519,12 +518,11 @@ def warp_rounds(ctx: Context, code: str) -> str | None:
             continue
         for text, start, end in sorted(found, key=lambda f: f[1], reverse=True):
             body = body[:start] + text + body[end:]
-        code = code[:k.body_open + 1] + body + code[k.end - 1:]
+        code = C.with_body(code, k, body)
         changed = True
     if not changed:
         return None
-    first = code.find("// CUDA kernel")
-    return code[:first] + WARP_LANES_HEADER + "\n" + code[first:] if first >= 0 else None
+    return C.with_support(code, WARP_LANES_HEADER)
 
 
 # ---------------------------------------------------------------------------------------
@@ -596,12 +594,11 @@ def perthread_stack(ctx: Context, code: str) -> str | None:
         new = _WIDE_TID.sub(r"const std::size_t \1 = (std::size_t(\2) * blockDim.y + \3) * blockDim.x + \4;", new)
         check = f'if (nthreads > {block}u) cudacpu::unsupported("{k.name}: optimized for blocks of at most {block} threads");'
         new = new.replace(head, f"{head}\n    {check}", 1)
-        code = code[:k.body_open + 1] + new + code[k.end - 1:]
+        code = C.with_body(code, k, new)
         changed = True
     if not changed:
         return None
-    first = code.find("// CUDA kernel")
-    return code[:first] + PERTHREAD_HEADER + "\n" + code[first:] if first >= 0 else None
+    return C.with_support(code, PERTHREAD_HEADER)
 
 
 def _only_indexed(body: str, name: str) -> bool:
@@ -725,12 +722,11 @@ def shared_atomics_plain(ctx: Context, code: str) -> str | None:
             continue
         for start, end, text in reversed(edits):
             body = body[:start] + text + body[end:]
-        code = code[:k.body_open + 1] + body + code[k.end - 1:]
+        code = C.with_body(code, k, body)
         changed = True
     if not changed:
         return None
-    first = code.find("// CUDA kernel")
-    return code[:first] + PLAIN_ATOMICS_HEADER + "\n" + code[first:] if first >= 0 else None
+    return C.with_support(code, PLAIN_ATOMICS_HEADER)
 
 
 def sync_together(ctx: Context, code: str) -> str | None:

@@ -87,21 +87,13 @@ class _StrideLoop:
 
 def _split_statements(text: str) -> list[str] | None:
     """Top-level statements of a block's text; None when a statement is compound (has braces)."""
-    out, cur, depth = [], [], 0
-    for ch in text:
-        cur.append(ch)
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch in "{}":
+    out, text = [], text.strip()
+    while text:
+        end = C.statement_end(text)
+        if end is None:
             return None
-        elif ch == ";" and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-    rest = "".join(cur).strip()
-    if rest:
-        return None
+        out.append(text[:end + 1].strip())
+        text = text[end + 1:].strip()
     return out
 
 
@@ -127,25 +119,11 @@ def _parse_stride_loop(text: str, aliases: dict[str, str], strides: dict[str, st
         loop, after = inner
         body = rest[:len(rest) - len(after)]
     else:
-        semi = _statement_end(rest)
+        semi = C.statement_end(rest)
         if semi is None:
             return None
         body, after = rest[:semi + 1], rest[semi + 1:]
     return _StrideLoop(m["type"], m["var"], m["bound"].strip(), dim, body), after
-
-
-def _statement_end(text: str) -> int | None:
-    depth = 0
-    for i, ch in enumerate(text):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch in "{}":
-            return None
-        elif ch == ";" and depth == 0:
-            return i
-    return None
 
 
 def _flatten_loops(text: str, aliases, strides) -> tuple[list[_StrideLoop], str] | None:
@@ -311,7 +289,7 @@ def threads_parallel(ctx: Context, code: str) -> str | None:
             continue
         new = body.replace("#pragma omp parallel for collapse(3) schedule(static)", "// blocks in order: too few to share", 1)
         new = new.replace("#pragma omp simd", "#pragma omp parallel for simd schedule(static)", 1)
-        code = code[:k.body_open + 1] + new + code[k.end - 1:]
+        code = C.with_body(code, k, new)
         changed = True
     return code if changed else None
 
@@ -349,12 +327,11 @@ def dense_exchange(ctx: Context, code: str) -> str | None:
             new = new.replace(f"cudacpu::WarpExchange {name}(", f"cudaopt::DenseExchange {name}(", 1)
         if new != body:
             new = _simd_put_loops(new)
-            code = code[:k.body_open + 1] + new + code[k.end - 1:]
+            code = C.with_body(code, k, new)
             changed = True
     if not changed:
         return None
-    first = code.find("// CUDA kernel")
-    return code[:first] + DENSE_EXCHANGE + "\n" + code[first:] if first >= 0 else None
+    return C.with_support(code, DENSE_EXCHANGE)
 
 
 def _dense_ok(body: str, name: str) -> bool:
@@ -459,14 +436,13 @@ def guarded_thread_range(ctx: Context, code: str) -> str | None:
             pos, edits = close + 1, edits + 1
         if edits:
             new.append(body[pos:])
-            code = code[:k.body_open + 1] + "".join(new) + code[k.end - 1:]
+            code = C.with_body(code, k, "".join(new))
             changed = True
     if not changed:
         return None
     if "CUDAOPT_GUARD_RANGE" in code:
         return code
-    first = code.find("// CUDA kernel")
-    return code[:first] + GUARD_RANGE + "\n" + code[first:] if first >= 0 else None
+    return C.with_support(code, GUARD_RANGE)
 
 
 # ---------------------------------------------------------------------------------------
@@ -509,7 +485,7 @@ def simd_on_y(ctx: Context, code: str) -> str | None:
         body = k.body(code)
         new = _SIMD_TX.sub(lambda m: m["ind"][:-4] + "#pragma omp simd\n" + m["ty"], body)
         if new != body:
-            code = code[:k.body_open + 1] + new + code[k.end - 1:]
+            code = C.with_body(code, k, new)
             changed = True
     return code if changed else None
 
@@ -555,10 +531,7 @@ def inline_minmax(ctx: Context, code: str) -> str | None:
     kernels = C.kernels(code)
     if not any(re.search(r"(?<![\w.:])(min|max|fminf|fmaxf)\s*\(", C.strip_comments(k.body(code))) for k in kernels):
         return None
-    first = code.find("// CUDA kernel")
-    if first < 0 or "tools.optimize: min/max" in code:
-        return None
-    return code[:first] + INLINE_MINMAX + "\n" + code[first:]
+    return None if "tools.optimize: min/max" in code else C.with_support(code, INLINE_MINMAX)
 
 
 SMALL_GRID_THREADS = 1 << 15  # below this many CUDA threads, waking a team costs more than it saves
@@ -585,7 +558,7 @@ def serial_small_grids(ctx: Context, code: str) -> str | None:
             new = _PARALLEL_REGION.sub(lambda m: f"{m[0][:-1]} if({_TOTAL_THREADS} >= {SMALL_GRID_THREADS}ull)"
                                        f"  // tools.optimize: small launches on the calling thread\n", body, count=1)
         if new != body:
-            code = code[:k.body_open + 1] + new + code[k.end - 1:]
+            code = C.with_body(code, k, new)
             changed = True
     return code if changed else None
 
@@ -625,7 +598,7 @@ def _for_statement_end(text: str, pos: int) -> int | None:
         return C.matching_brace(text, j) + 1
     if stripped.startswith("for"):
         return _for_statement_end(text, j)
-    end = _statement_end(text[j:])
+    end = C.statement_end(text[j:])
     return None if end is None else j + end + 1
 
 
