@@ -10,17 +10,10 @@ import re
 import pytest
 from rich.console import Console
 
-try:
-    import tvm  # noqa: F401
+from tvm_support import announce, needs_tvm
 
-    TVM_MISSING = None
-except ImportError as exc:  # pragma: no cover - depends on the machine
-    TVM_MISSING = f"apache-tvm is not importable ({exc}); install apache-tvm>=0.27,<0.28"
-
-pytestmark = pytest.mark.skipif(TVM_MISSING is not None, reason=TVM_MISSING or "")
-
-if TVM_MISSING:
-    print(f"test_bench_generate skipped: {TVM_MISSING}")
+pytestmark = needs_tvm
+announce("test_bench_generate")
 
 
 def _generate(out, seed=7):

@@ -13,17 +13,9 @@ from rich.console import Console
 
 from bench.csource import make_self_contained
 
-try:
-    import tvm  # noqa: F401
+from tvm_support import TVM_MISSING, announce, needs_tvm
 
-    TVM_MISSING = None
-except ImportError as exc:  # pragma: no cover - depends on the machine
-    TVM_MISSING = f"apache-tvm is not importable ({exc}); install apache-tvm>=0.27,<0.28"
-
-needs_tvm = pytest.mark.skipif(TVM_MISSING is not None, reason=TVM_MISSING or "")
-
-if TVM_MISSING:
-    print(f"test_bench_tune: TVM tests skipped: {TVM_MISSING}")
+announce("test_bench_tune")
 
 TRIALS = 4
 

@@ -10,9 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from sandboxes import LocalSandbox
 from tools.cuda import lower_task
 from tools.spec import load_task
 from tools.verify import check
@@ -150,12 +147,6 @@ def _task(tmp_path: Path, name: str, cuda: str, ref: str, buffers: list[dict], l
            "tolerance": {"rtol": 1e-4, "atol": 1e-5}}
     (tmp_path / f"{name}.json").write_text(json.dumps(raw))
     return load_task(tmp_path / f"{name}.json")
-
-
-@pytest.fixture(scope="module")
-def box():
-    with LocalSandbox() as sb:
-        yield sb
 
 
 def _assert_correct(task, box) -> None:

@@ -111,12 +111,6 @@ def _diff(before: str, after: str, limit: int = 60) -> str:
     return "\n".join(lines[:limit])
 
 
-@pytest.fixture(scope="module")
-def box():
-    with LocalSandbox() as sandbox:
-        yield sandbox
-
-
 _CACHE: dict[str, Fixture] = {}
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes import LocalSandbox
 from tools.cuda import lower_task
 from tools.optimize import code as C
 from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, param_shapes
@@ -72,12 +71,6 @@ def test_region_with_effects_before_its_guard_is_left_alone():
 def test_param_types_decide_signedness():
     shapes = param_shapes(["float* __restrict__ y", "int n", "unsigned int m", "const size_t len"])
     assert shapes == {"n": Shape(0, True, False), "m": Shape(0, False, True), "len": Shape(0, False, True)}
-
-
-@pytest.fixture(scope="module")
-def box():
-    with LocalSandbox() as sandbox:
-        yield sandbox
 
 
 def test_specialized_tvm_style_kernels_lose_their_guards_and_stay_correct(box):

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes import LocalSandbox
 from tools.cuda import lower_task
 from tools.optimize import TRANSFORMS, Budget, Transform, optimize, search
 from tools.optimize import code as C
@@ -26,12 +25,6 @@ def _task(where: str, name: str):
 
 def _transform(name: str) -> Transform:
     return next(t for t in TRANSFORMS if t.name == name)
-
-
-@pytest.fixture(scope="module")
-def box():
-    with LocalSandbox() as sandbox:
-        yield sandbox
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes import LocalSandbox
 from tools.cuda import lower_task
 from tools.optimize import code as C
 from tools.optimize.sync_transforms import SYNC_TRANSFORMS, lane_arrays, perthread_stack, shared_atomics_plain, warp_rounds
@@ -24,12 +23,6 @@ SEEDS = [1234, 1235]  # not the tasks' own seeds
 def _lowered(name: str):
     task = load_task(KERNELS / name / "task.json")
     return task, lower_task(task)
-
-
-@pytest.fixture(scope="module")
-def box():
-    with LocalSandbox() as sandbox:
-        yield sandbox
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from sandboxes import LocalSandbox
 from tools.spec import load_task
 from tools.verify import check
 
@@ -23,12 +22,6 @@ extern "C" void vadd(float* a, float* b, float* c, int32_t n) {
 
 def vadd(body: str) -> str:
     return '#include <cstdint>\n#include <cmath>\nextern "C" void vadd(float* a, float* b, float* c, int32_t n) {\n' + body + "\n}\n"
-
-
-@pytest.fixture(scope="module")
-def box():
-    with LocalSandbox() as sb:
-        yield sb
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli import app
-from sandboxes import LocalSandbox
 from tools.result import KernelResult
 from tools.spec import load_task
 from tools.verify import check, profile
@@ -37,12 +36,6 @@ extern "C" void vadd(float* a, float* b, float* c, int32_t n) {
   }
 }
 """
-
-
-@pytest.fixture(scope="module")
-def box():
-    with LocalSandbox() as sb:
-        yield sb
 
 
 @pytest.fixture(scope="module")
