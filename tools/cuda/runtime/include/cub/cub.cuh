@@ -124,25 +124,26 @@ struct DeviceReduce {
     // The first position of the extreme value; an empty input gives {1, lowest/max} as CUB.
     template <class In, class Out>
     CUDA_CPU_CUB_ENTRY static cudaError_t ArgMax(void* temp, size_t& bytes, In in, Out out, int n, cudaStream_t = 0) {
-        if (detail::size_query(temp, bytes)) return cudaSuccess;
         using T = detail::value_of<In>;
-        if (n <= 0) {
-            *out = {1, std::numeric_limits<T>::lowest()};
-            return cudaSuccess;
-        }
-        int best = static_cast<int>(std::max_element(in, in + n) - in);
-        *out = {best, in[best]};
-        return cudaSuccess;
+        return ArgExtreme(temp, bytes, in, out, n, std::numeric_limits<T>::lowest(),
+                          [](In first, In last) { return std::max_element(first, last); });
     }
     template <class In, class Out>
     CUDA_CPU_CUB_ENTRY static cudaError_t ArgMin(void* temp, size_t& bytes, In in, Out out, int n, cudaStream_t = 0) {
-        if (detail::size_query(temp, bytes)) return cudaSuccess;
         using T = detail::value_of<In>;
+        return ArgExtreme(temp, bytes, in, out, n, std::numeric_limits<T>::max(),
+                          [](In first, In last) { return std::min_element(first, last); });
+    }
+
+  private:
+    template <class In, class Out, class T, class Find>
+    static cudaError_t ArgExtreme(void* temp, size_t& bytes, In in, Out out, int n, T empty, Find find) {
+        if (detail::size_query(temp, bytes)) return cudaSuccess;
         if (n <= 0) {
-            *out = {1, std::numeric_limits<T>::max()};
+            *out = {1, empty};
             return cudaSuccess;
         }
-        int best = static_cast<int>(std::min_element(in, in + n) - in);
+        int best = static_cast<int>(find(in, in + n) - in);
         *out = {best, in[best]};
         return cudaSuccess;
     }
