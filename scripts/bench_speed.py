@@ -49,11 +49,13 @@ def corpus_tasks(only_sync: bool, limit: int | None, names: list[str] | None = N
     return tasks[:limit] if limit else tasks
 
 
-def hte_tasks(per_category: int, workdir: Path) -> list:
-    """The shipped HPCTransEval set: per_category tasks of each category, spread over its operators."""
+def hte_tasks(per_category: int | None, workdir: Path, names: list[str] | None = None) -> list:
+    """The shipped HPCTransEval set: per_category tasks of each category spread over its operators
+    (every task when None), or the tasks named."""
     from bench.evaluate import resolve
 
-    return [("hpctranseval", t.task.category, t.task) for t in resolve(ROOT / "bench" / "data", workdir, per_category=per_category)]
+    found = resolve(ROOT / "bench" / "data", workdir, per_category=None if names else per_category)
+    return [("hpctranseval", t.task.category, t.task) for t in found if not names or t.task.name in names]
 
 
 def measure(task, sandbox, threads_all: int, budget: Budget, timing_s: float) -> dict:
@@ -115,8 +117,8 @@ def main() -> int:
     ap.add_argument("--hte", action="store_true", help="the shipped HPCTransEval set bench/data")
     ap.add_argument("--only-sync", action="store_true", help="corpus: only kernels with barriers or warp intrinsics")
     ap.add_argument("--limit", type=int, default=None, help="corpus: at most N kernels")
-    ap.add_argument("--names", nargs="*", default=None, help="corpus: only these kernels")
-    ap.add_argument("--per-category", type=int, default=3, help="HPCTransEval: N tasks of each category, spread over its operators")
+    ap.add_argument("--names", nargs="*", default=None, help="only these kernels or tasks (by name)")
+    ap.add_argument("--per-category", type=int, default=3, help="HPCTransEval: N tasks of each category, spread over its operators (0: all)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="'all threads' (default: all cores)")
     ap.add_argument("--timing-s", type=float, default=0.3, help="measured time per version and thread count")
     ap.add_argument("--max-variants", type=int, default=6)
@@ -135,7 +137,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-speed-") as tmp:
         tasks = (corpus_tasks(args.only_sync, args.limit, args.names) if args.corpus else []) + \
-                (hte_tasks(args.per_category, Path(tmp)) if args.hte else [])
+                (hte_tasks(args.per_category or None, Path(tmp), args.names) if args.hte else [])
         with open_sandbox("local") as box:
             for bench, category, task in tasks:
                 row = {"set": bench, "category": category, **measure(task, box, args.threads, budget, args.timing_s)}

@@ -11,7 +11,10 @@ import pytest
 
 from tools.cuda import lower_task
 from tools.optimize import code as C
-from tools.optimize.sync_transforms import SYNC_TRANSFORMS, lane_arrays, perthread_stack, shared_atomics_plain, warp_rounds
+from tools.optimize.direct_shuffles import direct_shuffles
+from tools.optimize.sync_transforms import (
+    SYNC_TRANSFORMS, lane_arrays, perthread_stack, shared_atomics_plain, sync_together, warp_rounds,
+)
 from tools.optimize.transforms import TRANSFORMS, Context
 from tools.spec import load_task
 from tools.verify import check
@@ -142,3 +145,49 @@ def test_shared_atomics_plain_refuses_atomics_in_a_simd_thread_loop():
            "                            for (int i = blockIdx.x"
     assert loop in faithful
     assert shared_atomics_plain(Context(task), faithful.replace(loop, "#pragma omp simd\n" + loop)) is None
+
+
+@pytest.fixture(scope="module")
+def two_stage():
+    """row_rms_two_stage with lane arrays and stack copies: the shape direct_shuffles reads."""
+    task, faithful = _lowered("row_rms_two_stage")
+    return task, perthread_stack(Context(task), lane_arrays(Context(task), faithful))
+
+
+def test_direct_shuffles_read_the_senders_copies_and_stay_correct(two_stage, box):
+    task, code = two_stage
+    new = direct_shuffles(Context(task), code)
+    assert new is not None
+    kernel = C.kernel_named(new, "row_rms_kernel").text(new)
+    assert "cudaopt::shfl" not in kernel and "cudaopt::Lanes" not in kernel and ".put(tid" not in kernel
+    assert "cudaopt::Id<float[1]> lane_sum[160] = {};" in kernel  # 32 zero lanes past the largest block
+    assert "t0[tid][0] = static_cast<float>(((tid % 32u) + 16u < 32u ? lane_sum[tid + 16][0] : lane_sum[tid][0]));" in kernel
+    assert "warp_sum[tid][0] = static_cast<float>(warp_sum[tid - tid % 32u + 0][0]);" in kernel  # lane 0 broadcast
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+    together = sync_together(Context(task), _lowered("row_rms_two_stage")[1])
+    assert "cudaopt::shfl" not in C.kernel_named(together, "row_rms_kernel").text(together)
+
+
+def test_direct_shuffles_refuse_reads_the_loop_order_would_change(two_stage):
+    task, code = two_stage
+    read = "t0[tid][0] = cudaopt::shfl_down(warp_2_0, tid, 16, 32);"
+    assert read in code
+
+    def kept(variant: str, call: str = "cudaopt::shfl_down(warp_2_0, tid, 16, 32)") -> bool:
+        new = direct_shuffles(Context(task), variant)
+        return new is not None and call in new
+
+    # the reading loop writes another thread's copy: a later source may already have changed
+    assert kept(code.replace(read, read + " lane_sum[tid + 1][0] = 0.0f;"))
+    # the thread changes its own copy before reading: an out-of-segment read would see the new value
+    assert kept(code.replace(read, "lane_sum[tid][0] = 1.0f; " + read))
+    # the read sits in a loop of its own: later iterations would see the loop's writes
+    assert kept(code.replace(read, "for (int r = 0; r < 2; ++r) { " + read + " }"))
+    # a width that is not a power of two: segments the select does not model
+    assert kept(code.replace(read, read.replace("16, 32)", "16, 24)")), "cudaopt::shfl_down(warp_2_0, tid, 16, 24)")
+    # the broadcast's loop writes the copy other than as the assignment of the read
+    bcast = "warp_sum[tid][0] = cudaopt::shfl(warp_2_7, tid, 0, 32);"
+    assert bcast in code
+    new = direct_shuffles(Context(task), code.replace(bcast, bcast + " warp_sum[tid][0] += 1.0f;"))
+    assert "cudaopt::shfl(warp_2_7, tid, 0, 32)" in new

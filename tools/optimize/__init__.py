@@ -12,7 +12,8 @@ Transformations, in the order tried (each exact by construction, and still check
 barrier/shuffle ones of sync_transforms.py first, then grid_stride_flat (grid-stride loops -> one
 `omp parallel for simd` over the index space), specialize (the following five together, because
 they pay off together: a guard-free loop vectorizes only with the launch extents known and min/max
-as selects), threads_parallel (few blocks: the thread loop is the parallel loop), inline_minmax
+as selects), specialize_parallel (the same without serial_small_grids, where specialize was not kept:
+a small launch with much work per thread keeps its cores), threads_parallel (few blocks: the thread loop is the parallel loop), inline_minmax
 (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules), serial_small_grids (a serial
 twin of the parallel loop nest taken for small launches: no OpenMP call at all), dense_exchange
 (warp shuffles without round stamps where every lane writes), launch_constants (the task's launch

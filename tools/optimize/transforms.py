@@ -639,13 +639,13 @@ def _with_pragma(code: str, pragma: str) -> str | None:
 SPECIALIZE = ("guarded_thread_range", "launch_constants", "inline_minmax", "serial_small_grids", "restrict")
 
 
-def specialize(ctx: Context, code: str) -> str | None:
+def specialize(ctx: Context, code: str, members: tuple[str, ...] = SPECIALIZE) -> str | None:
     """The transformations that pay off together more than one by one (a guard-free thread loop
     only vectorizes with the launch extents known and min/max as selects; a small launch only
     gains once the OpenMP call is gone) applied as one variant: every one of SPECIALIZE that applies."""
     by_name = {t.name: t for t in TRANSFORMS}
     applied = 0
-    for name in SPECIALIZE:
+    for name in members:
         try:
             new = by_name[name].apply(ctx, code)
         except (ValueError, IndexError):
@@ -655,10 +655,18 @@ def specialize(ctx: Context, code: str) -> str | None:
     return code if applied >= 2 else None
 
 
+def specialize_parallel(ctx: Context, code: str) -> str | None:
+    """specialize without serial_small_grids: tried where specialize was not kept (a launch with few
+    threads but much work per thread loses its second core when run serially)."""
+    return specialize(ctx, code, tuple(name for name in SPECIALIZE if name != "serial_small_grids"))
+
+
 TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first, flags last
     Transform("grid_stride_flat", "grid-stride loops as one flat parallel simd loop", grid_stride_flat),
     Transform("specialize", "launch extents as constants, guard-free thread ranges, min/max as selects, small launches "
               "serial, __restrict__, together", specialize),
+    Transform("specialize_parallel", "launch extents as constants, guard-free thread ranges, min/max as selects, "
+              "__restrict__, together (launches stay parallel)", specialize_parallel),
     Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel),
     Transform("inline_minmax", "min/max/fminf/fmaxf as vectorizable selects (same NaN rules)", inline_minmax),
     Transform("serial_small_grids", "small launches run on the calling thread (OpenMP if clause)", serial_small_grids),
@@ -682,7 +690,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
 
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
-    head = [t for t in base if t.name in ("grid_stride_flat", "specialize")] + [INDEX_RUNS]
+    head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel")] + [INDEX_RUNS]
     return together + head + singles + [t for t in base if t not in head]
 
 
