@@ -12,6 +12,7 @@ import pytest
 from tools.cuda import lower_task
 from tools.optimize import code as C
 from tools.optimize.direct_shuffles import direct_shuffles
+from tools.optimize.live_lanes import live_lanes
 from tools.optimize.sync_transforms import (
     SYNC_TRANSFORMS, lane_arrays, perthread_stack, shared_atomics_plain, sync_together, warp_rounds,
 )
@@ -191,3 +192,39 @@ def test_direct_shuffles_refuse_reads_the_loop_order_would_change(two_stage):
     assert bcast in code
     new = direct_shuffles(Context(task), code.replace(bcast, bcast + " warp_sum[tid][0] += 1.0f;"))
     assert "cudaopt::shfl(warp_2_7, tid, 0, 32)" in new
+
+
+def test_live_lanes_compute_only_the_lanes_read_later_and_stay_correct(two_stage, box):
+    task, code = two_stage
+    direct = direct_shuffles(Context(task), code)
+    new = live_lanes(Context(task), direct)
+    assert new is not None
+    kernel = C.kernel_named(new, "row_rms_kernel").text(new)
+    # stage one: 16 + 8 + 4 + 2 + 1 lanes per warp; stage two (read through a lane-0 broadcast): 2 + 1
+    for lanes in (16, 8, 4, 2, 1):
+        assert f"for (std::size_t tid = cudaopt_w; tid < cudaopt_w + {lanes} && tid < nthreads; ++tid) {{" in kernel
+    assert kernel.count("are read later") == 7
+    # the lane-0 store that followed the last step keeps its own thread loop
+    assert "staging[((int)threadIdx.x) >> 5] = lane_sum[tid][0];" in kernel
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_live_lanes_refuse_where_left_out_lanes_may_be_read(two_stage):
+    task, code = two_stage
+    direct = direct_shuffles(Context(task), code)
+    bcast = "warp_sum[tid][0] = static_cast<float>(warp_sum[tid - tid % 32u + 0][0]);"
+    assert bcast in direct
+    # every lane of the first stage's sums read afterwards: that chain must stay whole
+    read_all = live_lanes(Context(task), direct.replace(bcast, bcast + " y[tid] = lane_sum[tid][0];"))
+    assert read_all is not None and "only lanes below 16" not in read_all and "only lanes below 2 " in read_all
+    # a lane-0 statement that reads another lane
+    store = "staging[((int)threadIdx.x) >> 5] = lane_sum[tid][0];"
+    assert store in direct
+    other = live_lanes(Context(task), direct.replace(store, store.replace("lane_sum[tid]", "lane_sum[tid + 16]")))
+    assert other is None or "only lanes below 16" not in other
+    # the steps' temporary used elsewhere
+    assert live_lanes(Context(task), direct.replace(bcast, bcast + " y[tid] = t0[tid][0];")) is None
+    # rows of threads that do not fill whole warps: threadIdx.x % 32 == 0 is not lane 0 of a warp
+    two_d = task.model_copy(update={"launches": [task.launches[0].model_copy(update={"block": [48, 2, 1]})]})
+    assert live_lanes(Context(two_d), direct) is None

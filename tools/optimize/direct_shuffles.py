@@ -17,7 +17,8 @@ take `v` itself, provided that
 
 The arrays read this way get 32 more (never written, zero) entries, so that the source index is
 always in bounds and a thread beyond the block reads T{} as the lane array gave. The reads become
-selects of two loads that g++ vectorizes; lane arrays no longer read are removed with their puts.
+selects of two loads that g++ vectorizes; lane arrays no longer read are removed with their puts,
+and so are per-thread copies of __activemask() that nothing reads.
 """
 
 from __future__ import annotations
@@ -153,6 +154,18 @@ def _drop_unread(body: str, lanes_types: dict[str, str]) -> str:
     return body
 
 
+def _drop_unread_masks(body: str, stack: dict[str, str]) -> str:
+    """Per-thread copies of __activemask() that nothing reads (the lowered shuffles never take
+    their mask): the stores and the declaration removed."""
+    for name in stack:
+        store = rf"[ \t]*{name}\[tid\](?:\[\d+\])* = cudacpu::active_mask\(tid, nthreads\);[ \t]*\n?"
+        decl = rf"[ \t]*cudaopt::Id<[^;]*> {name}\[\d+\] = \{{\}};[ \t]*\n?"
+        rest = re.sub(decl, "", re.sub(store, "", body))
+        if rest != body and not re.search(rf"\b{name}\b", rest):
+            body = rest
+    return body
+
+
 def direct_shuffles(ctx: Context, code: str) -> str | None:
     """Shuffles whose lane array copies a per-thread array read that array (see module doc)."""
     changed = False
@@ -168,6 +181,6 @@ def direct_shuffles(ctx: Context, code: str) -> str | None:
         for name in padded:
             decl = re.search(rf"cudaopt::Id<[^;]*> {name}\[(\d+)\] = \{{\}};", new)
             new = new[:decl.start(1)] + f"{int(decl[1]) + 32}" + new[decl.end(1):]
-        code = C.with_body(code, k, _drop_unread(new, lanes_types))
+        code = C.with_body(code, k, _drop_unread_masks(_drop_unread(new, lanes_types), stack))
         changed = True
     return code if changed else None

@@ -18,6 +18,8 @@ perthread_stack: per-thread copies (values live across a barrier) as stack array
     kernel's pointers, affine accesses, vectorizable thread loops.
 direct_shuffles: straight-line shuffles (TVM's cross-thread reductions) read the sender's
     per-thread copy instead of a lane array (tools/optimize/direct_shuffles.py).
+live_lanes: then each step of such a reduction computes only the lanes read later
+    (tools/optimize/live_lanes.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import re
 
 from . import code as C
 from .direct_shuffles import direct_shuffles
+from .live_lanes import live_lanes
 from .transforms import Context, Transform
 
 # ---------------------------------------------------------------------------------------
@@ -747,11 +750,12 @@ def sync_together(ctx: Context, code: str) -> str | None:
 
 
 SYNC_TRANSFORMS: list[Transform] = [
-    Transform("sync_together", "warp rounds per warp, plain shared atomics, lane arrays, stack per-thread copies and "
-              "direct shuffle reads, together", sync_together),
+    Transform("sync_together", "warp rounds per warp, plain shared atomics, lane arrays, stack per-thread copies, "
+              "direct shuffle reads and live lanes only, together", sync_together),
     Transform("warp_rounds", "loops of warp-shuffle rounds run warp by warp on a local array of the 32 lanes", warp_rounds),
     Transform("shared_atomics_plain", "atomics on a block's own shared memory as plain read-modify-writes", shared_atomics_plain),
     Transform("lane_arrays", "warp exchanges as plain per-site lane arrays (no round stamps, inline reads)", lane_arrays),
     Transform("perthread_stack", "per-thread copies as stack arrays sized by the task's largest block", perthread_stack),
     Transform("direct_shuffles", "straight-line shuffles read the sender's per-thread copy (no lane arrays)", direct_shuffles),
+    Transform("live_lanes", "shuffle-reduction steps computed only for the lanes read later", live_lanes),
 ]
