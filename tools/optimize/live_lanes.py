@@ -61,7 +61,7 @@ def _statements(body: str, nest: _Nest) -> list[str]:
 
 
 def _in_loop(body: str, pos: int) -> bool:
-    """Whether a loop of the kernel's own (not the block loops) encloses pos."""
+    """Whether a loop of the kernel's own (not the block loops, not a loop of one trip) encloses pos."""
     stack: list[int] = []
     for i, ch in enumerate(body[:pos]):
         if ch == "{":
@@ -81,7 +81,8 @@ def _in_loop(body: str, pos: int) -> bool:
                 break
             i -= 1
         keyword = re.search(r"(\w+)\s*$", before[:i])
-        if keyword and keyword[1] in ("for", "while") and "bx < gridDim.x" not in before[i:]:
+        once = re.fullmatch(r"\(int (\w+) = 0; \1 < 1; \+\+\1\)", before[i:])  # TVM's one-trip loops
+        if keyword and keyword[1] in ("for", "while") and "bx < gridDim.x" not in before[i:] and not once:
             return True
     return False
 
