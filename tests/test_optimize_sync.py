@@ -228,3 +228,35 @@ def test_live_lanes_refuse_where_left_out_lanes_may_be_read(two_stage):
     # rows of threads that do not fill whole warps: threadIdx.x % 32 == 0 is not lane 0 of a warp
     two_d = task.model_copy(update={"launches": [task.launches[0].model_copy(update={"block": [48, 2, 1]})]})
     assert live_lanes(Context(two_d), direct) is None
+
+
+def _nest(statements: str) -> str:
+    return ("    for (unsigned int tz = 0; tz < blockDim.z; ++tz)\n"
+            "        for (unsigned int ty = 0; ty < blockDim.y; ++ty)\n"
+            "            for (unsigned int tx = 0; tx < blockDim.x; ++tx) {\n"
+            "                const uint3 threadIdx = make_uint3(tx, ty, tz);\n"
+            "                const std::size_t tid = (std::size_t(tz) * blockDim.y + ty) * blockDim.x + tx;\n"
+            f"                {statements}\n"
+            "            }\n")
+
+
+def test_live_lanes_prune_a_chain_only_where_a_later_one_rereads_fresh_values(two_stage):
+    task, _ = two_stage
+    step = ("t[tid][0] = static_cast<float>(((tid % 32u) + 1u < 32u ? v[tid + 1][0] : v[tid][0])); "
+            "v[tid][0] = (v[tid][0] + t[tid][0]); if (((int)threadIdx.x) == 0) { y[0] = v[tid][0]; }")
+    full_write = "v[tid][0] = y[tid];"
+
+    def unit(*nests: str) -> str:
+        return ("// CUDA kernel k\nvoid k(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes, float* y) {\n"
+                "    const unsigned int nthreads = blockDim.x * blockDim.y * blockDim.z;\n"
+                "    cudaopt::Id<float[1]> v[96] = {};\n    cudaopt::Id<float[1]> t[64] = {};\n"
+                + "".join(_nest(n) for n in nests) + "}\n")
+
+    ctx = Context(task.model_copy(update={"launches": [task.launches[0].model_copy(update={"kernel": "k", "block": [64, 1, 1]})]}))
+    # the second chain reads every lane the first one would leave stale: only the second is pruned
+    stale = live_lanes(ctx, unit(full_write, step, step))
+    assert stale is not None and stale.count("only lanes below 1 are read later") == 1
+    assert stale.index("only lanes below 1") > stale.index("v[tid][0] = (v[tid][0] + t[tid][0]);")
+    # with v written in full between them, both are
+    fresh = live_lanes(ctx, unit(full_write, step, full_write, step))
+    assert fresh is not None and fresh.count("only lanes below 1 are read later") == 2

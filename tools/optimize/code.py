@@ -15,6 +15,10 @@ KERNEL_HEAD = re.compile(r"^(?P<indent>[ \t]*)void (?P<name>\w+)\(dim3 gridDim(?
                          r"std::size_t (?:/\*\s*)?dynamicSharedBytes(?:\s*\*/)?"
                          r"(?P<params>[^{;]*)\)\s*\{", re.M)
 THREAD_LOOP_X = "for (unsigned int tx = 0; tx < blockDim.x; ++tx) {"
+# The lowering's full tz/ty/tx thread nest up to the tx loop's `{` (a pattern, for re.compile)
+THREAD_NEST = (r"for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)\s*"
+               r"for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\s*(?:#pragma omp simd\s*)?"
+               r"for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
 MARKER = "// tools.optimize:"
 
 

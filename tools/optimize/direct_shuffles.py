@@ -28,9 +28,7 @@ import re
 from . import code as C
 from .transforms import Context
 
-_NEST = re.compile(r"[ \t]*for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)\s*"
-                   r"for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\s*(?:#pragma omp simd\s*)?"
-                   r"for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
+_NEST = re.compile(C.THREAD_NEST)
 _TID = re.compile(r"const std::size_t tid = \(std::size_t\(tz\) \* blockDim\.y \+ ty\) \* blockDim\.x \+ tx;")
 _LANES_DECL = re.compile(r"cudaopt::Lanes<([\w: ]+)> (\w+)\(nthreads\);")
 _STACK_DECL = re.compile(r"cudaopt::Id<([^;]*)> (\w+)\[(\d+)\] = \{\};")

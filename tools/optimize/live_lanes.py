@@ -139,17 +139,21 @@ def _lane0_spans(body: str) -> list[tuple[int, int]]:
             if body.startswith("if (", i) and (m := _lane0_guard(body[i:]))]
 
 
-def _rewritten_before(body: str, nests: list[_Nest], step: _Step, v: str) -> bool:
-    """A thread loop of the step's straight-line stretch, before it, sets v[tid] for every thread
-    from values that are not v."""
+def _rewritten_before(body: str, nests: list[_Nest], step: _Step, v: str, steps_at: dict[int, _Step]) -> bool:
+    """In the step's straight-line stretch, the last thread loop before it that writes v in full
+    or is a step on v is a full write (`v[tid] = e;` at its top level, e not reading v): the lanes
+    a pruned step left stale are all overwritten before this step reads."""
+    last = None
     for n in nests:
         if n.chain != step.nest.chain or n.start >= step.nest.start:
             continue
+        if n.start in steps_at and steps_at[n.start].v == v:
+            last = False
         for s in _statements(body, n):
             w = re.fullmatch(rf"{v}\[tid\](?:\[\d+\])* = (.*);", s, re.S)
             if w and not re.search(rf"\b{v}\b", w[1]):
-                return True
-    return False
+                last = True
+    return bool(last)
 
 
 def _dead_elsewhere(body: str, chain: list[_Step], all_steps: list[_Step]) -> bool:
@@ -170,7 +174,7 @@ def _dead_elsewhere(body: str, chain: list[_Step], all_steps: list[_Step]) -> bo
             if re.match(r"\[tid\](?:\[\d+\])* = ", body[m.end():]):
                 continue  # a write
             return False
-        if step.v == v and step not in chain and not _rewritten_before(body, nests, step, v):
+        if step.v == v and step not in chain and not _rewritten_before(body, nests, step, v, steps_at):
             return False
     for m in re.finditer(rf"\b{t}\b", body):
         nest = next((n for n in nests if n.open < m.start() < n.close), None)
@@ -225,8 +229,9 @@ def live_lanes(ctx: Context, code: str) -> str | None:
             continue
         chains = _chains(body)
         all_steps = [s for chain in chains for s in chain]
-        chosen = [chain for chain in chains if _dead_elsewhere(body, chain, all_steps)
-                  and (not _in_loop(body, chain[0].nest.start) or _rewritten_before(body, _nests(body), chain[0], chain[0].v))]
+        steps_at = {s.nest.start: s for s in all_steps}
+        chosen = [chain for chain in chains if _dead_elsewhere(body, chain, all_steps) and
+                  (not _in_loop(body, chain[0].nest.start) or _rewritten_before(body, _nests(body), chain[0], chain[0].v, steps_at))]
         steps = sorted((s for chain in chosen for s in chain), key=lambda s: s.nest.start, reverse=True)
         if not steps:
             continue

@@ -145,9 +145,7 @@ _SHUFFLE_READS = ("shfl", "shfl_up", "shfl_down", "shfl_xor")
 _VOTE_READS = ("ballot", "any", "block_count")
 _FLAG_READS = ("all", "participants", "block_participants")
 _INTEGRAL = {"int", "unsigned int", "unsigned"}
-_THREAD_NEST = re.compile(r"\s*for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)\s*"
-                          r"for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\s*(?:#pragma omp simd\s*)?"
-                          r"for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
+_THREAD_NEST = re.compile(r"\s*" + C.THREAD_NEST)
 
 
 def _call_end(text: str, open_paren: int) -> int:
