@@ -144,6 +144,18 @@ def test_other_thread_coordinates_are_read_from_the_enclosing_loops():
     assert rewrite(f"y[{X}] = x[threadIdx.y * 7 + {X} % 118];") is None  # no name for threadIdx.y outside the loop
 
 
+def test_an_inner_loops_counter_is_added_where_the_subscript_is_used():
+    new = rewrite(f"y[{X}] = 0; for (int k = 0; k < 4; ++k) {{ y[{X}] += x[(({X} % 64) * 4) + k * 256]; }}")
+    assert new is not None
+    assert re.search(r"x\[idxrun_v\d \+ 4 \* idxrun_i \+ 256LL \* \(long long\)k\]", new)  # k is not in a run's value
+    assert not re.search(r"long long idxrun_v\d = [^;]*\bk\b", new)
+    # a counter the body also assigns, or bounds that are not literals: not the same for every thread
+    assert rewrite(f"for (int k = 0; k < 4; ++k) {{ y[{X}] = x[{X} % 64 + k]; k += 1; }}") is None
+    assert rewrite(f"for (int k = 0; k < n; ++k) {{ y[{X}] = x[{X} % 64 + k]; }}") is None
+    # a product with the counter cannot be a run's value: refused
+    assert rewrite(f"for (int k = 0; k < 4; ++k) {{ y[{X}] = x[({X} % 64) * k]; }}") is None
+
+
 @pytest.mark.parametrize("body", [
     f"y[{X}] = x[idx[{X}] % 118];",  # a subscript reading memory
     f"y[{X}] = x[acc + {X} % 118]; acc += 1;",  # a name written in the loop

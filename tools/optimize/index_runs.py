@@ -53,6 +53,8 @@ _NARROW = re.compile(r"short|char|int8|int16")
 BLOCK_LOOP = "for (unsigned int bx = 0; bx < gridDim.x; ++bx)"  # the lowering's block loop (X's first term)
 MIN_RUN = 4  # floors by smaller divisors stay inside the runs: runs that short cost more than they save
 PREFIX = "idxrun_"
+LATE = "@"  # marks a symbol that is an inner loop's counter: not part of a run's values
+_COUNTER = re.compile(r"for \((?:int|unsigned int|unsigned) (\w+) = \d+; \1 < \d+; \+\+\1\)")
 
 
 class Refused(ValueError):
@@ -151,9 +153,14 @@ class Scope:
     integral: set = field(default_factory=set)  # names the kernel declares with an integer type (and no other)
     outer: dict = field(default_factory=dict)  # threadIdx.y/z -> the enclosing loops' variables
     unsigned: set = field(default_factory=set)  # those of `integral` declared unsigned
+    counters: set = field(default_factory=set)  # counters of the body's own loops with literal bounds
 
     def symbol(self, name: str) -> str:
-        """A name of the enclosing code, invariant in the loop, as it is spelled before the loop."""
+        """A name of the enclosing code, invariant in the loop, as it is spelled before the loop;
+        a counter of an inner loop as LATE + its name (added where the subscript is used)."""
+        if name in self.counters:
+            return LATE + name
+
         if name in self.written:
             raise Refused(f"{name} is written in the loop")
         if name not in self.integral and name not in self.launch and not re.fullmatch(r"(blockIdx|threadIdx)\.[yz]", name):
@@ -181,7 +188,8 @@ class Scope:
             known = self.locals.get(node.op)
             if isinstance(known, Node):
                 return self.nonneg(known)
-            return node.op in BLOCK_INDEX | THREAD_INDEX or node.op in self.launch or (node.op in self.unsigned and known is None) \
+            return node.op in BLOCK_INDEX | THREAD_INDEX | self.counters or node.op in self.launch \
+                or (node.op in self.unsigned and known is None) \
                 or re.fullmatch(r"(blockIdx|threadIdx)\.[yz]", node.op) is not None
         if node.kind == "cast":
             return self.nonneg(node.args[0])
@@ -194,6 +202,8 @@ class Scope:
         return guard_text(node, self._spelled)
 
     def _spelled(self, name: str) -> str:
+        if name in self.counters:
+            raise Refused(f"{name} changes inside the thread loop")
         known = self.locals.get(name)
         if isinstance(known, Node):
             return self.text(known)
@@ -370,7 +380,9 @@ def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int], integral: s
         return None  # warp exchanges, atomics: the runtime's calls dominate such a loop, not its subscripts
     coords = _THREAD_COORDS.search(clean)
     outer = {"threadIdx.y": coords[1], "threadIdx.z": coords[2]} if coords else {}
-    scope = Scope(launch["blockDim.x"], launch, _locals(clean), written, set(integral), outer, set(unsigned))
+    counters = _counters(clean)
+    local = {name: v for name, v in _locals(clean).items() if name not in counters}
+    scope = Scope(launch["blockDim.x"], launch, local, written, set(integral), outer, set(unsigned), counters)
     try:
         subscripts = _subscripts(clean, scope)
     except Refused:
@@ -379,6 +391,14 @@ def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int], integral: s
     if not any(_cuts(f, scope.block) and f[0] >= MIN_RUN for s in rewrites for f in s.form.floors):
         return None  # no run shorter than a block: the loop is already as simple as it gets
     return _emit(loop, inner, rewrites, scope)
+
+
+def _counters(body: str) -> set[str]:
+    """Counters of the body's own `for (int c = A; c < B; ++c)` loops (A, B literals) that
+    nothing else assigns or declares: the same for every thread, so a subscript may add them."""
+    names = [m["name"] for m in _ANY_DECL.finditer(body)]
+    assigned = [m[1] or m[2] for m in _ASSIGNED.finditer(body)]
+    return {c for c in _COUNTER.findall(body) if names.count(c) == 1 and assigned.count(c) == 2}
 
 
 def _blank_comments(text: str) -> str:
@@ -554,6 +574,9 @@ def _chunk_body(inner: str, subscripts: list[Subscript], values: dict, inside: d
     for s in subscripts:
         slope = s.form.slope
         text = values[s.form] + ("" if slope == 0 else f" + {i}" if slope == 1 else f" + {slope} * {i}")
+        for name, coeff in s.form.symbols:
+            if name.startswith(LATE):
+                text += f" + {_times(coeff)}(long long){name[len(LATE):]}"
         for f, coeff in s.form.terms:
             if f in inside:
                 step = f"(int)(({inside[f]} + (unsigned int){i}) / {f[0]}u)"
@@ -576,7 +599,7 @@ def _chunk_loop(count: str, body: str, simd: bool) -> list[str]:
 
 def _base_text(form: Form, x: str, quotient: dict) -> str:
     parts = [(c, x if d == 1 else quotient[(d, o)]) for (d, o), c in form.terms]
-    parts += [(c, f"(long long){text}") for text, c in form.symbols]
+    parts += [(c, f"(long long){text}") for text, c in form.symbols if not text.startswith(LATE)]
     text = " + ".join(name if c == 1 else f"{c} * {name}" for c, name in parts)
     if form.const or not text:
         text = f"{text} + {form.const}" if text else str(form.const)
