@@ -162,3 +162,20 @@ def test_cli_bad_task_is_one_clear_line(tmp_path):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert "field 'buffers[0].dtype'" in proc.stderr and "unknown dtype 'float128'" in proc.stderr
+
+
+def test_busy_means_runnable_now_not_the_lagging_load_average(monkeypatch, tmp_path):
+    from tools.verify import harness
+
+    loadavg = tmp_path / "loadavg"
+    monkeypatch.setattr(harness.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(harness.os, "getloadavg", lambda: (1.9, 1.5, 1.0))  # compiles that just ended
+    monkeypatch.setattr(harness, "Path", lambda _: loadavg)
+    loadavg.write_text("1.90 1.50 1.00 1/312 4242\n")  # only this process runnable now
+    assert harness.machine_busy(2) == (False, 1.9)
+    assert "OMP_WAIT_POLICY" not in harness.omp_env(2, "time")
+    loadavg.write_text("1.90 1.50 1.00 3/312 4242\n")  # two others running: our spinning threads would steal
+    assert harness.machine_busy(2) == (True, 1.9)
+    assert harness.omp_env(2, "time")["OMP_WAIT_POLICY"] == "passive"
+    loadavg.write_text("garbage")  # unreadable: the load average decides
+    assert harness.machine_busy(2) == (True, 1.9)

@@ -149,12 +149,19 @@ def parse_harness_output(result: RunResult) -> HarnessRun:
 
 
 def machine_busy(threads: int) -> tuple[bool, float]:
-    """Whether the runnable load plus our threads exceeds the cores (and the 1-minute load)."""
+    """Whether other runnable work plus our threads exceeds the cores, and the 1-minute load.
+    The work is counted now where Linux tells it (runnable tasks in /proc/loadavg, less this
+    process): the load average lags a minute behind, so the compiles that just finished would
+    make every timing that follows them run with passive OpenMP threads."""
     try:
         load = os.getloadavg()[0]
     except OSError:
         return False, 0.0
-    return load + threads > 1.5 * (os.cpu_count() or 1), load
+    try:
+        others: float = int(Path("/proc/loadavg").read_text().split()[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        others = load
+    return others + threads > 1.5 * (os.cpu_count() or 1), load
 
 
 def omp_env(threads: int, mode: str, passive: bool | None = None) -> dict[str, str]:
