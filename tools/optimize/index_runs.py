@@ -160,7 +160,6 @@ class Scope:
         a counter of an inner loop as LATE + its name (added where the subscript is used)."""
         if name in self.counters:
             return LATE + name
-
         if name in self.written:
             raise Refused(f"{name} is written in the loop")
         if name not in self.integral and name not in self.launch and not re.fullmatch(r"(blockIdx|threadIdx)\.[yz]", name):
