@@ -116,6 +116,17 @@ def param_name(param: str) -> str | None:
     return m.group(1) if m else None
 
 
+def call_end(text: str, open_paren: int) -> int:
+    """Index of the `)` closing the `(` at open_paren (no strings or comments inside calls here)."""
+    depth = 0
+    for i in range(open_paren, len(text)):
+        depth += text[i] == "("
+        depth -= text[i] == ")"
+        if depth == 0:
+            return i
+    raise ValueError("unbalanced parentheses")
+
+
 def thread_loop_bodies(body: str) -> list[tuple[int, int]]:
     """(open, close) brace offsets of every `tx` thread loop in a kernel body."""
     spans, pos = [], 0

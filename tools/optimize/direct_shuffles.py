@@ -68,13 +68,10 @@ def _put(body: str, lanes: str) -> tuple[int, int, str] | None:
     if len(found) != 1:
         return None
     m = found[0]
-    depth, i = 1, m.end()
-    while depth:
-        depth += {"(": 1, ")": -1}.get(body[i], 0)
-        i += 1
-    if body[i] != ";":
+    close = C.call_end(body, m.end() - len("tid, ") - 1)
+    if body[close + 1] != ";":
         return None
-    return m.start(), i + 1, body[m.end():i - 1]
+    return m.start(), close + 2, body[m.end():close]
 
 
 def _dense(body: str, nest: _Nest, lanes: str) -> bool:

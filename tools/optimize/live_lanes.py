@@ -110,11 +110,11 @@ def _step(body: str, nest: _Nest) -> _Step | None:
     return _Step(nest, m["t"], m["v"], int(m["o"]), "\n".join(statements[:2]), "\n".join(rest))
 
 
-def _chains(body: str) -> list[list[_Step]]:
+def _chains(body: str, nests: list[_Nest]) -> list[list[_Step]]:
     """Maximal runs of adjacent steps on one array with offsets halving down to 1; only the last
     step of a run may carry lane-0 statements."""
     out, run = [], []
-    for nest in _nests(body):
+    for nest in nests:
         step = _step(body, nest)
         if step and run and step.nest.chain == run[-1].nest.chain and step.v == run[-1].v \
                 and step.offset * 2 == run[-1].offset and not run[-1].rest:
@@ -156,11 +156,9 @@ def _rewritten_before(body: str, nests: list[_Nest], step: _Step, v: str, steps_
     return bool(last)
 
 
-def _dead_elsewhere(body: str, chain: list[_Step], all_steps: list[_Step]) -> bool:
+def _dead_elsewhere(body: str, chain: list[_Step], nests: list[_Nest], steps_at: dict[int, _Step],
+                    lane0: list[tuple[int, int]]) -> bool:
     v, t = chain[0].v, chain[0].t
-    nests = _nests(body)
-    steps_at = {s.nest.start: s for s in all_steps}
-    lane0 = _lane0_spans(body)
     for m in re.finditer(rf"\b{v}\b", body):
         after = body[m.end():]
         if any(a < m.start() < b for a, b in lane0) and after.startswith("[tid]") or \
@@ -227,11 +225,12 @@ def live_lanes(ctx: Context, code: str) -> str | None:
         if "nthreads" not in body or not launches or any(b[0] % 32 and (b[1] > 1 or b[2] > 1)
                                                           for _, b in (launch.dims() for launch in launches)):
             continue
-        chains = _chains(body)
-        all_steps = [s for chain in chains for s in chain]
-        steps_at = {s.nest.start: s for s in all_steps}
-        chosen = [chain for chain in chains if _dead_elsewhere(body, chain, all_steps) and
-                  (not _in_loop(body, chain[0].nest.start) or _rewritten_before(body, _nests(body), chain[0], chain[0].v, steps_at))]
+        nests = _nests(body)
+        chains = _chains(body, nests)
+        steps_at = {s.nest.start: s for chain in chains for s in chain}
+        lane0 = _lane0_spans(body)
+        chosen = [chain for chain in chains if _dead_elsewhere(body, chain, nests, steps_at, lane0) and
+                  (not _in_loop(body, chain[0].nest.start) or _rewritten_before(body, nests, chain[0], chain[0].v, steps_at))]
         steps = sorted((s for chain in chosen for s in chain), key=lambda s: s.nest.start, reverse=True)
         if not steps:
             continue

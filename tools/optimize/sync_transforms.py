@@ -148,17 +148,6 @@ _INTEGRAL = {"int", "unsigned int", "unsigned"}
 _THREAD_NEST = re.compile(r"\s*" + C.THREAD_NEST)
 
 
-def _call_end(text: str, open_paren: int) -> int:
-    """Index of the `)` closing the `(` at open_paren (no strings or comments inside calls here)."""
-    depth = 0
-    for i in range(open_paren, len(text)):
-        depth += text[i] == "("
-        depth -= text[i] == ")"
-        if depth == 0:
-            return i
-    raise ValueError("unbalanced parentheses")
-
-
 def _code_positions(body: str, pattern: str) -> list[re.Match]:
     """Matches of pattern outside `//` comments (the optimizer's own notes mention lanes and warps)."""
     comments = [(m.start(), m.end()) for m in re.finditer(r"//[^\n]*", body)]
@@ -185,7 +174,7 @@ def _exchange_edits(body: str, name: str, nsites: int) -> list[tuple[int, int, s
             edits.append((s, s + b.end(), ("begin", int(b[1]))))
             continue
         if (p := re.match(rf"{name}\.put(?:<([\w ]+)>)?\((\d+), tid, ", body[s:])):
-            close = _call_end(body, s + p.end() - len(f"{p[2]}, tid, ") - 1)
+            close = C.call_end(body, s + p.end() - len(f"{p[2]}, tid, ") - 1)
             value = body[s + p.end():close]
             site = int(p[2])
             ptype = p[1] or (c[1] if (c := re.fullmatch(r"static_cast<([\w ]+)>\(.*\)", value, re.S)) else None)
@@ -271,7 +260,7 @@ def _replace_ballots(loop: str, x: str, bits: str) -> str:
     """`cudaopt::ballot(x, tid, mask)` -> the warp's bits & mask (any: != 0; all: == the
     participants' bits & mask, kept in {bits}_who)."""
     while (b := re.search(rf"cudaopt::(ballot|any|all)\({x}, tid, ", loop)):
-        close = _call_end(loop, b.start() + len(f"cudaopt::{b[1]}"))
+        close = C.call_end(loop, b.start() + len(f"cudaopt::{b[1]}"))
         mask = loop[b.end():close]
         got = f"({bits}[tid / 32u] & ({mask}))"
         got = {"ballot": got, "any": f"({got} != 0u)", "all": f"({got} == ({bits}_who[tid / 32u] & ({mask})))"}[b[1]]
@@ -446,7 +435,7 @@ def _round_loop(body: str, m: re.Match, perthread: set[str]) -> tuple[str, int, 
     calls = list(re.finditer(rf"cudacpu::(shfl|shfl_up|shfl_down|shfl_xor)<{re.escape(t)}>\({x}, {site}, tid, ", stmts))
     if len(calls) != 1 or len(re.findall(rf"\b{x}\b", stmts)) != 1 or stmts.count("cudacpu::") != 1:
         return None
-    args = C.split_params(stmts[calls[0].end():_call_end(stmts, calls[0].start() + calls[0][0].index("("))])
+    args = C.split_params(stmts[calls[0].end():C.call_end(stmts, calls[0].start() + calls[0][0].index("("))])
     if len(args) not in (1, 2) or (len(args) == 2 and args[1] not in _POW2_WIDTHS):
         return None
     if re.search(r"\b(return|break|continue|goto|atomic\w*|printf)\b", stmts):
@@ -459,7 +448,7 @@ def _round_loop(body: str, m: re.Match, perthread: set[str]) -> tuple[str, int, 
         return None  # the threads write the round loop's own variable
     if re.search(rf"\b{x}\.(begin|put)\S*\({site}\b|\(\s*{x}, {site}\b", body[:m.start()] + body[close + 1:]):
         return None  # the site is used outside this loop too
-    call_text = stmts[calls[0].start():_call_end(stmts, calls[0].start() + calls[0][0].index("(")) + 1]
+    call_text = stmts[calls[0].start():C.call_end(stmts, calls[0].start() + calls[0][0].index("(")) + 1]
     lane_call = f"cudaopt::lane_{calls[0][1]}(cudaopt_in, cudaopt_l, {', '.join(args)})"
     hoist = not any(re.search(rf"\b{n}\b", ", ".join(args)) for n in local | {"tid", "tx", "ty", "tz", "threadIdx"})
     stmts = stmts.replace(call_text, "cudaopt_got[cudaopt_l]" if hoist else lane_call, 1)
@@ -715,7 +704,7 @@ def shared_atomics_plain(ctx: Context, code: str) -> str | None:
             continue
         edits = []
         for m in _ATOMIC_CALL.finditer(body):
-            target = C.split_params(body[m.end():_call_end(body, m.end() - 1)])[0]
+            target = C.split_params(body[m.end():C.call_end(body, m.end() - 1)])[0]
             name = re.match(r"&?\s*\(?\s*(\w+)", target)
             if name is None or name[1] not in shared or _in_simd_loop(body, m.start()):
                 continue
