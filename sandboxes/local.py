@@ -2,7 +2,9 @@
 
 With `bwrap` the command sees the system read-only, a private /tmp, no network and its
 own PID namespace; only the working directory is writable. Without it, only the limits
-and the working directory apply, and `mode` says so.
+and the working directory apply, and `mode` says so. A `gpu` sandbox (for running CUDA) also
+sees the NVIDIA device nodes and has no address-space limit: the CUDA driver reserves far more
+virtual memory than a program uses (under a 4 GiB RLIMIT_AS, cudaMalloc fails on an H200).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from glob import glob
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -46,6 +49,7 @@ class LocalSandbox:
         root: Path | None = None,
         hide: Sequence[Path | str] = (),
         expose: Sequence[Path | str] = (),
+        gpu: bool = False,
     ):
         """`hide`: host directories masked by an empty tmpfs under bwrap (e.g. a task's
         directory, so a candidate cannot read the reference's files); $HOME always is.
@@ -54,6 +58,7 @@ class LocalSandbox:
         self.limits = limits or Limits()
         self.hide = [str(Path(p).resolve()) for p in (Path.home(), *hide)]
         self.expose = [str(Path(p).resolve()) for p in expose]
+        self.gpu = gpu
         self._tmp = tempfile.mkdtemp(prefix="agent-sbx-", dir=root)
         self.workdir = Path(self._tmp)
         self.bwrap = _bwrap_usable() if use_bwrap is None else use_bwrap
@@ -102,6 +107,8 @@ class LocalSandbox:
         wd = str(self.workdir)
         masks = [arg for path in self.hide if not wd.startswith(path + "/") for arg in ("--tmpfs", path)]
         masks += [arg for path in self.expose for arg in ("--ro-bind", path, path)]
+        if self.gpu:
+            masks += [arg for node in sorted(glob("/dev/nvidia*")) for arg in ("--dev-bind", node, node)]
         return [
             "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", *masks, "--bind", wd, wd, "--unshare-net", "--unshare-pid",
@@ -123,7 +130,8 @@ class LocalSandbox:
 
         def set_limits() -> None:
             os.setsid()
-            resource.setrlimit(resource.RLIMIT_AS, (lim.memory_mb * _MB, lim.memory_mb * _MB))
+            if not self.gpu:
+                resource.setrlimit(resource.RLIMIT_AS, (lim.memory_mb * _MB, lim.memory_mb * _MB))
             resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s + 5))
             resource.setrlimit(resource.RLIMIT_FSIZE, (lim.file_mb * _MB, lim.file_mb * _MB))
             # RLIMIT_NPROC counts the user's processes machine-wide; root is exempt.

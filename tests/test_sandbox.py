@@ -156,6 +156,18 @@ def test_memory_limit_fails_cleanly(box: Sandbox) -> None:
     assert after.ok and after.stdout.strip() == "alive"
 
 
+def test_gpu_sandbox_has_no_address_space_limit(tmp_path: Path) -> None:
+    """A CUDA program reserves address space far beyond what it allocates (cudaMalloc fails under
+    a 4 GiB RLIMIT_AS on an H200), so a sandbox that runs CUDA caps time and files, not that."""
+    reserve = ["python3", "-c", "import mmap; m = mmap.mmap(-1, 1 << 30); print('reserved')"]
+    small = Limits(memory_mb=256, timeout_s=60)
+    with LocalSandbox(small, root=tmp_path) as cpu_box, LocalSandbox(small, root=tmp_path, gpu=True) as gpu_box:
+        assert not cpu_box.run(reserve).ok
+        run = gpu_box.run(reserve)
+        assert run.ok and run.stdout.strip() == "reserved", run.tail()
+        assert gpu_box.run(["sh", "-c", "ulimit -t"]).stdout.strip() == str(small.cpu_s)
+
+
 def test_network_is_unreachable(box: Sandbox) -> None:
     require_isolation(box)
     # A server on the host's loopback: reachable from any process that shares the host's network.

@@ -93,9 +93,12 @@ def test_cuda_reference_live_records_golden(box, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-def test_cuda_driver_compiles_with_nvcc(box):
-    """The generated driver for the GPU run is valid CUDA (compiled, not run, where no GPU is)."""
-    task = load_task(FIX / "scale_count" / "task.json")
+@pytest.mark.parametrize("task_file", [FIX / "scale_count" / "task.json",
+                                       FIX.parent / "optimize_fixtures" / "exact_alias_shift" / "task.json"])
+def test_cuda_driver_compiles_with_nvcc(box, task_file):
+    """The generated driver for the GPU run is valid CUDA (compiled, not run, where no GPU is),
+    launch arguments that offset a buffer (`a + 1`) included."""
+    task = load_task(task_file)
     box.put({"cu/kernel.cu": task.source(), "cu/driver.cu": cuda_driver_source(task, "kernel.cu")})
     build = compile_cuda(box, ["cu/driver.cu"], "cu/driver.o", flags=["-O0", "-std=c++17", "-c"])
     assert build.ok, build.summary()

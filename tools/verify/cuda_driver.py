@@ -10,7 +10,9 @@ Usage: ./driver INDIR OUTDIR
 
 from __future__ import annotations
 
-from tools.spec import Task, c_type, is_float
+import numpy as np
+
+from tools.spec import Task, c_type, is_float, numpy_dtype
 
 _PRELUDE = r"""
 #include <cuda_runtime.h>
@@ -29,10 +31,15 @@ _PRELUDE = r"""
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
   fprintf(stderr, "CUDA error at %s: %s\n", #x, cudaGetErrorString(e_)); exit(7); } } while (0)
 
-// Converts to whatever pointer type the kernel's parameter has (float*, const float4*, ...).
+// Converts to whatever pointer type the kernel's parameter has (float*, const float4*, ...);
+// + and - step in the buffer's own elements, as in a launch argument `a + 1`.
 struct AnyPtr {
   void* p;
+  long long elem;
   template <class T> operator T*() const { return static_cast<T*>(p); }
+  AnyPtr operator+(long long k) const { return {static_cast<char*>(p) + k * elem, elem}; }
+  AnyPtr operator-(long long k) const { return *this + (-k); }
+  friend AnyPtr operator+(long long k, AnyPtr a) { return a + k; }
 };
 
 static std::vector<unsigned char> read_file(const std::string& path, size_t bytes) {
@@ -75,7 +82,7 @@ def cuda_driver_source(task: Task, source_file: str) -> str:
     for b in task.buffers:
         body.append(f"  const size_t bytes_{b.name} = {b.nbytes}u;")
         body.append(f"  void* dev_{b.name} = nullptr; CK(cudaMalloc(&dev_{b.name}, bytes_{b.name} ? bytes_{b.name} : 1));")
-        body.append(f"  AnyPtr {b.name}{{dev_{b.name}}};")
+        body.append(f"  AnyPtr {b.name}{{dev_{b.name}, {np.dtype(numpy_dtype(b.dtype)).itemsize}}};")
         if b.role in ("input", "inout"):
             body.append(f'  {{ auto h = read_file(indir + "/{b.name}.bin", bytes_{b.name}); '
                         f"CK(cudaMemcpy(dev_{b.name}, h.data(), bytes_{b.name}, cudaMemcpyHostToDevice)); }}")

@@ -66,10 +66,11 @@ def put_runtime_headers(sandbox: Sandbox, dest: str) -> list[str]:
     return [dest]
 
 
-def sibling_sandbox(sandbox: Sandbox) -> Sandbox:
-    """A fresh sandbox of the same kind and limits, with its own working directory."""
+def sibling_sandbox(sandbox: Sandbox, *, gpu: bool = False) -> Sandbox:
+    """A fresh sandbox of the same kind and limits, with its own working directory (and, for a
+    local one, the GPU's device nodes when `gpu`; a Docker one gets the host's GPUs anyway)."""
     if isinstance(sandbox, LocalSandbox):
-        return LocalSandbox(sandbox.limits, use_bwrap=sandbox.bwrap, hide=getattr(sandbox, "hide", ()))
+        return LocalSandbox(sandbox.limits, use_bwrap=sandbox.bwrap, hide=getattr(sandbox, "hide", ()), gpu=gpu)
     limits = getattr(sandbox, "limits", None)
     image = getattr(sandbox, "image", None)
     try:
@@ -404,14 +405,14 @@ class CudaReference(Reference):
 
     kind = "cuda"
 
-    def __init__(self, task: Task, sandbox: Sandbox, *, record: bool = True):
+    def __init__(self, task: Task, sandbox: Sandbox, *, record: bool = True, golden: Path | None = None):
         super().__init__(task)
         from .cuda_driver import cuda_driver_source
 
         self.record = record
-        self.golden = golden_path(task)
+        self.golden = golden or golden_path(task)
         self.recorded: dict[int, tuple[dict, dict]] = {}
-        self.box = sibling_sandbox(sandbox)
+        self.box = sibling_sandbox(sandbox, gpu=True)
         try:
             try:
                 driver = cuda_driver_source(task, "kernel.cu")

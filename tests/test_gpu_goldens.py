@@ -1,0 +1,99 @@
+"""The corpus and the optimizer's fixtures against the GPU: outputs of each task's original CUDA,
+recorded on a GPU by scripts/record_gpu_goldens.py as <task dir>/<name>.golden.npz, checked
+without one.
+
+- Every task has goldens for its verifier seeds, recorded for the inputs generated today.
+- The task's independent reference (numpy or C) agrees with the GPU on every recorded seed, at the
+  task's tolerance: the references the corpus and optimizer tests trust are the CUDA's semantics
+  (the optimizer's fixtures are the kernels built to catch reorderings).
+- The compiler's output agrees with the GPU with 1 and 2 threads (a sample; every task with
+  CUDA_CORPUS_FULL=1).
+A task added to either needs its goldens recorded on a GPU machine:
+    python scripts/record_gpu_goldens.py tests/kernels/<name>
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sandboxes import LocalSandbox
+from tools.cuda import lower_task
+from tools.spec import Reference, load_task
+from tools.verify import check, generate_inputs, gpu_available, open_reference
+from tools.verify.check import compare_outputs, default_seeds
+from tools.verify.references import GoldenReference, golden_path
+
+from test_cuda_corpus import CORPUS, FULL, SAMPLE, TASKS
+
+FIXTURES = Path(__file__).parent / "optimize_fixtures"
+TASK_DIRS = {**{name: CORPUS / name for name in TASKS},
+             **{p.parent.name: p.parent for p in sorted(FIXTURES.glob("*/task.json"))}}
+
+
+def load_with_golden(name: str):
+    task = load_task(TASK_DIRS[name] / "task.json")
+    return task, GoldenReference(task, golden_path(task), kind="cuda")
+
+
+@pytest.mark.parametrize("name", TASK_DIRS)
+def test_goldens_cover_the_verifier_seeds(name):
+    task, golden = load_with_golden(name)
+    wanted = default_seeds(task)
+    assert golden.seeds(wanted) == wanted
+    for seed in wanted:  # raises when the goldens were recorded for other inputs
+        golden.outputs(seed, generate_inputs(task, seed))
+
+
+@pytest.mark.parametrize("name", TASK_DIRS)
+def test_reference_agrees_with_the_gpu(name, tmp_path):
+    task, golden = load_with_golden(name)
+    with LocalSandbox(root=tmp_path) as sandbox, open_reference(task, sandbox) as reference:
+        for seed in golden.seeds(default_seeds(task)):
+            inputs = generate_inputs(task, seed)
+            mismatches = compare_outputs(task, golden.outputs(seed, inputs), reference.outputs(seed, inputs),
+                                         seed=seed, threads=1, run="reference vs GPU")
+            assert not mismatches, "\n".join(str(m) for m in mismatches)
+
+
+@pytest.mark.parametrize("name", TASKS if FULL else [n for n in SAMPLE if n in TASKS])
+def test_compiler_agrees_with_the_gpu(name, tmp_path):
+    task = load_task(CORPUS / name / "task.json")
+    against_gpu = task.model_copy(update={"reference": Reference(kind="golden", path=f"{name}.golden.npz")})
+    with LocalSandbox(root=tmp_path) as sandbox:
+        report = check(against_gpu, lower_task(task), sandbox, seeds=default_seeds(task), threads=[1, 2])
+    assert report.status == "correct", report.summary()
+    assert report.reference_kind == "golden"
+
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def run_script(name: str, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPTS / name), *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.skipif(gpu_available()[0], reason="a GPU answers here: recording would run")
+def test_recording_without_a_gpu_says_why():
+    run = run_script("record_gpu_goldens.py", CORPUS / "saxpy")
+    assert run.returncode == 2
+    assert "no GPU" in run.stderr and "goldens can only be recorded where a GPU runs" in run.stderr
+
+
+def test_compare_script_agrees_then_catches_a_changed_golden(tmp_path):
+    shutil.copy(CORPUS / "saxpy" / "saxpy.golden.npz", tmp_path)
+    run = run_script("compare_gpu_goldens.py", CORPUS / "saxpy", "--goldens", tmp_path, "--compiler")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "reference agrees" in run.stdout and "compiler agrees" in run.stdout
+
+    arrays = dict(np.load(tmp_path / "saxpy.golden.npz"))
+    arrays["y@43"] = arrays["y@43"] + np.float32(1e-3)
+    np.savez_compressed(tmp_path / "saxpy.golden.npz", **arrays)
+    run = run_script("compare_gpu_goldens.py", CORPUS / "saxpy", "--goldens", tmp_path, "--compiler")
+    assert run.returncode == 1
+    assert "reference disagrees" in run.stdout and "y: 50000 of 50000 differ" in run.stdout
+    assert "compiler incorrect" in run.stdout
