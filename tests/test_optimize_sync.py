@@ -5,6 +5,7 @@ no timing (speed: scripts/bench_speed.py --corpus --only-sync)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,105 @@ def test_live_lanes_prune_a_chain_only_where_a_later_one_rereads_fresh_values(tw
     # with v written in full between them, both are
     fresh = live_lanes(ctx, unit(full_write, step, full_write, step))
     assert fresh is not None and fresh.count("only lanes below 1 are read later") == 2
+
+
+# TVM's column sums of graph kernels: a loop around a two-stage block reduction in which the second
+# stage reloads only the per-warp sums (`threadIdx.x < 8`) and only thread 0 reads the result.
+COLUMN_SUMS = r"""
+extern "C" __global__ void __launch_bounds__(256) col_sums_kernel(float* __restrict__ x, float* __restrict__ out) {
+  __shared__ float staging[8];
+  __shared__ float result[1];
+  __shared__ float sums[40];
+  float in_thread[1]; float red0[1]; float t0[1]; unsigned mask0[1];
+  float red1[1]; float t1[1]; unsigned mask1[1];
+  for (int c = 0; c < 40; ++c) {
+    in_thread[0] = 0.0f;
+    if (((int)threadIdx.x) < 18) {
+      in_thread[0] = (in_thread[0] + x[((((int)threadIdx.x) * 40) + c)]);
+    }
+    red0[0] = in_thread[0];
+    mask0[0] = __activemask();
+    t0[0] = __shfl_down_sync(mask0[0], red0[0], 16, 32);
+    red0[0] = (red0[0] + t0[0]);
+    t0[0] = __shfl_down_sync(mask0[0], red0[0], 8, 32);
+    red0[0] = (red0[0] + t0[0]);
+    t0[0] = __shfl_down_sync(mask0[0], red0[0], 4, 32);
+    red0[0] = (red0[0] + t0[0]);
+    t0[0] = __shfl_down_sync(mask0[0], red0[0], 2, 32);
+    red0[0] = (red0[0] + t0[0]);
+    t0[0] = __shfl_down_sync(mask0[0], red0[0], 1, 32);
+    red0[0] = (red0[0] + t0[0]);
+    if ((((int)threadIdx.x) % 32) == 0) {
+      staging[(((int)threadIdx.x) >> 5)] = red0[0];
+    }
+    __syncthreads();
+    if (((int)threadIdx.x) < 8) {
+      red1[0] = staging[((int)threadIdx.x)];
+    }
+    mask1[0] = __activemask();
+    t1[0] = __shfl_down_sync(mask1[0], red1[0], 4, 32);
+    red1[0] = (red1[0] + t1[0]);
+    t1[0] = __shfl_down_sync(mask1[0], red1[0], 2, 32);
+    red1[0] = (red1[0] + t1[0]);
+    t1[0] = __shfl_down_sync(mask1[0], red1[0], 1, 32);
+    red1[0] = (red1[0] + t1[0]);
+    if (((int)threadIdx.x) == 0) {
+      ((volatile float*)result)[0] = red1[0];
+    }
+    __syncthreads();
+    if (((int)threadIdx.x) == 0) {
+      sums[c] = ((volatile float*)result)[0];
+    }
+  }
+  __syncthreads();
+  if (((int)threadIdx.x) < 40) {
+    out[((((int)blockIdx.x) * 40) + ((int)threadIdx.x))] = (sums[((int)threadIdx.x)] * x[((((int)blockIdx.x) * 40) + ((int)threadIdx.x))]);
+  }
+}
+"""
+
+COLUMN_SUMS_REF = """
+import numpy as np
+
+def col_sums(inputs, scalars):
+    x = inputs["x"].reshape(18, 40)
+    return {"out": (x.sum(axis=0, dtype=np.float32)[None, :] * x).astype(np.float32)}
+"""
+
+
+def _column_sums_task(tmp_path: Path, cuda: str = COLUMN_SUMS):
+    (tmp_path / "col_sums.cu").write_text(cuda)
+    (tmp_path / "col_sums_ref.py").write_text(COLUMN_SUMS_REF)
+    raw = {"name": "col_sums", "cuda": "col_sums.cu",
+           "buffers": [{"name": "x", "dtype": "float32", "shape": [18, 40], "role": "input"},
+                       {"name": "out", "dtype": "float32", "shape": [18, 40], "role": "output"}],
+           "launches": [{"kernel": "col_sums_kernel", "grid": [18], "block": [256], "args": ["x", "out"]}],
+           "reference": {"kind": "python", "function": "col_sums_ref:col_sums"},
+           "tolerance": {"rtol": 1e-5, "atol": 1e-5}}
+    (tmp_path / "col_sums.json").write_text(json.dumps(raw))
+    return load_task(tmp_path / "col_sums.json")
+
+
+def test_live_lanes_prune_a_second_stage_that_reloads_the_low_lanes_each_round(tmp_path, box):
+    task = _column_sums_task(tmp_path)
+    new = sync_together(Context(task), lower_task(task))
+    assert new is not None
+    # both stages pruned inside the loop: 16 8 4 2 1 lanes, then 4 2 1 (the reload writes lanes 0..7)
+    assert new.count("are read later") == 8
+    for lanes in (4, 2, 1):
+        assert new.count(f"only lanes below {lanes} are read later") == 2
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_live_lanes_keep_a_second_stage_whose_reload_leaves_read_lanes_stale(tmp_path):
+    # the reload writes lanes 0..3 only: the step with offset 4 reads lanes 4..7 of the last round
+    task = _column_sums_task(tmp_path, COLUMN_SUMS.replace("threadIdx.x) < 8)", "threadIdx.x) < 4)"))
+    new = sync_together(Context(task), lower_task(task))
+    assert new is not None and new.count("are read later") == 5
+    # thread 0 of every warp reads the result: the other warps' stale lanes would be read
+    every_warp = COLUMN_SUMS.replace("if (((int)threadIdx.x) == 0) {\n      ((volatile",
+                                     "if ((((int)threadIdx.x) % 32) == 0) {\n      ((volatile")
+    task = _column_sums_task(tmp_path, every_warp)
+    new = sync_together(Context(task), lower_task(task))
+    assert new is not None and new.count("are read later") == 5

@@ -22,6 +22,11 @@ Where it applies (else the kernel is left alone):
 - `t` appears in such steps only (written, then read by the same thread);
 - a chain inside a loop of the kernel is itself preceded by such a full rewrite of `v` (else its
   next round would read the lanes it left out).
+A rewrite of the low lanes only, `if (threadIdx.x < K) { v[tid] = e; }` (TVM's reload of the
+per-warp sums before the second stage), counts as full for a chain whose first offset O has
+2 * O <= K <= 32, where lane 0 is only ever read as `threadIdx.x == 0` (the first warp of each row
+of threads): those warps' lanes below K are all the chain reads; the other warps compute from stale
+lanes that nobody reads.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ _STEP = re.compile(r"(?P<t>\w+)\[tid\](?P<s>(?:\[\d+\])*) = static_cast<[\w: ]+>
                    r"(?P<v>\w+)\[tid \+ (?P=o)\](?P=s) : (?P=v)\[tid\](?P=s)\)\);")
 _ID_LINES = re.compile(r"const (?:std::size_t tid|uint3 threadIdx) = [^;]*;")
 _LANE0 = re.compile(r"if \((?P<c>\(*(?:\((?:int|unsigned int|unsigned)\))?threadIdx\.x\)*(?: % 32\)*)? == 0)\) \{")
+_LOW_LANES = r"if \(\(*(?:\((?:int|unsigned int|unsigned)\))?threadIdx\.x\)* < (?P<k>\d+)u?\) \{\s*"
 _PURE = {"max", "min", "fmaxf", "fminf", "fmax", "fmin", "static_cast", "float", "double", "int", "unsigned"}
 
 
@@ -139,10 +145,12 @@ def _lane0_spans(body: str) -> list[tuple[int, int]]:
             if body.startswith("if (", i) and (m := _lane0_guard(body[i:]))]
 
 
-def _rewritten_before(body: str, nests: list[_Nest], step: _Step, v: str, steps_at: dict[int, _Step]) -> bool:
+def _rewritten_before(body: str, nests: list[_Nest], step: _Step, v: str, steps_at: dict[int, _Step],
+                      thread0_only: bool) -> bool:
     """In the step's straight-line stretch, the last thread loop before it that writes v in full
-    or is a step on v is a full write (`v[tid] = e;` at its top level, e not reading v): the lanes
-    a pruned step left stale are all overwritten before this step reads."""
+    or is a step on v is a full write (`v[tid] = e;` at its top level, e not reading v), or a write
+    of the lanes below K >= 2 * offset where only thread 0 of a row reads v (see module doc): the
+    lanes a pruned step left stale and this chain reads are all overwritten before it reads them."""
     last = None
     for n in nests:
         if n.chain != step.nest.chain or n.start >= step.nest.start:
@@ -153,7 +161,21 @@ def _rewritten_before(body: str, nests: list[_Nest], step: _Step, v: str, steps_
             w = re.fullmatch(rf"{v}\[tid\](?:\[\d+\])* = (.*);", s, re.S)
             if w and not re.search(rf"\b{v}\b", w[1]):
                 last = True
+            low = re.fullmatch(rf"{_LOW_LANES}{v}\[tid\](?:\[\d+\])* = ([^;]*);\s*\}}", s, re.S)
+            if low and not re.search(rf"\b{v}\b", low[2]):
+                last = thread0_only and 2 * step.offset <= int(low["k"]) <= 32
     return bool(last)
+
+
+def _thread0_only(body: str, v: str) -> bool:
+    """Every lane-0 read of v is under `threadIdx.x == 0` (no `% 32`), and none is a broadcast."""
+    if re.search(rf"\b{v}\[tid - tid % 32u", body):
+        return False
+    for i in range(len(body)):
+        if body.startswith("if (", i) and (m := _lane0_guard(body[i:])) and "%" in m["c"]:
+            if re.search(rf"\b{v}\b", body[i:C.matching_brace(body, i + m.end() - 1)]):
+                return False
+    return True
 
 
 def _dead_elsewhere(body: str, chain: list[_Step], nests: list[_Nest], steps_at: dict[int, _Step],
@@ -172,7 +194,8 @@ def _dead_elsewhere(body: str, chain: list[_Step], nests: list[_Nest], steps_at:
             if re.match(r"\[tid\](?:\[\d+\])* = ", body[m.end():]):
                 continue  # a write
             return False
-        if step.v == v and step not in chain and not _rewritten_before(body, nests, step, v, steps_at):
+        if step.v == v and step not in chain and not _rewritten_before(body, nests, step, v, steps_at,
+                                                                          _thread0_only(body, v)):
             return False
     for m in re.finditer(rf"\b{t}\b", body):
         nest = next((n for n in nests if n.open < m.start() < n.close), None)
@@ -230,7 +253,8 @@ def live_lanes(ctx: Context, code: str) -> str | None:
         steps_at = {s.nest.start: s for chain in chains for s in chain}
         lane0 = _lane0_spans(body)
         chosen = [chain for chain in chains if _dead_elsewhere(body, chain, nests, steps_at, lane0) and
-                  (not _in_loop(body, chain[0].nest.start) or _rewritten_before(body, nests, chain[0], chain[0].v, steps_at))]
+                  (not _in_loop(body, chain[0].nest.start) or
+                   _rewritten_before(body, nests, chain[0], chain[0].v, steps_at, _thread0_only(body, chain[0].v)))]
         steps = sorted((s for chain in chosen for s in chain), key=lambda s: s.nest.start, reverse=True)
         if not steps:
             continue
