@@ -68,6 +68,22 @@ def test_region_with_effects_before_its_guard_is_left_alone():
     assert guarded_region(ok.replace("}\n", "} else { y[i] = 0; }\n"), {}) is None
 
 
+def test_a_guard_inside_a_loop_of_one_trip_is_found_and_the_loop_kept_as_a_constant():
+    # TVM's `#pragma unroll for (int ax1_0 = 0; ax1_0 < 1; ++ax1_0) { if (threadIdx.x < 63) {...} }`,
+    # in a thread loop of the sync transformations (its 64-bit thread id)
+    region = (f"{LOWERING_DECL}\nconst std::size_t tid = (std::size_t(tz) * blockDim.y + ty) * blockDim.x + tx;\n"
+              "// #pragma unroll\nfor (int ax1_0 = 0; ax1_0 < 1; ++ax1_0) {\n"
+              "  if (((int)threadIdx.x) < 63) { y[tid + ax1_0] = 2 * x[tid]; }\n}\n")
+    found = guarded_region(region, {})
+    assert found is not None and "const int ax1_0 = 0;" in found.body and "y[tid + ax1_0] = 2 * x[tid];" in found.body
+    assert "< 63" in found.bounds[-1]
+    # a break or continue there leaves the loop of one trip, not the thread's loop: left alone
+    assert guarded_region(region.replace("2 * x[tid]; }", "2 * x[tid]; continue; }"), {}) is None
+    # statements after the loop, or a loop of more trips, are not the guarded region
+    assert guarded_region(region + "y[0] = 1;\n", {}) is None
+    assert guarded_region(region.replace("ax1_0 < 1;", "ax1_0 < 2;"), {}) is None
+
+
 def test_param_types_decide_signedness():
     shapes = param_shapes(["float* __restrict__ y", "int n", "unsigned int m", "const size_t len"])
     assert shapes == {"n": Shape(0, True, False), "m": Shape(0, False, True), "len": Shape(0, False, True)}

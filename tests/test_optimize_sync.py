@@ -14,6 +14,7 @@ from tools.cuda import lower_task
 from tools.optimize import code as C
 from tools.optimize.direct_shuffles import direct_shuffles
 from tools.optimize.live_lanes import live_lanes
+from tools.optimize.own_lane_simd import own_lane_simd
 from tools.optimize.sync_transforms import (
     SYNC_TRANSFORMS, lane_arrays, perthread_stack, shared_atomics_plain, sync_together, warp_rounds,
 )
@@ -363,3 +364,43 @@ def test_live_lanes_keep_a_second_stage_whose_reload_leaves_read_lanes_stale(tmp
     task = _column_sums_task(tmp_path, every_warp)
     new = sync_together(Context(task), lower_task(task))
     assert new is not None and new.count("are read later") == 5
+
+
+def test_own_lane_simd_vectorizes_loops_that_touch_only_their_own_copies(tmp_path, box):
+    task = _column_sums_task(tmp_path)
+    new = sync_together(Context(task), lower_task(task))
+    kernel = C.kernel_named(new, "col_sums_kernel").text(new)
+    # the loop that sums each thread's column element into its copy for the first stage
+    head = kernel[:kernel.index("in_thread[tid][0] = 0.0f;")]
+    assert "#pragma omp simd\n" in head[head.rindex("for (unsigned int ty"):]
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+@pytest.mark.parametrize("statement", [
+    "v[tid][0] = v[tid + 1][0];",            # another thread's copy
+    "w[tid - tid % 32u + 0][0] = v[tid][0];",  # a lane-0 broadcast
+    "atomicAdd(&y[0], v[tid][0]);",           # an atomic
+    "warp_0.put(tid, v[tid][0]);",            # a warp exchange still there
+    "v[tid][0] = cudaopt::shfl(warp_0, tid, 0, 32);",
+    "if (v[tid][0] > 0.0f) break;",
+])
+def test_own_lane_simd_leaves_loops_that_reach_other_threads(two_stage, statement):
+    task, _ = two_stage
+    unit = ("// CUDA kernel k\nvoid k(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes, float* y) {\n"
+            "    const unsigned int nthreads = blockDim.x * blockDim.y * blockDim.z;\n"
+            + _nest("v[tid][0] = y[tid];") + _nest(statement) + "}\n")
+    new = own_lane_simd(Context(task), unit)
+    assert new is not None and new.count("#pragma omp simd") == 1
+    assert new.index("#pragma omp simd") < new.index("v[tid][0] = y[tid];") < new.index(statement)
+
+
+def test_guarded_range_of_a_scalar_thread_loop_stays_scalar(two_stage):
+    from tools.optimize.transforms import guarded_thread_range
+    task, _ = two_stage
+    unit = ("// CUDA kernel k\nvoid k(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes, float* y) {\n"
+            "    const unsigned int nthreads = blockDim.x * blockDim.y * blockDim.z;\n"
+            + _nest("if (((int)threadIdx.x) < 8) { v[tid][0] = y[tid]; }") + "}\n")
+    new = guarded_thread_range(Context(task), unit)
+    assert new is not None and "for (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {" in new
+    assert "#pragma omp simd" not in new and "if (((int)threadIdx.x) < 8)" not in new.split("tx < tx_hi")[1]

@@ -296,7 +296,9 @@ def _comparison_bounds(part: Node, env: dict, admits_when_true: bool) -> list[Bo
 # the region's text: `decls; if (G) S` or `decls; if (G) continue; S`
 
 LOWERING_DECL = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
-_TID_DECL = re.compile(r"^const unsigned int (\w+) = \(tz \* blockDim\.y \+ ty\) \* blockDim\.x \+ tx;$")
+_TID_DECL = re.compile(r"^const (?:unsigned int (\w+) = \(tz|std::size_t (\w+) = \(std::size_t\(tz\)) \* blockDim\.y \+ ty\) "
+                       r"\* blockDim\.x \+ tx;$")
+_ONE_TRIP = re.compile(r"for \(int (\w+) = 0; \1 < 1; \+\+\1\) \{")  # TVM's `#pragma unroll` loops of one trip
 _INT_DECL = re.compile(r"^(?:const\s+)?(?P<type>(?:unsigned\s+|signed\s+)?(?:long\s+long|long|int|short|size_t|std::size_t|"
                        r"u?int(?:8|16|32|64)_t|unsigned))\s+(?P<name>\w+)\s*=\s*(?P<init>[^;]+);$", re.S)
 _OTHER_DECL = re.compile(r"^(?:const\s+)?(?:[\w:]+\s*(?:<[^;]*>)?\s*[*&]*\s+)+(?P<name>\w+)\s*(?:=[^;]*|\[[^;]*\])?;$", re.S)
@@ -319,6 +321,10 @@ def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
     decls: list[tuple[str, str | None, str]] = []  # (statement, local name, its init when integral)
     env: dict = {"threadIdx.x": X_SHAPE, "tx": X_SHAPE, **params}
     while text and not text.startswith("if"):
+        if (m := _ONE_TRIP.match(text)) and matching_brace(text, m.end() - 1) == len(text) - 1 and m[1] not in env \
+                and not re.search(r"\b(?:break|continue)\b", text):
+            # the region ends in a loop of one trip: its body, with the counter a constant
+            text = f"const int {m[1]} = 0;\n" + text[m.end():-1].strip()
         end = statement_end(text)
         if end is None:
             return None
@@ -326,8 +332,8 @@ def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
         if stmt == LOWERING_DECL:
             decls.append((stmt, None, ""))
         elif (m := _TID_DECL.match(stmt)):
-            env[m[1]] = X_SHAPE
-            decls.append((stmt, m[1], ""))
+            env[m[1] or m[2]] = X_SHAPE
+            decls.append((stmt, m[1] or m[2], ""))
         elif (m := _INT_DECL.match(stmt)) and not _has_effects(m["init"]):
             try:
                 env[m["name"]] = Node("cast", " ".join(m["type"].split()), (parse(m["init"]),),

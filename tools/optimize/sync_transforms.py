@@ -20,6 +20,8 @@ direct_shuffles: straight-line shuffles (TVM's cross-thread reductions) read the
     per-thread copy instead of a lane array (tools/optimize/direct_shuffles.py).
 live_lanes: then each step of such a reduction computes only the lanes read later
     (tools/optimize/live_lanes.py).
+own_lane_simd: thread loops left scalar for their warp exchanges, which now touch only their own
+    thread's copies, vectorized (tools/optimize/own_lane_simd.py).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import re
 from . import code as C
 from .direct_shuffles import direct_shuffles
 from .live_lanes import live_lanes
+from .own_lane_simd import own_lane_simd
 from .transforms import Context, Transform
 
 # ---------------------------------------------------------------------------------------
@@ -738,11 +741,12 @@ def sync_together(ctx: Context, code: str) -> str | None:
 
 SYNC_TRANSFORMS: list[Transform] = [
     Transform("sync_together", "warp rounds per warp, plain shared atomics, lane arrays, stack per-thread copies, "
-              "direct shuffle reads and live lanes only, together", sync_together),
+              "direct shuffle reads, live lanes only and own-lane loops vectorized, together", sync_together),
     Transform("warp_rounds", "loops of warp-shuffle rounds run warp by warp on a local array of the 32 lanes", warp_rounds),
     Transform("shared_atomics_plain", "atomics on a block's own shared memory as plain read-modify-writes", shared_atomics_plain),
     Transform("lane_arrays", "warp exchanges as plain per-site lane arrays (no round stamps, inline reads)", lane_arrays),
     Transform("perthread_stack", "per-thread copies as stack arrays sized by the task's largest block", perthread_stack),
     Transform("direct_shuffles", "straight-line shuffles read the sender's per-thread copy (no lane arrays)", direct_shuffles),
     Transform("live_lanes", "shuffle-reduction steps computed only for the lanes read later", live_lanes),
+    Transform("own_lane_simd", "thread loops that touch only their own thread's copies vectorized", own_lane_simd),
 ]

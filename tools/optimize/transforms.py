@@ -406,14 +406,15 @@ inline unsigned at_most(unsigned a, unsigned b) { return a < b ? a : b; }
 #endif
 """
 
-_TY_LOOP = re.compile(r"(?P<ind>[ \t]*)for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\n(?P<pind>[ \t]*)#pragma omp simd\n"
-                      r"[ \t]*for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
+_TY_LOOP = re.compile(r"(?P<ind>[ \t]*)for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\n(?P<simd>[ \t]*#pragma omp simd\n)?"
+                      r"(?P<pind>[ \t]*)for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
 
 
 def guarded_thread_range(ctx: Context, code: str) -> str | None:
     """A thread region `decls; if (G) S` (or `if (G) continue; S`) whose guard is proven to
     admit one contiguous range of threadIdx.x (tools/optimize/guards.py) runs over that range
-    only, found per block by binary search on the guard, with the condition gone from the loop."""
+    only, found per block by binary search on the guard, with the condition gone from the loop
+    (vectorized where the region was: a loop without `omp simd` stays without it)."""
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
@@ -428,7 +429,7 @@ def guarded_thread_range(ctx: Context, code: str) -> str | None:
             inner = pind + "    "
             loop = "\n".join([f"{ind}for (unsigned int ty = 0; ty < blockDim.y; ++ty) {{",
                               *(pind + line for line in region.bounds),
-                              f"{pind}#pragma omp simd",
+                              *([f"{pind}#pragma omp simd"] if m["simd"] else []),
                               f"{pind}for (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {{",
                               *(inner + line for line in region.body.split("\n")),
                               f"{pind}}}", f"{ind}}}"])
