@@ -22,6 +22,7 @@ _NEST = re.compile(r"(?P<head>for \(unsigned int tz = 0; tz < blockDim\.z; \+\+t
 _UNSAFE = re.compile(r"\b(atomic\w*|printf|fprintf|goto|asm|__threadfence\w*|put|get|rand|malloc|new|break|cudaopt)\b"
                      r"|#pragma|\w+:;")
 _TID_SUBSCRIPT = re.compile(r"\[([^\[\]]*\btid\b[^\[\]]*)\]")
+MIN_SIMD_ROW = 8  # threads along x below which the loop stays scalar
 
 
 def _own_lanes_only(body: str) -> bool:
@@ -33,6 +34,9 @@ def own_lane_simd(ctx: Context, code: str) -> str | None:
     """`#pragma omp simd` on thread loops that read and write only their own copies (module doc)."""
     changed = False
     for k in reversed(C.kernels(code)):
+        launches = ctx.launches_of(k.name)
+        if launches and all(launch.dims()[1][0] < MIN_SIMD_ROW for launch in launches):
+            continue  # rows of a thread or two (blocks of shape (1, n)): a vector loop would only add overhead
         body = k.body(code)
         out, pos = [], 0
         for m in _NEST.finditer(body):
