@@ -1,6 +1,7 @@
 """`agent port` killed (SIGKILL) or interrupted (SIGINT) mid-run: trace and checkpoint survive, the next run resumes."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -51,10 +52,15 @@ def test_interrupted_and_killed_runs_resume_without_redoing_finished_steps(tmp_p
     trace = out / "trace.jsonl"
 
     # 1. Ctrl-C once the first translation is done: exit 130, trace and checkpoint readable.
-    proc = start(out)
-    wait_for_event(proc, trace, "translate", "node_end")
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=WAIT_S)
+    #    On a loaded machine the run can finish before the signal lands: then start again afresh.
+    for _ in range(3):
+        proc = start(out)
+        wait_for_event(proc, trace, "translate", "node_end")
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=WAIT_S)
+        if proc.returncode != 0 or not (out / "scale" / "result.json").exists():
+            break
+        shutil.rmtree(out)
     assert proc.returncode == 130, stderr
     assert "interrupted" in stdout and "run the same command to resume" in stdout
     assert "Traceback" not in stderr

@@ -20,9 +20,9 @@ twin of the parallel loop nest taken for small launches: no OpenMP call at all),
 extents as constexpr), simd_on_y (blocks of shape (1, n, 1)), restrict, unroll_loops,
 guarded_thread_range (a region guarded by comparisons proven monotone in threadIdx.x runs over the
 admitted range only, with no condition left, seeing through TVM's loops of one trip: guards.py),
-dynamic_schedule, fast_math (only when
-the configuration allows it and the task's rtol >= 1e-4). Compiler options travel in the code as
-`#pragma GCC optimize`, since the result is one translation unit.
+dynamic_schedule, fast_math (only when the configuration allows it and the task's rtol >= 1e-4).
+Compiler options travel in the code as `#pragma GCC optimize`, since the result is one
+translation unit.
 """
 
 from __future__ import annotations

@@ -140,8 +140,9 @@ def _lane0_guard(text: str) -> re.Match | None:
     return m if m and m["c"].count("(") == m["c"].count(")") else None
 
 
-def _lane0_spans(body: str) -> list[tuple[int, int]]:
-    return [(i, C.matching_brace(body, i + m.end() - 1)) for i in range(len(body))
+def _lane0_spans(body: str) -> list[tuple[int, int, bool]]:
+    """(start, end, every warp's lane 0 rather than thread 0 of a row) of each lane-0 guard."""
+    return [(i, C.matching_brace(body, i + m.end() - 1), "%" in m["c"]) for i in range(len(body))
             if body.startswith("if (", i) and (m := _lane0_guard(body[i:]))]
 
 
@@ -167,23 +168,18 @@ def _rewritten_before(body: str, nests: list[_Nest], step: _Step, v: str, steps_
     return bool(last)
 
 
-def _thread0_only(body: str, v: str) -> bool:
+def _thread0_only(body: str, v: str, lane0: list[tuple[int, int, bool]]) -> bool:
     """Every lane-0 read of v is under `threadIdx.x == 0` (no `% 32`), and none is a broadcast."""
-    if re.search(rf"\b{v}\[tid - tid % 32u", body):
-        return False
-    for i in range(len(body)):
-        if body.startswith("if (", i) and (m := _lane0_guard(body[i:])) and "%" in m["c"]:
-            if re.search(rf"\b{v}\b", body[i:C.matching_brace(body, i + m.end() - 1)]):
-                return False
-    return True
+    return not re.search(rf"\b{v}\[tid - tid % 32u", body) and \
+        not any(every_warp and re.search(rf"\b{v}\b", body[a:b]) for a, b, every_warp in lane0)
 
 
 def _dead_elsewhere(body: str, chain: list[_Step], nests: list[_Nest], steps_at: dict[int, _Step],
-                    lane0: list[tuple[int, int]]) -> bool:
+                    lane0: list[tuple[int, int, bool]]) -> bool:
     v, t = chain[0].v, chain[0].t
     for m in re.finditer(rf"\b{v}\b", body):
         after = body[m.end():]
-        if any(a < m.start() < b for a, b in lane0) and after.startswith("[tid]") or \
+        if any(a < m.start() < b for a, b, _ in lane0) and after.startswith("[tid]") or \
                 re.match(r"\[\d+\] = \{\};|\[tid - tid % 32u \+ 0\]", after):
             continue  # lane 0's own value under a lane-0 guard, the declaration, or a broadcast of lane 0
         nest = next((n for n in nests if n.open < m.start() < n.close), None)
@@ -195,7 +191,7 @@ def _dead_elsewhere(body: str, chain: list[_Step], nests: list[_Nest], steps_at:
                 continue  # a write
             return False
         if step.v == v and step not in chain and not _rewritten_before(body, nests, step, v, steps_at,
-                                                                          _thread0_only(body, v)):
+                                                                          _thread0_only(body, v, lane0)):
             return False
     for m in re.finditer(rf"\b{t}\b", body):
         nest = next((n for n in nests if n.open < m.start() < n.close), None)
@@ -254,7 +250,7 @@ def live_lanes(ctx: Context, code: str) -> str | None:
         lane0 = _lane0_spans(body)
         chosen = [chain for chain in chains if _dead_elsewhere(body, chain, nests, steps_at, lane0) and
                   (not _in_loop(body, chain[0].nest.start) or
-                   _rewritten_before(body, nests, chain[0], chain[0].v, steps_at, _thread0_only(body, chain[0].v)))]
+                   _rewritten_before(body, nests, chain[0], chain[0].v, steps_at, _thread0_only(body, chain[0].v, lane0)))]
         steps = sorted((s for chain in chosen for s in chain), key=lambda s: s.nest.start, reverse=True)
         if not steps:
             continue
