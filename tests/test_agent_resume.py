@@ -22,9 +22,17 @@ def port(out: Path) -> list[str]:
     return [AGENT, "port", str(TASK), "-o", str(out), "--sandbox", "local", "--max-iters", "1"]
 
 
+def as_from_a_shell() -> None:
+    """Ctrl-C acted on, as for a command a shell starts: a test runner's worker may hand its
+    children SIGINT ignored or blocked (seen under pytest-xdist: every Ctrl-C was lost)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def start(out: Path) -> subprocess.Popen:
     env = {**os.environ, "COLUMNS": "120"}
-    return subprocess.Popen(port(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(port(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=as_from_a_shell)
 
 
 def wait_for_event(proc: subprocess.Popen, trace: Path, node: str, type: str = "node_start") -> None:
@@ -65,8 +73,7 @@ def test_interrupted_and_killed_runs_resume_without_redoing_finished_steps(tmp_p
     trace = out / "trace.jsonl"
 
     # 1. Ctrl-C once the first translation is done: exit 130, trace and checkpoint readable.
-    #    Pressed again while the run goes on (under the full suite on 2 busy cores a first one
-    #    was seen not to stop it); a run that finished before any landed starts again afresh.
+    #    Pressed again while the run goes on; a run that finished before any landed starts afresh.
     for _ in range(3):
         proc = start(out)
         wait_for_event(proc, trace, "translate", "node_end")
