@@ -47,7 +47,7 @@ def compare_one(path: Path, goldens: Path | None, compiler: bool) -> dict:
         if not gold_file.is_file():
             return entry | {"reference": "no golden", "detail": f"{gold_file} does not exist"}
         golden = GoldenReference(task, gold_file, kind="cuda")
-        seeds = sorted({int(k.split("@")[1]) for k in golden.data if "@" in k and not k.startswith("__")})
+        seeds = golden.recorded_seeds()
         entry["seeds"] = seeds
         with tempfile.TemporaryDirectory() as tmp, LocalSandbox(root=Path(tmp)) as box:
             with open_reference(task, box) as reference:

@@ -6,9 +6,9 @@ PATH is a task file (the shared/DESIGN.md task format) or a directory searched f
 files. For each task the `cuda` reference (tools.verify.references.CudaReference: the generated
 driver built with nvcc, run once per seed) writes `<name>.golden.npz` beside the task, or into
 DIR with --out. Without --seeds each task gets its verifier's default seeds (the task's seed and
-the next ones: three, or --count). Later runs on machines without a GPU read these files: the `cuda` reference falls
-back to them, and tests/test_corpus_gpu_goldens.py checks the compiler and the corpus references
-against them.
+the next ones: three, or --count). Later runs on machines without a GPU read these files: the
+`cuda` reference falls back to them, and tests/test_gpu_goldens.py checks the compiler and the
+corpus references against them.
 
 Prints one line per task (recorded, or the cause of failure) and a count; exits 1 when any task
 failed, 2 when no GPU answers here.

@@ -360,14 +360,17 @@ class GoldenReference(Reference):
             return name
         return None
 
+    def recorded_seeds(self) -> list[int]:
+        return sorted({int(k.split("@")[1]) for k in self.data if "@" in k and not k.startswith("__")})
+
     def seeds(self, wanted):
         names = [b.name for b in output_buffers(self.task)]
         have = [s for s in wanted if all(self._key(n, s) for n in names)]
         if not have:
-            recorded = sorted({k.split("@")[1] for k in self.data if "@" in k and not k.startswith("__")})
+            recorded = ", ".join(map(str, self.recorded_seeds()))
             raise VerifyError(
                 f"{self.path}: no golden outputs for seeds {list(wanted)} "
-                f"(recorded seeds: {', '.join(recorded) or 'none'}; buffers needed: {', '.join(names)})"
+                f"(recorded seeds: {recorded or 'none'}; buffers needed: {', '.join(names)})"
             )
         return have
 
