@@ -9,7 +9,7 @@ import pytest
 
 from tools.cuda import lower_task
 from tools.optimize import code as C
-from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, param_shapes
+from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, hoisted_guards, param_shapes
 from tools.optimize.transforms import Context, serial_small_grids, specialize
 from tools.spec import load_task
 from tools.verify import check
@@ -110,3 +110,32 @@ def test_large_launches_keep_their_parallel_loop():
     assert small is not None and small.count("#pragma omp parallel for") == faithful.count("#pragma omp parallel for")
     big = task.model_copy(update={"launches": [launch.model_copy(update={"grid": [400]}) for launch in task.launches]})
     assert serial_small_grids(Context(big), faithful) is None
+
+
+TVM_STEP = (f"{LOWERING_DECL}\nint cse_v1 = ((int)threadIdx.x) / 12;\n"
+            "if (((int)threadIdx.x) < 144) {\n  y[((int)threadIdx.x)] = 0.0f;\n}\n"
+            "for (int k = 0; k < 103; ++k) {\n  // #pragma unroll\n"
+            "  if (((int)threadIdx.x) < 144) {\n    y[((int)threadIdx.x)] = y[((int)threadIdx.x)] + x[k];\n  }\n}\n")
+
+
+def test_a_guard_retested_in_every_trip_leaves_the_loop_and_joins_the_one_before():
+    hoisted = hoisted_guards(TVM_STEP)
+    assert hoisted is not None and hoisted.count("if (") == 1
+    guard_at, loop_at = hoisted.index("if (((int)threadIdx.x) < 144)"), hoisted.index("for (int k = 0; k < 103; ++k)")
+    assert guard_at < hoisted.index("y[((int)threadIdx.x)] = 0.0f;") < loop_at
+    region = guarded_region(hoisted, {})  # now the region guarded_thread_range runs over [0, 144)
+    assert region is not None and "< 144" in region.bounds[-1] and "if (" not in region.body
+
+
+@pytest.mark.parametrize("old, new", [
+    ("< 144) {\n    y[((int)threadIdx.x)] = y[((int)threadIdx.x)] + x[k];",  # the loop changes what the guard reads
+     "< n) {\n    y[((int)threadIdx.x)] = y[((int)threadIdx.x)] + x[k]; n = n - 1;"),
+    ("((int)threadIdx.x) < 144) {\n    y", "((int)threadIdx.x) < k) {\n    y"),  # the guard reads the counter
+    ("x[k];\n  }\n}", "x[k];\n  } else { y[0] = 1.0f; }\n}"),  # an else branch
+    ("k < 103", "k < 0"),  # a loop of no trip never tested its guard
+    ("((int)threadIdx.x) < 144) {\n    y", "flag[((int)threadIdx.x)] < 144) {\n    y"),  # a memory read
+])
+def test_guards_that_may_change_or_be_skipped_stay_in_the_loop(old, new):
+    assert old in TVM_STEP
+    changed = TVM_STEP.replace(old, new).replace("if (((int)threadIdx.x) < 144) {\n  y[((int)threadIdx.x)] = 0.0f;\n}\n", "")
+    assert hoisted_guards(changed) is None

@@ -424,3 +424,71 @@ def param_shapes(params: list[str]) -> dict[str, Shape]:
         signed = None if not re.search(r"int|long|short|char|size_t|unsigned|float|double", t) else not unsigned
         out[m["name"]] = Shape(0, signed, unsigned)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# guards that do not change in a loop, moved out of it
+
+_COUNTED_FOR = re.compile(r"for \(int (?P<var>\w+) = 0; (?P=var) < (?P<n>\d+); \+\+(?P=var)\) \{")
+
+
+def hoisted_guards(body: str) -> str | None:
+    """A thread loop's body with guards that a counted loop re-tests every trip moved out of
+    it, then neighbouring statements under the same guard joined:
+
+        if (G) { A }  for (int k = 0; k < N; ++k) { if (G) { B } }
+    ->  if (G) { { A } for (int k = 0; k < N; ++k) { B } }
+
+    (TVM's reductions: the initialisation and every step under the thread's guard), the shape
+    guarded_region knows. Exact: G has no call or memory read (it parses as a guard), nothing
+    under it assigns a name it reads, the loop counter is not among them, and N > 0, so the
+    original evaluated G too, always to the same value. None when nothing changed."""
+    text = re.sub(r"//[^\n]*", "", re.sub(r"/\*.*?\*/", " ", body, flags=re.S))
+    changed = False
+    while (new := _hoist_one(text) or _join_one(text)) is not None:
+        text, changed = new, True
+    return text if changed else None
+
+
+def _invariant_guard(guard: str, statements: str, counter: str | None = None) -> bool:
+    try:
+        parse(guard)
+    except Unproven:
+        return False
+    names = set(re.findall(r"[A-Za-z_]\w*", guard))
+    if counter in names:
+        return False
+    return not any(re.search(rf"(?<![\w.]){n}\s*(?:(?:<<|>>|[-+*/%&|^])?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{n}\b", statements)
+                   for n in names)
+
+
+def _hoist_one(text: str) -> str | None:
+    for m in _COUNTED_FOR.finditer(text):
+        close = matching_brace(text, m.end() - 1)
+        guard, then, rest = _if_statement(text[m.end():close].strip())
+        if guard is None or rest.strip() or int(m["n"]) == 0 or not then.startswith("{") \
+                or not _invariant_guard(guard, then, m["var"]):
+            continue
+        return f"{text[:m.start()]}if ({guard}) {{\n{m.group()[:-2]} {then}\n}}{text[close + 1:]}"
+    return None
+
+
+def _join_one(text: str) -> str | None:
+    for m in re.finditer(r"(?<![\w.])if\s*\(", text):
+        if _depth_at(text, m.start()):
+            continue  # only statements of the thread loop's own body
+        guard, then, rest = _if_statement(text[m.start():])
+        if guard is None or not then.startswith("{"):
+            continue
+        guard2, then2, rest2 = _if_statement(rest.lstrip())
+        if guard2 is None or not then2.startswith("{") or re.sub(r"\s+", "", guard2) != re.sub(r"\s+", "", guard) \
+                or not _invariant_guard(guard, then):
+            continue
+        end = len(text) - len(rest2)  # (the second statement's trailing blanks may move past it)
+        return f"{text[:m.start()]}if ({guard}) {{\n{then}\n{then2}\n}}{text[end:]}"
+    return None
+
+
+def _depth_at(text: str, pos: int) -> int:
+    """How many braces are open at pos (comments are gone by now)."""
+    return text.count("{", 0, pos) - text.count("}", 0, pos)

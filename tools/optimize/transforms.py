@@ -17,7 +17,7 @@ from typing import Callable
 from tools.spec import Task
 
 from . import code as C
-from .guards import guarded_region, param_shapes
+from .guards import guarded_region, hoisted_guards, param_shapes
 
 DIMS = "xyz"
 
@@ -410,6 +410,22 @@ _TY_LOOP = re.compile(r"(?P<ind>[ \t]*)for \(unsigned int ty = 0; ty < blockDim\
                       r"(?P<pind>[ \t]*)for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
 
 
+def hoist_guards(ctx: Context, code: str) -> str | None:
+    """Guards that a counted loop in a thread loop re-tests every trip, moved out of it and joined
+    with the same guard before it (guards.hoisted_guards): the region guarded_thread_range knows."""
+    changed = False
+    for k in reversed(C.kernels(code)):
+        body = k.body(code)
+        new_body = body
+        for open_index, close in reversed(C.thread_loop_bodies(body)):
+            hoisted = hoisted_guards(body[open_index + 1:close])
+            if hoisted is not None:
+                new_body = new_body[:open_index + 1] + hoisted + new_body[close:]
+        if new_body != body:
+            code, changed = C.with_body(code, k, new_body), True
+    return code if changed else None
+
+
 def guarded_thread_range(ctx: Context, code: str) -> str | None:
     """A thread region `decls; if (G) S` (or `if (G) continue; S`) whose guard is proven to
     admit one contiguous range of threadIdx.x (tools/optimize/guards.py) runs over that range
@@ -637,7 +653,7 @@ def _with_pragma(code: str, pragma: str) -> str | None:
     return code[:first] + pragma + "\n" + code[first:]
 
 
-SPECIALIZE = ("guarded_thread_range", "launch_constants", "inline_minmax", "serial_small_grids", "restrict")
+SPECIALIZE = ("hoist_guards", "guarded_thread_range", "launch_constants", "inline_minmax", "serial_small_grids", "restrict")
 
 
 def specialize(ctx: Context, code: str, members: tuple[str, ...] = SPECIALIZE) -> str | None:
@@ -676,6 +692,7 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
     Transform("simd_on_y", "simd over threadIdx.y for blocks of shape (1, n, 1)", simd_on_y),
     Transform("restrict", "__restrict__ on non-aliased pointer parameters", restrict_pointers),
     Transform("unroll_loops", "-funroll-loops for the kernels", unroll_loops),
+    Transform("hoist_guards", "guards re-tested in every trip of a loop tested once", hoist_guards),
     Transform("guarded_thread_range", "regions guarded by threadIdx.x run only the admitted threads", guarded_thread_range),
     Transform("dynamic_schedule", "blocks handed out dynamically", dynamic_schedule),
     Transform("fast_math", "-ffast-math for the kernels (tolerance and configuration allow it)", fast_math),
@@ -684,14 +701,15 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
 
 def _search_order(base: list[Transform]) -> list[Transform]:
     """The search's order: the barrier/shuffle patterns applied together (sync_transforms.py),
-    then the structural steps that pay off most (flat grid-stride loops, specialize, index runs),
-    then the barrier/shuffle patterns one by one, then the rest."""
+    then the structural steps that pay off most (flat grid-stride loops, specialize, index runs,
+    shared calls), then the barrier/shuffle patterns one by one, then the rest."""
     from .index_runs import INDEX_RUNS
+    from .memo_calls import MEMO_CALLS
     from .sync_transforms import SYNC_TRANSFORMS
 
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
-    head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel")] + [INDEX_RUNS]
+    head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel")] + [INDEX_RUNS, MEMO_CALLS]
     return together + head + singles + [t for t in base if t not in head]
 
 
