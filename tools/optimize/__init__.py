@@ -13,9 +13,10 @@ barrier/shuffle ones of sync_transforms.py first, then grid_stride_flat (grid-st
 `omp parallel for simd` over the index space), specialize (the following six together, because
 they pay off together: a guard-free loop vectorizes only with the launch extents known and min/max
 as selects), specialize_parallel (the same without serial_small_grids, where specialize was not kept:
-a small launch with much work per thread keeps its cores), index_runs (index_runs.py), memo_calls
-(expressions around costly math calls that threads repeat with the same operands, computed once per
-block: memo_calls.py), threads_parallel (few blocks: the thread loop is the parallel loop),
+a small launch with much work per thread keeps its cores), memo_calls (expressions around costly math
+calls that threads repeat with the same operands, computed once per block: memo_calls.py; before
+index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls knows),
+index_runs (index_runs.py), threads_parallel (few blocks: the thread loop is the parallel loop),
 inline_minmax (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules), serial_small_grids (a serial
 twin of the parallel loop nest taken for small launches: no OpenMP call at all), dense_exchange
 (warp shuffles without round stamps where every lane writes), launch_constants (the task's launch
