@@ -5,6 +5,7 @@ with 1 thread and all threads, medians of interleaved rounds measured in the sam
 (tools.verify.profile: candidate = optimized, baseline = faithful, plus the reference).
 
     .venv/bin/python scripts/bench_speed.py --corpus --hte --per-category 3 [--only-sync] [--json out.json]
+    .venv/bin/python scripts/bench_speed.py --hte --per-category 0 --applies memo_calls   # where one step applies
 
 Prints one line per task and per-category geomeans; a task counts only where the optimized code
 is correct on two fresh seeds (1 and all threads) and after timing. Speed is asserted nowhere else: these printed figures are the evidence.
@@ -28,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from sandboxes import open_sandbox  # noqa: E402
 from tools.cuda import CudaParseError, LoweringError, lower_task  # noqa: E402
-from tools.optimize import Budget, search  # noqa: E402
+from tools.optimize import TRANSFORMS, Budget, search  # noqa: E402
+from tools.optimize.transforms import Context, specialize  # noqa: E402
 from tools.spec import load_task  # noqa: E402
 from tools.verify import VerifyError, check, profile  # noqa: E402
 
@@ -111,6 +113,18 @@ def summarize(rows: list[dict]) -> list[str]:
     return out
 
 
+def applies(task, transform: str) -> bool:
+    """Does the named transformation apply to the task's lowering (after specialize, where that
+    applies, as in the search)?"""
+    step = next(t for t in TRANSFORMS if t.name == transform)
+    ctx = Context(task=task)
+    try:
+        code = lower_task(task)
+        return step.apply(ctx, specialize(ctx, code) or code) is not None
+    except (CudaParseError, LoweringError, ValueError, IndexError):
+        return False
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", action="store_true", help="the compiler corpus tests/kernels")
@@ -122,6 +136,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="'all threads' (default: all cores)")
     ap.add_argument("--timing-s", type=float, default=0.3, help="measured time per version and thread count")
     ap.add_argument("--max-variants", type=int, default=6)
+    ap.add_argument("--applies", default=None, metavar="TRANSFORM",
+                    help="only the tasks where this transformation applies (e.g. memo_calls)")
     ap.add_argument("--json", type=Path, default=None, help="write the rows here")
     ap.add_argument("--summarize", type=Path, nargs="*", default=None, help="only print the summary of earlier --json files")
     args = ap.parse_args()
@@ -131,6 +147,8 @@ def main() -> int:
         return 0
     if not (args.corpus or args.hte):
         ap.error("choose --corpus and/or --hte")
+    if args.applies and args.applies not in {t.name for t in TRANSFORMS}:
+        ap.error(f"no transformation {args.applies!r}; there are: {', '.join(t.name for t in TRANSFORMS)}")
     print("command:", " ".join([Path(sys.executable).name, *sys.argv]), flush=True)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; all threads = {args.threads}", flush=True)
     budget = Budget(max_variants=args.max_variants, seeds=2, timing_s=args.timing_s)
@@ -138,6 +156,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-speed-") as tmp:
         tasks = (corpus_tasks(args.only_sync, args.limit, args.names) if args.corpus else []) + \
                 (hte_tasks(args.per_category or None, Path(tmp), args.names) if args.hte else [])
+        if args.applies:
+            tasks = [(bench, category, task) for bench, category, task in tasks if applies(task, args.applies)]
         with open_sandbox("local") as box:
             for bench, category, task in tasks:
                 row = {"set": bench, "category": category, **measure(task, box, args.threads, budget, args.timing_s)}

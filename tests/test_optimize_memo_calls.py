@@ -6,6 +6,7 @@ timing (speed: scripts/bench_speed.py --hte --names graph_58)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -138,3 +139,14 @@ def test_a_row_is_filled_only_for_uses_in_every_trip(statement, every_trip):
     nest = "for (int k = 0; k < 8; ++k) {\n" + statement.replace("@", "expf(x[k])") + "\n}"
     loops = [("k", 8, nest.index("{"), len(nest) - 1)]
     assert _every_trip(nest, loops, nest.index("expf")) is every_trip
+
+
+def test_the_speed_benchmark_selects_the_tasks_a_step_applies_to(tmp_path):
+    spec = importlib.util.spec_from_file_location("bench_speed", Path(__file__).resolve().parents[1] / "scripts" / "bench_speed.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert bench.applies(_task(tmp_path / "a"), "memo_calls")
+    unshared = DENSE.replace("x[(((IDX / 24) * 40) + k)]".replace("IDX", IDX), "x[((IDX % 960) + k)]".replace("IDX", IDX))
+    assert not bench.applies(_task(tmp_path / "b", unshared), "memo_calls")

@@ -117,11 +117,13 @@ def param_name(param: str) -> str | None:
 
 
 def call_end(text: str, open_paren: int) -> int:
-    """Index of the `)` closing the `(` at open_paren (no strings or comments inside calls here)."""
+    """Index of the `)` closing the `(` at open_paren, or of the `]` closing a `[` there (no strings
+    or comments inside calls and subscripts here)."""
+    opening, closing = ("[", "]") if text[open_paren] == "[" else ("(", ")")
     depth = 0
     for i in range(open_paren, len(text)):
-        depth += text[i] == "("
-        depth -= text[i] == ")"
+        depth += text[i] == opening
+        depth -= text[i] == closing
         if depth == 0:
             return i
     raise ValueError("unbalanced parentheses")

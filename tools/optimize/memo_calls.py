@@ -202,7 +202,7 @@ def _only_read(body: str, name: str) -> bool:
         after = text[m.end():].lstrip()
         if not after.startswith("[") or text[:m.start()].rstrip().endswith("&"):
             return False
-        close = _bracket_end(text, text.index("[", m.end()))
+        close = C.call_end(text, text.index("[", m.end()))
         rest = text[close + 1:].lstrip()
         if re.match(r"(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--|\.", rest) or text[:m.start()].rstrip().endswith(("++", "--")):
             return False
@@ -213,16 +213,6 @@ def _assigned(body: str, name: str) -> bool:
     text = C.strip_comments(body)
     return bool(re.search(rf"(?<![\w.]){name}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{name}\b|(?<![\w.]){name}\s*(?:\+\+|--)"
                           rf"|&\s*{name}\b", text))
-
-
-def _bracket_end(text: str, open_index: int) -> int:
-    depth = 0
-    for i in range(open_index, len(text)):
-        depth += text[i] == "["
-        depth -= text[i] == "]"
-        if depth == 0:
-            return i
-    raise ValueError("unbalanced brackets")
 
 
 def _nest(nest: str, read_only: set[str], scalars: set[str], block: tuple[int, int, int], tables: int):
@@ -466,7 +456,7 @@ def _key(arg: str, enclosing: list[tuple[str, int]], read_only: set[str], scalar
             continue
         if m["name"] not in read_only:
             return None
-        close = _bracket_end(text, m.end() - 1)
+        close = C.call_end(text, m.end() - 1)
         try:
             subscripts.append(parse(text[m.end():close]))
         except Unproven:
