@@ -243,7 +243,7 @@ def _nest(nest: str, read_only: set[str], scalars: set[str], block: tuple[int, i
     for site in sites.values():
         q = guard_text(site.key.q) if site.key.q is not None else None
         if q is not None and q not in ranges:
-            ranges[q] = f"memo_q{len(ranges)}" if not tables else f"memo_q{tables}_{len(ranges)}"
+            ranges[q] = f"memo_q{tables}"  # named after the first table keyed by it
             setup.append(_range_setup(ranges[q], q))
         table = f"memo{tables}"
         tables += 1
@@ -268,9 +268,9 @@ def _nest(nest: str, read_only: set[str], scalars: set[str], block: tuple[int, i
         edits += [(start, end, shared) for start, end in site.spans]
     for start, end, text in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         nest = nest[:start] + text + nest[end:]
-    head = "// tools.optimize memo_calls: values shared by the threads with the same " + "; ".join(
-        ", ".join(([guard_text(s.key.q)] if s.key.q is not None else []) + [v for v, _ in s.key.counters]) or "block"
-        for s in sites.values())
+    keys = dict.fromkeys(", ".join(([guard_text(s.key.q)] if s.key.q is not None else []) + [v for v, _ in s.key.counters])
+                         or "block" for s in sites.values())
+    head = "// tools.optimize memo_calls: values shared by the threads with the same " + "; ".join(keys)
     return "{  " + head + "\n" + "\n".join(setup), nest, tables
 
 
@@ -440,7 +440,7 @@ def _assignment_at(text: str, j: int) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-# the key of one call: which thread index and counters its argument depends on
+# the key of one expression: which thread index and counters its value depends on
 
 
 def _key(arg: str, enclosing: list[tuple[str, int]], read_only: set[str], scalars: set[str],
