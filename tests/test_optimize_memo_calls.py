@@ -114,14 +114,19 @@ def test_sharing_is_refused_when_a_launch_passes_one_buffer_twice(tmp_path):
     assert memo_calls(Context(task), lower_task(task)) is None
 
 
+def _nodes(tree):
+    return [tree] + [n for child in tree.args for n in _nodes(child)]
+
+
 def test_expressions_are_read_with_their_place_in_the_text():
     text = "((float)x[((((int)threadIdx.x) / 12) * 103) + k] * 0x1.6a09e667f3bcdp-1f/*7.07e-01*/) < (a ? expf(b) : -c[2])"
     tree = parse_expression(text)
     assert (tree.kind, tree.op) == ("binary", "<")
-    call = next(n for n in tree.walk() if n.kind == "call")
+    nodes = _nodes(tree)
+    call = next(n for n in nodes if n.kind == "call")
     assert text[call.start:call.end] == "expf(b)"
-    assert {n.kind for n in tree.walk()} >= {"cast", "index", "num", "cond", "unary", "paren"}
-    for bad in ("x = 1", "a b", "f(x", "(a)(b)"):
+    assert {n.kind for n in nodes} >= {"cast", "index", "num", "cond", "unary", "paren"}
+    for bad in ("x = 1", "a b", "f(x", "f(a b)", "(a)(b)"):
         with pytest.raises(ValueError):
             parse_expression(bad)
 

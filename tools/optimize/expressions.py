@@ -29,11 +29,6 @@ class Expr:
     op: str = ""  # operator, called or subscripted name, cast type
     args: list["Expr"] = field(default_factory=list)
 
-    def walk(self):
-        yield self
-        for a in self.args:
-            yield from a.walk()
-
 
 def parse_expression(text: str) -> Expr:
     tokens = _tokenize(text)
@@ -65,8 +60,8 @@ class _Parser:
     def __init__(self, tokens, length: int):
         self.t, self.i, self.length = tokens, 0, length
 
-    def peek(self, k: int = 0) -> str:
-        return self.t[self.i + k][0] if self.i + k < len(self.t) else ""
+    def peek(self) -> str:
+        return self.t[self.i][0] if self.i < len(self.t) else ""
 
     def take(self, expected: str | None = None) -> tuple[str, str, int, int]:
         if self.i >= len(self.t) or (expected is not None and self.t[self.i][0] != expected):
@@ -137,7 +132,7 @@ class _Parser:
                 args = []
                 while self.peek() != ")":
                     args.append(self.conditional())
-                    if self.peek() == ",":
+                    if self.peek() != ")":
                         self.take(",")
                 close = self.take(")")
                 node = Expr("call", node.start, close[3], node.op, args)
