@@ -17,8 +17,9 @@ a small launch with much work per thread keeps its cores), memo_calls (expressio
 calls that threads repeat with the same operands, computed once per block: memo_calls.py; before
 index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls knows),
 index_runs (index_runs.py), threads_parallel (few blocks: the thread loop is the parallel loop),
-inline_minmax (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules), serial_small_grids (a serial
-twin of the parallel loop nest taken for small launches: no OpenMP call at all), dense_exchange
+inline_minmax (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
+serial_small_grids (a serial twin of the parallel loop nest taken for small launches: no OpenMP call
+at all), dense_exchange
 (warp shuffles without round stamps where every lane writes), launch_constants (the task's launch
 extents as constexpr), simd_on_y (blocks of shape (1, n, 1)), restrict, unroll_loops,
 hoist_guards (a guard re-tested in every trip of a counted loop tested once before it and joined
