@@ -2,7 +2,7 @@
 with its producer inlined (every output column recomputes `expf` of the same input row). The
 shared values are keyed by the thread index they depend on, the result stays correct with 1 and
 2 threads, and near misses where sharing would be wrong are refused. Real g++, real sandbox; no
-timing (speed: scripts/bench_speed.py --hte --names graph_58)."""
+timing (speed: scripts/bench_speed.py --hte --per-category 0 --applies memo_calls)."""
 
 from __future__ import annotations
 
