@@ -126,7 +126,7 @@ def test_expressions_are_read_with_their_place_in_the_text():
     call = next(n for n in nodes if n.kind == "call")
     assert text[call.start:call.end] == "expf(b)"
     assert {n.kind for n in nodes} >= {"cast", "index", "num", "cond", "unary", "paren"}
-    for bad in ("x = 1", "a b", "f(x", "f(a b)", "(a)(b)"):
+    for bad in ("x = 1", "a b", "f(x", "f(a b)", "(a)(b)", "x[i++]", "--y"):
         with pytest.raises(ValueError):
             parse_expression(bad)
 

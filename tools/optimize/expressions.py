@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 _TOKEN = re.compile(r"\s*(?:(?P<num>(?:0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*(?:[pP][-+]?\d+)?|\d+\.?\d*(?:[eE][-+]?\d+)?"
                     r"|\.\d+(?:[eE][-+]?\d+)?)[fFlLuU]*)"
                     r"|(?P<name>[A-Za-z_]\w*(?:::\w+)*(?:\.[xyzw])?)"
-                    r"|(?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>()!~&|^?:,\[\]]))")
+                    r"|(?P<op>\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>()!~&|^?:,\[\]]))")  # ++ and -- only to refuse them
 _TYPES = {"int", "unsigned", "signed", "long", "short", "char", "float", "double", "bool", "const", "size_t",
           "std::size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "uint"}
 _BINARY = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "<=": 7, ">": 7, ">=": 7,

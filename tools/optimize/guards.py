@@ -429,7 +429,7 @@ def param_shapes(params: list[str]) -> dict[str, Shape]:
 # ---------------------------------------------------------------------------------------
 # guards that do not change in a loop, moved out of it
 
-_COUNTED_FOR = re.compile(r"for \(int (?P<var>\w+) = 0; (?P=var) < (?P<n>\d+); \+\+(?P=var)\) \{")
+COUNTED_FOR = re.compile(r"for \(int (?P<var>\w+) = 0; (?P=var) < (?P<n>\d+); \+\+(?P=var)\) \{")
 
 
 def hoisted_guards(body: str) -> str | None:
@@ -463,7 +463,7 @@ def _invariant_guard(guard: str, statements: str, counter: str | None = None) ->
 
 
 def _hoist_one(text: str) -> str | None:
-    for m in _COUNTED_FOR.finditer(text):
+    for m in COUNTED_FOR.finditer(text):
         close = matching_brace(text, m.end() - 1)
         guard, then, rest = _if_statement(text[m.end():close].strip())
         if guard is None or rest.strip() or int(m["n"]) == 0 or not then.startswith("{") \

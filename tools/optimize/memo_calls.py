@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from . import code as C
 from .expressions import Expr, parse_expression
-from .guards import Node, Unproven, guard_text, parse
+from .guards import COUNTED_FOR, Node, Unproven, guard_text, parse
 from .transforms import Context, Transform, _distinct_buffers
 
 # libm calls worth a table lookup (single instructions such as sqrtf, fabsf, fminf are not)
@@ -61,16 +61,8 @@ _CALL = re.compile(r"(?<![\w.:])(?P<fn>" + "|".join(FLOAT_CALLS + DOUBLE_CALLS) 
 _NEST = re.compile(r"for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)\s*"
                    r"for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\s*(?P<brace>\{)?")
 _TX_LOOP = re.compile(r"for \(unsigned int tx = [^;{]+; tx < [^;{]+; \+\+tx\) \{")
-_COUNTED_LOOP = re.compile(r"for \(int (?P<var>\w+) = 0; (?P=var) < (?P<n>\d+); \+\+(?P=var)\) \{")
-_NUMBER = re.compile(r"(?<![\w.])(?:0[xX][0-9a-fA-F]*\.?[0-9a-fA-F]*(?:[pP][-+]?\d+)?|\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+"
-                     r"(?:[eE][-+]?\d+)?)[fFlLuU]*")
-_NAME = re.compile(r"[A-Za-z_]\w*(?:::\w+)*(?:\.[xyz])?")
-_SUBSCRIPT = re.compile(r"(?<![\w.])(?P<name>[A-Za-z_]\w*)\s*\[")
-_ASSIGNMENT = re.compile(r"(?<![=!<>])=(?!=)|\+\+|--")
 THREAD_IDS = {"threadIdx.x", "threadIdx.y", "threadIdx.z", "tx", "ty", "tz"}
 BLOCK_IDS = {f"{v}.{d}" for v in ("blockIdx", "blockDim", "gridDim") for d in "xyz"} | {"bx", "by", "bz"}
-TYPE_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "float", "double", "const", "size_t", "std::size_t",
-              "int32_t", "int64_t", "uint32_t", "uint64_t"}
 THREADIDX_DECL = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
 
 
@@ -220,7 +212,7 @@ def _nest(nest: str, read_only: set[str], scalars: set[str], block: tuple[int, i
     them, the tables made so far); None when no expression qualifies."""
     if THREADIDX_DECL not in nest:
         return None
-    loops = [(m["var"], int(m["n"]), m.end() - 1, C.matching_brace(nest, m.end() - 1)) for m in _COUNTED_LOOP.finditer(nest)]
+    loops = [(m["var"], int(m["n"]), m.end() - 1, C.matching_brace(nest, m.end() - 1)) for m in COUNTED_FOR.finditer(nest)]
     sites: dict[tuple[str, Key], _Site] = {}
     pos = 0
     for m in _CALL.finditer(nest):
@@ -369,7 +361,7 @@ def _shared_expression(nest: str, call: int, enclosing, read_only, scalars, bloc
     for depth, node in enumerate(path):  # outermost first
         if node.kind == "paren":
             continue
-        key = _key(nest[start + node.start:start + node.end], enclosing, read_only, scalars, block)
+        key = _key(node, nest[start:end], enclosing, read_only, scalars, block)
         if key is not None:
             conditional = any(_conditional_child(parent, child) for parent, child in zip(path[:depth], path[1:depth + 1]))
             return (start + node.start, start + node.end), key, conditional
@@ -443,38 +435,36 @@ def _assignment_at(text: str, j: int) -> bool:
 # the key of one expression: which thread index and counters its value depends on
 
 
-def _key(arg: str, enclosing: list[tuple[str, int]], read_only: set[str], scalars: set[str],
+def _key(node: Expr, text: str, enclosing: list[tuple[str, int]], read_only: set[str], scalars: set[str],
          block: tuple[int, int, int]) -> Key | None:
-    text = C.strip_comments(arg)
-    if _ASSIGNMENT.search(text):
-        return None
+    """The key of the parsed expression `node` (spans into `text`); None when its value could
+    differ between threads with the same key."""
     counters = dict(enclosing)
     allowed = BLOCK_IDS | scalars | set(counters)
-    subscripts, outside, pos = [], [], 0
-    for m in _SUBSCRIPT.finditer(text):
-        if m.start() < pos:
-            continue
-        if m["name"] not in read_only:
-            return None
-        close = C.call_end(text, m.end() - 1)
-        try:
-            subscripts.append(parse(text[m.end():close]))
-        except Unproven:
-            return None
-        outside.append(text[pos:m.start()])
-        pos = close + 1
-    outside.append(text[pos:])
+    subscripts: list[Node] = []
     used: set[str] = set()
-    for piece in outside:
-        for name in _NAME.findall(_NUMBER.sub(" ", piece)):
-            if name in THREAD_IDS or name not in allowed | TYPE_WORDS | PURE_CALLS:
-                return None
-            used.add(name)
-    for node in subscripts:
-        for name in _ids(node):
-            if name not in allowed | THREAD_IDS:
-                return None
-            used.add(name)
+
+    def pure(n: Expr) -> bool:
+        if n.kind == "index":
+            base, index = n.args
+            if base.kind != "name" or base.op not in read_only:
+                return False
+            try:
+                subscripts.append(parse(text[index.start:index.end]))
+            except Unproven:
+                return False
+            names = _ids(subscripts[-1])
+            used.update(names)
+            return all(name in allowed | THREAD_IDS for name in names)
+        if n.kind == "name":
+            used.add(n.op)
+            return n.op in allowed
+        if n.kind == "call" and n.op not in PURE_CALLS:
+            return False
+        return all(pure(child) for child in n.args)
+
+    if not pure(node):
+        return None
     q = _thread_index(subscripts, set(counters), block)
     if q is False:
         return None
