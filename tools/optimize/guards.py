@@ -353,9 +353,7 @@ def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
     if not excludes and rest.strip():
         return None  # more than the guarded statement follows
     after = rest if excludes else then
-    names = set(re.findall(r"[A-Za-z_]\w*", guard))
-    if any(re.search(rf"(?<![\w.]){re.escape(n)}\s*(?:(?:<<|>>|[-+*/%&|^])?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{re.escape(n)}\b", after)
-           for n in names):
+    if any(_assigns(after, n) for n in set(re.findall(r"[A-Za-z_]\w*", guard))):
         return None  # the region changes what its guard reads
     try:
         bounds = admitted_bounds(guard, env, admits_when_true=not excludes)
@@ -369,6 +367,12 @@ def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
         lines.append(f"tx_{b.side} = cudaopt::{fold}(tx_{b.side}, cudaopt::first_true(blockDim.x, {head}{b.pred}; }}));")
     body = "\n".join(stmt for stmt, _, _ in decls) + "\n" + after.strip()
     return Region(lines, body)
+
+
+def _assigns(text: str, name: str) -> bool:
+    """Does text assign `name` (=, a compound assignment, ++ or --)?"""
+    n = re.escape(name)
+    return bool(re.search(rf"(?<![\w.]){n}\s*(?:(?:<<|>>|[-+*/%&|^])?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{n}\b", text))
 
 
 def _has_effects(expr: str) -> bool:
@@ -458,8 +462,7 @@ def _invariant_guard(guard: str, statements: str, counter: str | None = None) ->
     names = set(re.findall(r"[A-Za-z_]\w*", guard))
     if counter in names:
         return False
-    return not any(re.search(rf"(?<![\w.]){n}\s*(?:(?:<<|>>|[-+*/%&|^])?=(?!=)|\+\+|--)|(?:\+\+|--)\s*{n}\b", statements)
-                   for n in names)
+    return not any(_assigns(statements, n) for n in names)
 
 
 def _hoist_one(text: str) -> str | None:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from . import code as C
 from .expressions import Expr, parse_expression
 from .guards import COUNTED_FOR, Node, Unproven, guard_text, parse
-from .transforms import Context, Transform, _distinct_buffers
+from .transforms import Context, Transform, _distinct_buffers, _writes
 
 # libm calls worth a table lookup (single instructions such as sqrtf, fabsf, fminf are not)
 FLOAT_CALLS = ("expf", "exp2f", "expm1f", "logf", "log2f", "log10f", "log1pf", "erff", "erfcf", "tanhf", "sinhf",
@@ -202,9 +202,9 @@ def _only_read(body: str, name: str) -> bool:
 
 
 def _assigned(body: str, name: str) -> bool:
+    """Written (transforms._writes) or its address taken."""
     text = C.strip_comments(body)
-    return bool(re.search(rf"(?<![\w.]){name}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*{name}\b|(?<![\w.]){name}\s*(?:\+\+|--)"
-                          rf"|&\s*{name}\b", text))
+    return _writes(name, text) or bool(re.search(rf"&\s*{name}\b", text))
 
 
 def _nest(nest: str, read_only: set[str], scalars: set[str], block: tuple[int, int, int], tables: int):
