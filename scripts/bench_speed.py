@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from sandboxes import open_sandbox  # noqa: E402
 from tools.cuda import CudaParseError, LoweringError, lower_task  # noqa: E402
 from tools.optimize import TRANSFORMS, Budget, search  # noqa: E402
-from tools.optimize.transforms import Context, specialize  # noqa: E402
+from tools.optimize.transforms import Context  # noqa: E402
 from tools.spec import load_task  # noqa: E402
 from tools.verify import VerifyError, check, profile  # noqa: E402
 
@@ -114,13 +114,16 @@ def summarize(rows: list[dict]) -> list[str]:
 
 
 def applies(task, transform: str) -> bool:
-    """Does the named transformation apply to the task's lowering (after specialize, where that
-    applies, as in the search)?"""
-    step = next(t for t in TRANSFORMS if t.name == transform)
+    """Does the named transformation apply to the task's lowering as the search reaches it: after
+    sync_together and specialize where those come first in the search's order and apply?"""
+    order = [t.name for t in TRANSFORMS]
     ctx = Context(task=task)
     try:
         code = lower_task(task)
-        return step.apply(ctx, specialize(ctx, code) or code) is not None
+        for earlier in ("sync_together", "specialize"):
+            if order.index(earlier) < order.index(transform):
+                code = TRANSFORMS[order.index(earlier)].apply(ctx, code) or code
+        return TRANSFORMS[order.index(transform)].apply(ctx, code) is not None
     except (CudaParseError, LoweringError, ValueError, IndexError):
         return False
 

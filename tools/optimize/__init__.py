@@ -9,7 +9,9 @@ times the correct ones against the best so far in the same run, and keeps the fa
 learned comes back as `Observation(kind="optimization")`.
 
 Transformations, in the order tried (each exact by construction, and still checked): the
-barrier/shuffle ones of sync_transforms.py first, then grid_stride_flat (grid-stride loops -> one
+barrier/shuffle ones of sync_transforms.py first, then block_invariant (a stretch of a block's body
+that every block repeats identically, such as the column sums of a fused `sum_broadcast`, run once
+per OpenMP thread and its shared and per-thread results copied: block_invariant.py), grid_stride_flat (grid-stride loops -> one
 `omp parallel for simd` over the index space), specialize (the following six together, because
 they pay off together: a guard-free loop vectorizes only with the launch extents known and min/max
 as selects), specialize_parallel (the same without serial_small_grids, where specialize was not kept:

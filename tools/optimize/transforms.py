@@ -700,10 +700,11 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
 
 
 def _search_order(base: list[Transform]) -> list[Transform]:
-    """The search's order: the barrier/shuffle patterns applied together (sync_transforms.py),
-    then the structural steps that pay off most (flat grid-stride loops, specialize, shared calls,
+    """The search's order: the barrier/shuffle patterns applied together (sync_transforms.py), work
+    every block repeats done once per worker (block_invariant.py), then the structural steps that pay off most (flat grid-stride loops, specialize, shared calls,
     index runs: index runs leave no thread loop for shared calls, shared calls leave index runs the
     other kernels), then the barrier/shuffle patterns one by one, then the rest."""
+    from .block_invariant import BLOCK_INVARIANT
     from .index_runs import INDEX_RUNS
     from .memo_calls import MEMO_CALLS
     from .sync_transforms import SYNC_TRANSFORMS
@@ -711,7 +712,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel")] + [MEMO_CALLS, INDEX_RUNS]
-    return together + head + singles + [t for t in base if t not in head]
+    return together + [BLOCK_INVARIANT] + head + singles + [t for t in base if t not in head]
 
 
 TRANSFORMS[:] = _search_order(TRANSFORMS)

@@ -1,0 +1,258 @@
+"""block_invariant: work that every block of a launch repeats identically, done once per worker.
+
+TVM's fused kernels often recompute in every block a reduction over the whole batch (the column
+sums of `sum_broadcast`, `center`, ...): a stretch of the block's body that reads neither its
+block's coordinates nor anything the launch writes, and leaves its result in shared (or
+per-thread) arrays for the rest of the block. That stretch leaves the same values in every block,
+so each OpenMP thread runs it for its first block only, keeps the arrays it leaves, and copies
+them back in its later blocks. Exact: the values copied are the ones the same operations gave.
+
+A stretch (consecutive compound statements of the block's body) qualifies when
+- it names no block coordinate, no name declared earlier in the block, no pointer the kernel
+  writes (or passes on), no scalar parameter it assigns, no warp exchange or dynamic shared
+  memory, and calls pure math functions only;
+- every shared or per-thread array it names is untouched earlier in the block: what such an
+  array holds on entry is undefined in CUDA, so a race-free kernel's results cannot depend on it;
+- every launch passes distinct buffers (a pointer only read is not another's alias).
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import code as C
+from .memo_calls import FLOAT_CALLS, DOUBLE_CALLS, PURE_CALLS, _assigned, _only_read
+from .transforms import Context, Transform, _distinct_buffers
+
+_BLOCK_NEST = re.compile(r"for \(unsigned int (?P<bz>\w+) = 0; (?P=bz) < gridDim\.z; \+\+(?P=bz)\)\s*"
+                         r"for \(unsigned int (?P<by>\w+) = 0; (?P=by) < gridDim\.y; \+\+(?P=by)\)\s*"
+                         r"for \(unsigned int (?P<bx>\w+) = 0; (?P=bx) < gridDim\.x; \+\+(?P=bx)\) \{")
+_REGION_FOR = "#pragma omp for collapse(3) schedule(static)"
+_PARALLEL_FOR = "#pragma omp parallel for collapse(3) schedule(static)"
+_PERTHREAD = re.compile(r"cudacpu::PerThread<(?P<ptype>[^;]*)> (?P<pname>\w+)\(nthreads\);|"
+                        r"(?P<stack>cudaopt::(?:Id<[^;]*>|Flag)) (?P<sname>\w+)\[(?P<n>\d+)\] = \{\};")
+_SHARED = re.compile(r"^[ \t]*(?P<decl>[^;\n]*?\b(?P<name>\w+)(?:\[\d+\])+);  // __shared__: one per block", re.M)
+_HIDDEN_STATE = re.compile(r"cudacpu::(?:WarpExchange|SharedBuffer) (\w+)\(")
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_CALLED = re.compile(r"(?<![\w.>])([A-Za-z_][\w:]*)\s*\(")
+_LOOP_VAR = re.compile(r"\bfor \((?:[\w:]+\s+)+(\w+)\s*=")
+_DECLARED = re.compile(r"^(?:alignas\(\d+\)\s*)?(?:(?:const|static|volatile|unsigned|signed)\s+)*[A-Za-z_][\w:]*"
+                       r"(?:\s*<[^;]*?>)?[\s*&]+(?P<name>\w+)\s*(?:\[|=|;|\(|\{)")
+# calls a stretch may make besides PURE_CALLS: casts, constructors and the lowering's own helpers
+_ALLOWED_CALLS = {"for", "if", "while", "switch", "sizeof", "alignas", "static_cast", "make_uint3", "std::size_t",
+                  "float", "double", "int", "unsigned", "bool", "char", "short", "long", "uint",
+                  "cudaopt::at_most", "cudaopt::at_least", "cudaopt::first_true", "cudaopt::lane_shfl",
+                  "cudaopt::lane_shfl_up", "cudaopt::lane_shfl_down", "cudaopt::lane_shfl_xor"}
+_THREAD_LOOP_VARS = {"tx", "ty", "tz", "tid", "cudaopt_w"}
+_COSTLY = set(FLOAT_CALLS + DOUBLE_CALLS)
+
+
+def block_invariant(ctx: Context, code: str) -> str | None:
+    changed = False
+    for k in reversed(C.kernels(code)):
+        new = _kernel(ctx, k, k.body(code))
+        if new is not None:
+            code, changed = C.with_body(code, k, new), True
+    return code if changed else None
+
+
+def _kernel(ctx: Context, k: C.KernelText, body: str) -> str | None:
+    launches = ctx.launches_of(k.name)
+    params = C.split_params(k.params)
+    if not launches or any(len(launch.args) != len(params) for launch in launches):
+        return None
+    pointers = [i for i, p in enumerate(params) if "*" in p]
+    if not _distinct_buffers(launches, pointers, {b.name for b in ctx.task.buffers}):
+        return None
+    nests = list(_BLOCK_NEST.finditer(body))
+    if len(nests) != 1:
+        return None
+    nest = nests[0]
+    line_start = body.rfind("\n", 0, nest.start()) + 1
+    before = body[:line_start].rstrip().rsplit("\n", 1)[-1].strip()
+    if before not in (_REGION_FOR, _PARALLEL_FOR):
+        return None
+    names = [C.param_name(p) or "" for p in params]
+    deny = {nest["bx"], nest["by"], nest["bz"], "blockIdx"} | set(_HIDDEN_STATE.findall(body))
+    deny |= {names[i] for i in pointers if not _only_read(body, names[i])}
+    deny |= {n for i, n in enumerate(names) if i not in pointers and n and _assigned(body, n)}
+    perthread = {m["pname"] or m["sname"]: m for m in _PERTHREAD.finditer(body)}
+    open_brace = nest.end() - 1
+    close = C.matching_brace(body, open_brace)
+    block = body[open_brace + 1:close]
+    shared = {m["name"]: m["decl"] for m in _SHARED.finditer(block)}
+    statements = _statements(block)
+    if statements is None:
+        return None
+    runs = _runs(block, statements, deny, set(shared) | set(perthread))
+    if not runs:
+        return None
+    decls, new_block, pos = [], [], 0
+    for number, (start, end, outputs) in enumerate(runs):
+        saved = [_saved_decl(name, number, shared, perthread) for name in outputs]
+        done = f"cudaopt_inv_done_{number}"
+        decls.append(f"bool {done} = false;  // tools.optimize: this worker ran the block-invariant work {number}")
+        decls += saved
+        indent = _indent_at(block, start)
+        run = block[start:end]
+        by_thread = {name for name in outputs if name in perthread and perthread[name]["pname"]}
+        keep = [_copy(f"cudaopt_inv{number}_{name}", name, name in by_thread) for name in outputs]
+        restore = [_copy(name, f"cudaopt_inv{number}_{name}", name in by_thread) for name in outputs]
+        text = (f"if (!{done}) {{  // tools.optimize: the same in every block (no block index, inputs only read): "
+                f"once per worker\n{indent}    " + run.replace("\n", "\n    ") + "\n"
+                + "".join(f"{indent}    {line}\n" for line in keep + [f"{done} = true;"])
+                + f"{indent}}} else {{\n" + "".join(f"{indent}    {line}\n" for line in restore) + f"{indent}}}")
+        new_block.append(block[pos:start] + text)
+        pos = end
+    block = "".join(new_block) + block[pos:]
+    body = body[:open_brace + 1] + block + body[close:]
+    return _with_worker_state(body, decls)
+
+
+def _statements(text: str) -> list[tuple[int, int, bool]] | None:
+    """(start, end, compound) of each top-level statement of a block's text; None where the text
+    is not a sequence of statements this reader knows."""
+    out, i = [], _skip_space(text, 0)
+    while i < len(text):
+        end = _statement(text, i)
+        if end is None:
+            return None
+        head = i
+        while text.startswith("#", head):  # pragmas belong to the statement they precede
+            head = _skip_space(text, text.index("\n", head))
+        out.append((i, end, text[head] in "{" or re.match(r"(for|if|while|do)\b", text[head:]) is not None))
+        i = _skip_space(text, end)
+    return out
+
+
+def _statement(text: str, i: int) -> int | None:
+    if text.startswith("#", i):
+        newline = text.find("\n", i)
+        return None if newline < 0 else _statement(text, _skip_space(text, newline))
+    if text.startswith("{", i):
+        return C.matching_brace(text, i) + 1
+    m = re.match(r"(for|while|switch|if)\s*\(", text[i:])
+    if m:
+        after = _skip_space(text, C.call_end(text, i + m.end() - 1) + 1)
+        end = _statement(text, after)
+        if end is not None and m[1] == "if":
+            nxt = _skip_space(text, end)
+            if re.match(r"else\b", text[nxt:]):
+                end = _statement(text, _skip_space(text, nxt + 4))
+        return end
+    if re.match(r"do\b", text[i:]):
+        return None
+    depth = 0
+    for j in range(i, len(text)):
+        ch = text[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == ";" and depth == 0:
+            return j + 1
+    return None
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+        elif text.startswith("//", i):
+            newline = text.find("\n", i)
+            i = len(text) if newline < 0 else newline + 1
+        elif text.startswith("/*", i):
+            i = text.index("*/", i) + 2
+        else:
+            break
+    return i
+
+
+def _runs(block: str, statements, deny: set[str], arrays: set[str]) -> list[tuple[int, int, list[str]]]:
+    """Maximal stretches of qualifying compound statements: (start, end, arrays kept after them)."""
+    runs, i = [], 0
+    declared: set[str] = set()
+    while i < len(statements):
+        start = statements[i][0]
+        touched = _names(_SHARED.sub("", block[:start])) & arrays
+        j = i
+        while j < len(statements) and _qualifies(block, statements[j], deny | declared | touched):
+            j += 1
+        if j > i:
+            end = statements[j - 1][1]
+            text = C.strip_comments(block[start:end])
+            outputs = sorted(_names(text) & arrays & _names(block[end:]))
+            if outputs and _worth(text):
+                runs.append((start, end, outputs))
+            i = j
+            continue
+        s, e, compound = statements[i]
+        if not compound and (m := _DECLARED.match(block[s:e].strip())) and m["name"] not in arrays:
+            declared.add(m["name"])
+        i += 1
+    return runs
+
+
+def _qualifies(block: str, statement, deny: set[str]) -> bool:
+    s, e, compound = statement
+    text = C.strip_comments(block[s:e])
+    if not compound or _names(text) & deny:
+        return False
+    if any(call not in PURE_CALLS and call not in _ALLOWED_CALLS for call in _CALLED.findall(text)):
+        return False
+    exits = ("return", "goto") if re.match(r"\s*(?:#[^\n]*\n\s*)*(for|while)\b", text) else ("return", "goto", "break", "continue")
+    return not any(re.search(rf"\b{word}\b", text) for word in exits)
+
+
+def _worth(text: str) -> bool:
+    """Some work beyond a pass over the threads: a loop of its own or a costly math call."""
+    return any(var not in _THREAD_LOOP_VARS for var in _LOOP_VAR.findall(text)) or bool(_names(text) & _COSTLY)
+
+
+def _names(text: str) -> set[str]:
+    return set(_NAME.findall(C.strip_comments(text)))
+
+
+def _saved_decl(name: str, number: int, shared: dict[str, str], perthread: dict[str, re.Match]) -> str:
+    copy = f"cudaopt_inv{number}_{name}"
+    if name in shared:
+        decl = shared[name]
+        return re.sub(rf"\b{name}\b", copy, decl, count=1) + ";"
+    m = perthread[name]
+    if m["pname"]:
+        return f"cudacpu::PerThread<{m['ptype']}> {copy}(nthreads);"
+    return f"{m['stack']} {copy}[{m['n']}];"
+
+
+def _copy(dst: str, src: str, per_thread_object: bool) -> str:
+    """Arrays (shared, or per-thread on the stack) in one copy; a cudacpu::PerThread thread by thread."""
+    if not per_thread_object:
+        return f"std::memcpy(&{dst}, &{src}, sizeof({src}));"
+    return (f"for (std::size_t cudaopt_t = 0; cudaopt_t < nthreads; ++cudaopt_t) "
+            f"std::memcpy(&{dst}[cudaopt_t], &{src}[cudaopt_t], sizeof({src}[cudaopt_t]));")
+
+
+def _with_worker_state(body: str, decls: list[str]) -> str:
+    """The saved copies declared where each OpenMP thread has its own: in the parallel region,
+    before its loop over blocks (a combined `parallel for` is split into the two)."""
+    nest = _BLOCK_NEST.search(body)
+    line_start = body.rfind("\n", 0, nest.start()) + 1
+    pragma_start = body.rfind("\n", 0, line_start - 1) + 1
+    indent = re.match(r"[ \t]*", body[pragma_start:]).group()
+    lines = "".join(f"{indent}{d}\n" for d in decls)
+    if body[pragma_start:line_start].strip() == _REGION_FOR:
+        return body[:pragma_start] + lines + body[pragma_start:]
+    close = C.matching_brace(body, nest.end() - 1)
+    return (body[:pragma_start] + f"{indent}#pragma omp parallel\n{indent}{{\n" + lines + f"{indent}{_REGION_FOR}\n"
+            + body[line_start:close + 1] + f"\n{indent}}}" + body[close + 1:])
+
+
+def _indent_at(text: str, pos: int) -> str:
+    line_start = text.rfind("\n", 0, pos) + 1
+    return re.match(r"[ \t]*", text[line_start:pos]).group()
+
+
+BLOCK_INVARIANT = Transform("block_invariant", "work every block repeats identically (no block index, inputs only "
+                            "read) done once per worker and copied", block_invariant)
