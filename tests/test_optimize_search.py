@@ -174,3 +174,44 @@ def test_dense_exchange_refused_when_a_lane_may_skip_its_write():
     assert _dense_ok(plain + reader, "w")
     assert not _dense_ok(masked + reader, "w")
     assert not _dense_ok(plain + ballot, "w")  # a vote reads which lanes took part
+
+
+# TVM's guarded read next to a plain one: with AVX-512 and g++'s generic tuning the vectorizer
+# refuses it ("no vectype for stmt"); tuned for the CPU family it vectorizes.
+GUARDED_READS = """
+void sum_two(float* __restrict__ x, float* __restrict__ out, unsigned bx) {
+    for (unsigned int tx = 0; tx < 256; ++tx) {
+        float a = x[((int)bx * 418) + (int)tx];
+        if ((int)tx < 162) a = a + x[((int)bx * 418) + 256 + (int)tx];
+        out[tx] = a;
+    }
+}
+"""
+
+
+def _vectorized(source: str, tmp_path: Path) -> bool:
+    import subprocess
+
+    (tmp_path / "guarded.cpp").write_text(source)
+    out = subprocess.run(["g++", "-O3", "-march=native", "-c", "guarded.cpp", "-o", "/dev/null", "-fopt-info-vec"],
+                         cwd=tmp_path, capture_output=True, text=True, check=True)
+    return "loop vectorized" in out.stderr
+
+
+def test_tune_cpu_only_where_native_tunes_generic_and_then_guarded_reads_vectorize(accumulate, box, tmp_path):
+    from tools.optimize.transforms import native_cpu
+
+    task, faithful = accumulate
+    cpu = native_cpu()
+    assert cpu is not None  # g++ is on every machine this project runs on
+    variant = _transform("tune_cpu").apply(Context(task), faithful)
+    if cpu[0] == cpu[1]:  # g++ knows this CPU's model: nothing to change
+        assert variant is None
+        return
+    pragma = f'#pragma GCC target("tune={cpu[0]}")'
+    assert variant.startswith(pragma) and _transform("tune_cpu").apply(Context(task), variant) is None
+    report = check(task, variant, box, seeds=[11, 12], threads=[1, 2])
+    assert report.correct, report.summary()
+    if "avx512f" in Path("/proc/cpuinfo").read_text():
+        assert not _vectorized(GUARDED_READS, tmp_path)
+        assert _vectorized(pragma + "\n" + GUARDED_READS, tmp_path)

@@ -9,7 +9,9 @@ bounds, bodies) and the task's launches, never from the task's name.
 
 from __future__ import annotations
 
+import functools
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -634,6 +636,31 @@ def unroll_loops(ctx: Context, code: str) -> str | None:
     return _with_pragma(code, '#pragma GCC optimize("unroll-loops")')
 
 
+@functools.cache
+def native_cpu() -> tuple[str, str] | None:
+    """(arch, tune) that `g++ -march=native` resolves to on this machine; None without g++."""
+    try:
+        out = subprocess.run(["g++", "-march=native", "-Q", "--help=target"], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    arch, tune = (re.search(rf"^\s*-m{o}=\s+(\S+)\s*$", out, re.M) for o in ("arch", "tune"))
+    return (arch[1], tune[1]) if arch and tune else None
+
+
+def tune_cpu(ctx: Context, code: str) -> str | None:
+    """Where g++ knows this CPU's instruction set but not its model, `-march=native` tunes for a
+    generic x86, and with AVX-512 its vectorizer then refuses loops that mix masked and plain loads
+    (TVM's guarded reads: "no vectype for stmt"); tuning for the family -march=native chose lets
+    them vectorize. Placed first in the translation unit: a function whose target options differ
+    from an inline helper's cannot inline it."""
+    cpu = native_cpu()
+    if cpu is None or cpu[0] == cpu[1] or cpu[0] in ("x86-64", "native"):
+        return None
+    pragma = f'#pragma GCC target("tune={cpu[0]}")'
+    return None if pragma in code else f"{pragma}  // tools.optimize: -march=native tunes for a generic CPU here\n{code}"
+
+
 def fast_math(ctx: Context, code: str) -> str | None:
     """Only where the configuration allows it and the task's tolerance is loose enough."""
     tol = ctx.task.tolerance
@@ -692,6 +719,8 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
     Transform("simd_on_y", "simd over threadIdx.y for blocks of shape (1, n, 1)", simd_on_y),
     Transform("restrict", "__restrict__ on non-aliased pointer parameters", restrict_pointers),
     Transform("unroll_loops", "-funroll-loops for the kernels", unroll_loops),
+    Transform("tune_cpu", "tuned for the CPU family -march=native chose (its generic tuning refuses masked loads "
+              "next to plain ones)", tune_cpu),
     Transform("hoist_guards", "guards re-tested in every trip of a loop tested once", hoist_guards),
     Transform("guarded_thread_range", "regions guarded by threadIdx.x run only the admitted threads", guarded_thread_range),
     Transform("dynamic_schedule", "blocks handed out dynamically", dynamic_schedule),
@@ -701,8 +730,9 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
 
 def _search_order(base: list[Transform]) -> list[Transform]:
     """The search's order: the barrier/shuffle patterns applied together (sync_transforms.py), work
-    every block repeats done once per worker (block_invariant.py), then the structural steps that pay off most (flat grid-stride loops, specialize, shared calls,
-    index runs: index runs leave no thread loop for shared calls, shared calls leave index runs the
+    every block repeats done once per worker (block_invariant.py), then the structural steps that
+    pay off most (flat grid-stride loops, specialize, the CPU's own tuning, shared calls, index
+    runs: index runs leave no thread loop for shared calls, shared calls leave index runs the
     other kernels), then the barrier/shuffle patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .index_runs import INDEX_RUNS
@@ -711,7 +741,8 @@ def _search_order(base: list[Transform]) -> list[Transform]:
 
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
-    head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel")] + [MEMO_CALLS, INDEX_RUNS]
+    head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
+    head += [MEMO_CALLS, INDEX_RUNS]
     return together + [BLOCK_INVARIANT] + head + singles + [t for t in base if t not in head]
 
 
