@@ -204,7 +204,8 @@ def test_live_lanes_compute_only_the_lanes_read_later_and_stay_correct(two_stage
     kernel = C.kernel_named(new, "row_rms_kernel").text(new)
     # stage one: 16 + 8 + 4 + 2 + 1 lanes per warp; stage two (read through a lane-0 broadcast): 2 + 1
     for lanes in (16, 8, 4, 2, 1):
-        assert f"for (std::size_t tid = cudaopt_w; tid < cudaopt_w + {lanes} && tid < nthreads; ++tid) {{" in kernel
+        assert f"const std::size_t cudaopt_n = nthreads - cudaopt_w < {lanes}u ? nthreads - cudaopt_w : {lanes}u;" in kernel
+        assert f"static_cast<float>((cudaopt_l + {lanes}u < 32u ? lane_sum[tid + {lanes}][0]" in kernel
     assert kernel.count("are read later") == 7
     # the lane-0 store that followed the last step keeps its own thread loop
     assert "staging[((int)threadIdx.x) >> 5] = lane_sum[tid][0];" in kernel

@@ -213,11 +213,17 @@ def _pruned(body: str, step: _Step) -> str:
     """The step's loop over the lanes below its offset; the lane-0 statements that followed it in
     a loop over each warp's lane 0 (where its guard holds: it is false on every other lane)."""
     ind = _indent(body, step.nest)
-    inner = "\n".join(f"{ind}        {line.strip()}" for line in step.statements.split("\n"))
-    loop = (f"{ind}for (std::size_t cudaopt_w = 0; cudaopt_w < nthreads; cudaopt_w += 32)  "
-            f"// tools.optimize: only lanes below {step.offset} are read later\n"
-            f"{ind}    for (std::size_t tid = cudaopt_w; tid < cudaopt_w + {step.offset} && tid < nthreads; ++tid) {{\n"
-            f"{inner}\n{ind}    }}\n")
+    # a countable loop over the lanes (its bound a min, the lane a variable whose range g++ sees:
+    # the select on `lane + offset < 32` folds away), so that the step vectorizes
+    inner = "\n".join(f"{ind}        {line.strip().replace('(tid % 32u)', 'cudaopt_l')}" for line in step.statements.split("\n"))
+    o = step.offset
+    loop = (f"{ind}for (std::size_t cudaopt_w = 0; cudaopt_w < nthreads; cudaopt_w += 32) {{  "
+            f"// tools.optimize: only lanes below {o} are read later\n"
+            f"{ind}    const std::size_t cudaopt_n = nthreads - cudaopt_w < {o}u ? nthreads - cudaopt_w : {o}u;\n"
+            + (f"{ind}    #pragma omp simd\n" if o >= 8 else "")  # 1 to 4 lanes: plain scalar code
+            + f"{ind}    for (std::size_t cudaopt_l = 0; cudaopt_l < cudaopt_n; ++cudaopt_l) {{\n"
+            f"{ind}        const std::size_t tid = cudaopt_w + cudaopt_l;\n"
+            f"{inner}\n{ind}    }}\n{ind}}}\n")
     if not step.rest:
         return loop
     rest = body[step.nest.open + 1:step.nest.close]
