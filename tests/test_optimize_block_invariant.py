@@ -49,6 +49,27 @@ __global__ void center_rows(float* __restrict__ out, const float* __restrict__ x
   out[blockIdx.x * 32 + threadIdx.x] = tanhf(x[blockIdx.x * 32 + threadIdx.x]) - colsum[threadIdx.x] / 12.0f;
 }
 """
+# two stretches: the second reads what the first left, after a phase of the block's own that reads it too
+STANDARDIZE = r"""
+__global__ void center_rows(float* __restrict__ out, const float* __restrict__ x) {
+  __shared__ float colsum[64];
+  __shared__ float colsq[64];
+  float mine = 0.0f;
+  for (int r = 0; r < 12; ++r) mine += x[r * 64 + threadIdx.x];
+  colsum[threadIdx.x] = mine;
+  __syncthreads();
+  float centered = x[blockIdx.x * 64 + threadIdx.x] - colsum[threadIdx.x] / 12.0f;
+  __syncthreads();
+  float sq = 0.0f;
+  for (int r = 0; r < 12; ++r) {
+    float d = x[r * 64 + threadIdx.x] - colsum[threadIdx.x] / 12.0f;
+    sq += d * d;
+  }
+  colsq[threadIdx.x] = sq;
+  __syncthreads();
+  out[blockIdx.x * 64 + threadIdx.x] = centered / sqrtf(colsq[threadIdx.x] / 12.0f + 1e-5f);
+}
+"""
 REF = """
 import numpy as np
 
@@ -56,6 +77,10 @@ def center_rows(inputs, scalars):
     x = inputs["x"].reshape(12, 64).astype(np.float64)
     colsum = x.sum(axis=0)
     return {"out": (x - colsum / 12.0 + colsum.sum() * 1e-3).astype(np.float32)}
+
+def standardize(inputs, scalars):
+    x = inputs["x"].reshape(12, 64).astype(np.float64)
+    return {"out": ((x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-5)).astype(np.float32)}
 
 def shuffled(inputs, scalars):
     t = np.tanh(inputs["x"].reshape(12, 32).astype(np.float64))
@@ -100,6 +125,23 @@ def test_a_shuffle_tree_of_column_sums_is_shared_once_the_shuffles_are_plain_loo
     assert new is not None and "float cudaopt_inv0_colsum[32];" in new
     report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
     assert report.correct, report.summary()
+
+
+def test_a_second_stretch_may_read_what_the_first_left(tmp_path, box):
+    task = _task(tmp_path, STANDARDIZE, ref="standardize")
+    new = block_invariant(Context(task), lower_task(task))
+    assert new is not None
+    assert "if (!cudaopt_inv_done_0)" in new and "if (!cudaopt_inv_done_1)" in new
+    second = new.split("if (!cudaopt_inv_done_1)")[1].split("} else {")[0]
+    assert "colsum[" in second and "colsq[" in second and "blockIdx" not in second
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+    # the block's own phase writes the first stretch's array: the second stretch stays in every block
+    line = "  float centered = x[blockIdx.x * 64 + threadIdx.x] - colsum[threadIdx.x] / 12.0f;\n"
+    rewrites = line + "  colsum[threadIdx.x] = colsum[threadIdx.x] + 0.0f * centered;\n"
+    task = _task(tmp_path, STANDARDIZE.replace(line, rewrites), ref="standardize")
+    new = block_invariant(Context(task), lower_task(task))
+    assert "if (!cudaopt_inv_done_0)" in new and "cudaopt_inv_done_1" not in new
 
 
 @pytest.mark.parametrize("old, new", [

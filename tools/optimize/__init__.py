@@ -11,26 +11,28 @@ learned comes back as `Observation(kind="optimization")`.
 Transformations, in the order tried (each exact by construction, and still checked): the
 barrier/shuffle ones of sync_transforms.py first, then block_invariant (a stretch of a block's body
 that every block repeats identically, such as the column sums of a fused `sum_broadcast`, run once
-per OpenMP thread and its shared and per-thread results copied: block_invariant.py), grid_stride_flat (grid-stride loops -> one
-`omp parallel for simd` over the index space), specialize (the following six together, because
-they pay off together: a guard-free loop vectorizes only with the launch extents known and min/max
-as selects), specialize_parallel (the same without serial_small_grids, where specialize was not kept:
-a small launch with much work per thread keeps its cores), memo_calls (expressions around costly math
-calls that threads repeat with the same operands, computed once per block: memo_calls.py; before
-index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls knows),
-index_runs (index_runs.py), threads_parallel (few blocks: the thread loop is the parallel loop),
-inline_minmax (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
+per OpenMP thread and its shared and per-thread results copied: block_invariant.py),
+grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space), specialize
+(the following six together, because they pay off together: a guard-free loop vectorizes only with
+the launch extents known and min/max as selects), specialize_parallel (the same without
+serial_small_grids, where specialize was not kept: a small launch with much work per thread keeps
+its cores), tune_cpu (where g++ knows the CPU's instruction set but not its model, -march=native
+tunes for a generic x86 whose vectorizer refuses TVM's guarded reads next to plain ones: `#pragma
+GCC target("tune=<the family it chose>")` first in the file), memo_calls (expressions around costly
+math calls that threads repeat with the same operands, computed once per block: memo_calls.py;
+before index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls
+knows), index_runs (index_runs.py), threads_parallel (few blocks: the thread loop is the parallel
+loop), inline_minmax (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
 serial_small_grids (a serial twin of the parallel loop nest taken for small launches: no OpenMP call
-at all), dense_exchange
-(warp shuffles without round stamps where every lane writes), launch_constants (the task's launch
-extents as constexpr), simd_on_y (blocks of shape (1, n, 1)), restrict, unroll_loops,
-hoist_guards (a guard re-tested in every trip of a counted loop tested once before it and joined
-with the same guard there: TVM's reductions become one guarded region), guarded_thread_range (a
-region guarded by comparisons proven monotone in threadIdx.x runs over the admitted range only,
-with no condition left, seeing through TVM's loops of one trip: guards.py),
+at all), dense_exchange (warp shuffles without round stamps where every lane writes),
+launch_constants (the task's launch extents as constexpr), simd_on_y (blocks of shape (1, n, 1)),
+restrict, unroll_loops, hoist_guards (a guard re-tested in every trip of a counted loop tested once
+before it and joined with the same guard there: TVM's reductions become one guarded region),
+guarded_thread_range (a region guarded by comparisons proven monotone in threadIdx.x runs over the
+admitted range only, with no condition left, seeing through TVM's loops of one trip: guards.py),
 dynamic_schedule, fast_math (only when the configuration allows it and the task's rtol >= 1e-4).
-Compiler options travel in the code as `#pragma GCC optimize`, since the result is one
-translation unit.
+Compiler options travel in the code as `#pragma GCC optimize` (and `target`), since the result is
+one translation unit.
 """
 
 from __future__ import annotations

@@ -11,8 +11,10 @@ A stretch (consecutive compound statements of the block's body) qualifies when
 - it names no block coordinate, no name declared earlier in the block, no pointer the kernel
   writes (or passes on), no scalar parameter it assigns, no warp exchange or dynamic shared
   memory, and calls pure math functions only;
-- every shared or per-thread array it names is untouched earlier in the block: what such an
-  array holds on entry is undefined in CUDA, so a race-free kernel's results cannot depend on it;
+- every shared or per-thread array it names is written nowhere earlier in the block, other than
+  by such a stretch taken before it (whose arrays hold the same values in every block): what
+  an array never written holds is undefined in CUDA, so a race-free kernel's results cannot
+  depend on it;
 - every launch passes distinct buffers (a pointer only read is not another's alias).
 """
 
@@ -142,18 +144,8 @@ def _statement(text: str, i: int) -> int | None:
         return end
     if re.match(r"do\b", text[i:]):
         return None
-    depth = 0
-    for j in range(i, len(text)):
-        ch = text[j]
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth < 0:
-                return None
-        elif ch == ";" and depth == 0:
-            return j + 1
-    return None
+    end = C.statement_end(text[i:])
+    return None if end is None else i + end + 1
 
 
 def _skip_space(text: str, i: int) -> int:
@@ -176,7 +168,13 @@ def _runs(block: str, statements, deny: set[str], arrays: set[str]) -> list[tupl
     declared: set[str] = set()
     while i < len(statements):
         start = statements[i][0]
-        touched = _names(_SHARED.sub("", block[:start])) & arrays
+        # what the block ran before, less the stretches taken (their arrays hold the same in every block)
+        before, pos = [], 0
+        for s, e, _ in runs:
+            before.append(block[pos:s])
+            pos = e
+        before = C.strip_comments(_SHARED.sub("", "".join(before) + block[pos:start]))
+        touched = {name for name in arrays if _array_written(name, before)}
         j = i
         while j < len(statements) and _qualifies(block, statements[j], deny | declared | touched):
             j += 1
@@ -193,6 +191,19 @@ def _runs(block: str, statements, deny: set[str], arrays: set[str]) -> list[tupl
             declared.add(m["name"])
         i += 1
     return runs
+
+
+def _array_written(name: str, text: str) -> bool:
+    """Is the array assigned an element in the text, or its address taken (then it may be)?"""
+    for m in re.finditer(rf"(?<![\w.]){name}\b", text):
+        if re.search(r"(?:\+\+|--)\s*$", text[:m.start()]):
+            return True
+        i = m.end()
+        while (j := _skip_space(text, i)) < len(text) and text[j] == "[":
+            i = C.call_end(text, j) + 1
+        if i == m.end() or re.match(r"\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)", text[i:]):
+            return True
+    return False
 
 
 def _qualifies(block: str, statement, deny: set[str]) -> bool:
