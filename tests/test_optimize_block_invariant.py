@@ -138,6 +138,7 @@ def test_a_second_stretch_may_read_what_the_first_left(tmp_path, box):
     assert report.correct, report.summary()
     # the block's own phase writes the first stretch's array: the second stretch stays in every block
     line = "  float centered = x[blockIdx.x * 64 + threadIdx.x] - colsum[threadIdx.x] / 12.0f;\n"
+    assert line in STANDARDIZE
     rewrites = line + "  colsum[threadIdx.x] = colsum[threadIdx.x] + 0.0f * centered;\n"
     task = _task(tmp_path, STANDARDIZE.replace(line, rewrites), ref="standardize")
     new = block_invariant(Context(task), lower_task(task))
