@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from . import code as C
-from .memo_calls import FLOAT_CALLS, DOUBLE_CALLS, PURE_CALLS, _assigned, _only_read
+from .memo_calls import DOUBLE_CALLS, FLOAT_CALLS, PURE_CALLS, _assigned, _indent_at, _only_read
 from .transforms import Context, Transform, _distinct_buffers
 
 _BLOCK_NEST = re.compile(r"for \(unsigned int (?P<bz>\w+) = 0; (?P=bz) < gridDim\.z; \+\+(?P=bz)\)\s*"
@@ -71,8 +71,9 @@ def _kernel(ctx: Context, k: C.KernelText, body: str) -> str | None:
         return None
     nest = nests[0]
     line_start = body.rfind("\n", 0, nest.start()) + 1
-    before = body[:line_start].rstrip().rsplit("\n", 1)[-1].strip()
-    if before not in (_REGION_FOR, _PARALLEL_FOR):
+    pragma_start = body.rfind("\n", 0, line_start - 1) + 1
+    pragma = body[pragma_start:line_start].strip()
+    if pragma not in (_REGION_FOR, _PARALLEL_FOR):
         return None
     names = [C.param_name(p) or "" for p in params]
     deny = {nest["bx"], nest["by"], nest["bz"], "blockIdx"} | set(_HIDDEN_STATE.findall(body))
@@ -108,7 +109,7 @@ def _kernel(ctx: Context, k: C.KernelText, body: str) -> str | None:
         pos = end
     block = "".join(new_block) + block[pos:]
     body = body[:open_brace + 1] + block + body[close:]
-    return _with_worker_state(body, decls)
+    return _with_worker_state(body, decls, pragma_start, line_start, open_brace, pragma == _REGION_FOR)
 
 
 def _statements(text: str) -> list[tuple[int, int, bool]] | None:
@@ -245,24 +246,18 @@ def _copy(dst: str, src: str, per_thread_object: bool) -> str:
             f"std::memcpy(&{dst}[cudaopt_t], &{src}[cudaopt_t], sizeof({src}[cudaopt_t]));")
 
 
-def _with_worker_state(body: str, decls: list[str]) -> str:
+def _with_worker_state(body: str, decls: list[str], pragma_start: int, nest_line: int, nest_open: int,
+                       in_region: bool) -> str:
     """The saved copies declared where each OpenMP thread has its own: in the parallel region,
-    before its loop over blocks (a combined `parallel for` is split into the two)."""
-    nest = _BLOCK_NEST.search(body)
-    line_start = body.rfind("\n", 0, nest.start()) + 1
-    pragma_start = body.rfind("\n", 0, line_start - 1) + 1
+    before its loop over blocks (a combined `parallel for` is split into the two). Offsets: the
+    pragma's line, the block loops' first line and their opening brace (the edits lie after it)."""
     indent = re.match(r"[ \t]*", body[pragma_start:]).group()
     lines = "".join(f"{indent}{d}\n" for d in decls)
-    if body[pragma_start:line_start].strip() == _REGION_FOR:
+    if in_region:
         return body[:pragma_start] + lines + body[pragma_start:]
-    close = C.matching_brace(body, nest.end() - 1)
+    close = C.matching_brace(body, nest_open)
     return (body[:pragma_start] + f"{indent}#pragma omp parallel\n{indent}{{\n" + lines + f"{indent}{_REGION_FOR}\n"
-            + body[line_start:close + 1] + f"\n{indent}}}" + body[close + 1:])
-
-
-def _indent_at(text: str, pos: int) -> str:
-    line_start = text.rfind("\n", 0, pos) + 1
-    return re.match(r"[ \t]*", text[line_start:pos]).group()
+            + body[nest_line:close + 1] + f"\n{indent}}}" + body[close + 1:])
 
 
 BLOCK_INVARIANT = Transform("block_invariant", "work every block repeats identically (no block index, inputs only "
