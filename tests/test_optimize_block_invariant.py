@@ -78,6 +78,10 @@ def center_rows(inputs, scalars):
     colsum = x.sum(axis=0)
     return {"out": (x - colsum / 12.0 + colsum.sum() * 1e-3).astype(np.float32)}
 
+def centered(inputs, scalars):
+    x = inputs["x"].reshape(12, 64).astype(np.float64)
+    return {"out": (x - x.sum(axis=0) / 12.0).astype(np.float32)}
+
 def standardize(inputs, scalars):
     x = inputs["x"].reshape(12, 64).astype(np.float64)
     return {"out": ((x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-5)).astype(np.float32)}
@@ -111,6 +115,21 @@ def test_column_sums_are_computed_once_per_worker_and_copied(tmp_path, box):
     assert "cudacpu::PerThread<float> cudaopt_inv0_mine(nthreads);" in new
     stretch = new.split("if (!cudaopt_inv_done_0)")[1].split("} else {")[0]
     assert "for (int r = 0; r < 12; ++r)" in stretch and "out[" not in stretch
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_without_per_thread_state_the_parallel_loop_gets_a_region_for_the_kept_copies(tmp_path, box):
+    total = "  float total = 0.0f;\n  for (int c = 0; c < 64; ++c) total += colsum[c];\n"
+    assert total in CENTER  # without it `mine` lives in one phase only: no per-thread state at all
+    task = _task(tmp_path, CENTER.replace(total, "").replace("mine / 12.0f + total * 1e-3f", "colsum[threadIdx.x] / 12.0f"),
+                 ref="centered")
+    lowered = lower_task(task)
+    assert "#pragma omp parallel for collapse(3)" in lowered
+    new = block_invariant(Context(task), lowered)
+    assert new is not None and "#pragma omp parallel for" not in new
+    region = new.split("#pragma omp parallel\n")[1]
+    assert region.index("bool cudaopt_inv_done_0 = false;") < region.index("#pragma omp for collapse(3)")
     report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
     assert report.correct, report.summary()
 
