@@ -303,6 +303,25 @@ def callee(call: ci.Cursor) -> ci.Cursor | None:
     return None
 
 
+def operator_of(c: ci.Cursor) -> str:
+    """The operator of a BINARY_OPERATOR / COMPOUND_ASSIGNMENT / UNARY_OPERATOR cursor."""
+    ch = list(c.get_children())
+    toks = list(c.get_tokens())
+    if c.kind == ci.CursorKind.UNARY_OPERATOR:
+        if not toks:
+            return ""
+        if ch and toks[0].extent.start.offset < ch[0].extent.start.offset:
+            return toks[0].spelling
+        return toks[-1].spelling
+    if not ch:
+        return ""
+    lhs_end = ch[0].extent.end.offset
+    for t in toks:
+        if t.extent.start.offset >= lhs_end:
+            return t.spelling
+    return ""
+
+
 def calls_in(cursor: ci.Cursor):
     for c in cursor.walk_preorder():
         if c.kind == ci.CursorKind.CALL_EXPR:

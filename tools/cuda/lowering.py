@@ -178,25 +178,6 @@ def _children(c: ci.Cursor) -> list[ci.Cursor]:
     return list(c.get_children())
 
 
-def _op_token(c: ci.Cursor) -> str:
-    """The operator of a BINARY_OPERATOR / COMPOUND_ASSIGNMENT / UNARY_OPERATOR cursor."""
-    ch = _children(c)
-    toks = _tokens(c)
-    if c.kind == K.UNARY_OPERATOR:
-        if not toks:
-            return ""
-        if ch and toks[0].extent.start.offset < ch[0].extent.start.offset:
-            return toks[0].spelling
-        return toks[-1].spelling
-    if not ch:
-        return ""
-    lhs_end = ch[0].extent.end.offset
-    for t in toks:
-        if t.extent.start.offset >= lhs_end:
-            return t.spelling
-    return ""
-
-
 def _paren_close(c: ci.Cursor) -> tuple[int, list[int]]:
     """Offset of the `)` closing the statement's header and of the `;` at its top level."""
     depth, semis = 0, []
@@ -355,11 +336,11 @@ class KernelLowering:
 
         for c in fn.walk_preorder():
             ch = _children(c)
-            if c.kind == K.BINARY_OPERATOR and ch and _op_token(c) == "=":
+            if c.kind == K.BINARY_OPERATOR and ch and fe.operator_of(c) == "=":
                 root(ch[0])
             elif c.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and ch:
                 root(ch[0])
-            elif c.kind == K.UNARY_OPERATOR and ch and _op_token(c) in ("++", "--", "&"):
+            elif c.kind == K.UNARY_OPERATOR and ch and fe.operator_of(c) in ("++", "--", "&"):
                 root(ch[0])
             elif c.kind == K.CALL_EXPR and len(ch) >= 2 and ch[1].kind in (K.DECL_REF_EXPR, K.UNEXPOSED_EXPR):
                 name = ch[1].spelling or next((x.spelling for x in ch[1].walk_preorder() if x.spelling), "")
@@ -546,9 +527,9 @@ class KernelLowering:
                 ref = base.referenced if base is not None and base.kind == K.DECL_REF_EXPR else None
                 if ref is None or not fe.is_constant(ref):
                     bump("none")
-            elif k == K.UNARY_OPERATOR and _op_token(c) in ("*", "&"):
+            elif k == K.UNARY_OPERATOR and fe.operator_of(c) in ("*", "&"):
                 bump("none")
-            elif (k == K.UNARY_OPERATOR and _op_token(c) in ("++", "--")) or (k == K.BINARY_OPERATOR and _op_token(c) == "=") \
+            elif (k == K.UNARY_OPERATOR and fe.operator_of(c) in ("++", "--")) or (k == K.BINARY_OPERATOR and fe.operator_of(c) == "=") \
                     or k == K.COMPOUND_ASSIGNMENT_OPERATOR:
                 target = _strip(_children(c)[0]) if _children(c) else None
                 if target is None or target.kind != K.DECL_REF_EXPR or target.referenced is None \

@@ -75,7 +75,10 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
             result.steps.append(Step(t.name, "not_applicable"))
             continue
         tried += 1
-        step = _evaluate(task, t, result.code, variant, sandbox, budget, seeds, nthreads)
+        if isinstance(variant, list):  # alternatives: the first that matches the reference is timed
+            variant, step = _first_correct(task, t, variant, sandbox, seeds)
+        if variant is not None:
+            step = _evaluate(task, t, result.code, variant, sandbox, budget, seeds, nthreads)
         result.steps.append(step)
         result.observations.append(_observation(t, step, nthreads))
         if step.outcome == "kept":
@@ -86,11 +89,28 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
     return result
 
 
-def _apply(t: Transform, ctx: Context, code: str) -> str | None:
+def _apply(t: Transform, ctx: Context, code: str) -> str | list[str] | None:
     try:
         return t.apply(ctx, code)
     except (ValueError, IndexError):  # a text shape the transformation misread: it does not apply
         return None
+
+
+def _first_correct(task, t: Transform, alternatives: list[str], sandbox, seeds) -> tuple[str | None, Step]:
+    """The first alternative correct on one seed with one thread (the full check follows), or
+    None and the step saying that none was."""
+    failures = []
+    for i, variant in enumerate(alternatives):
+        try:
+            report = check(task, variant, sandbox, seeds=seeds[:1], threads=[1])
+        except VerifyError as exc:
+            failures.append(f"{i + 1}: reference unusable: {exc}")
+            continue
+        if report.correct:
+            return variant, Step(t.name, "incorrect")
+        failures.append(f"{i + 1}: {report.summary()}")
+    detail = f"none of {len(alternatives)} alternatives matched ({'; '.join(failures)})"
+    return None, Step(t.name, "incorrect", detail=detail[:300])
 
 
 def _evaluate(task, t: Transform, best: str, variant: str, sandbox, budget: Budget, seeds, nthreads) -> Step:

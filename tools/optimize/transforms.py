@@ -37,7 +37,7 @@ class Context:
 class Transform:
     name: str
     what: str  # one line for observations
-    apply: Callable[[Context, str], "str | None"]
+    apply: Callable[[Context, str], "str | list[str] | None"]  # a list: alternatives, the first correct one counts
 
 
 # ---------------------------------------------------------------------------------------
@@ -736,6 +736,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     other kernels), then the barrier/shuffle patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .index_runs import INDEX_RUNS
+    from .matrix_products import MATRIX_PRODUCTS
     from .memo_calls import MEMO_CALLS
     from .sync_transforms import SYNC_TRANSFORMS
 
@@ -743,7 +744,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
     head += [MEMO_CALLS, INDEX_RUNS]
-    return together + [BLOCK_INVARIANT] + head + singles + [t for t in base if t not in head]
+    return [MATRIX_PRODUCTS] + together + [BLOCK_INVARIANT] + head + singles + [t for t in base if t not in head]
 
 
 TRANSFORMS[:] = _search_order(TRANSFORMS)

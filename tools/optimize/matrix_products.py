@@ -1,0 +1,298 @@
+"""Matrix products recognized and computed by a register-tiled loop nest (issue 8: "recognized
+matrix products as tiled loop nests").
+
+A launch is replaced by a product when two things hold:
+- the kernel computes a polynomial of its float inputs (`is_polynomial`): float values meet only
+  +, - and * (or fma), never a comparison, a division, a conversion to an integer or bool, or a
+  call other than vector constructors, loads and warp shuffles; with every buffer of the task
+  float, control flow and subscripts then depend on indices alone;
+- the task's shapes fit a product (`proposals`): out[b,m,n] = sum_k L[b,m,k] * R[b,k,n], either
+  operand possibly transposed, plus a bias over n or an addend shaped like out; flat buffers
+  whose sizes factor as M*K, K*N and M*N are read as row-major matrices.
+Each product the shapes allow is one candidate, and the search checks them in turn against the
+reference on fresh random inputs. Two different polynomials of low degree agree at random points
+with probability zero (Schwartz-Zippel), so the candidate that passes is the kernel's product, up
+to the order of its sums.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from itertools import permutations
+
+import clang.cindex as ci
+
+from tools.cuda import frontend as fe
+from tools.spec import Task, c_type
+
+from . import code as C
+from .transforms import Context, Transform
+
+K = ci.CursorKind
+_FLOAT_KINDS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.HALF, ci.TypeKind.LONGDOUBLE}
+_FLOAT_VECTOR = re.compile(r"(?:const\s+)?(?:float|double|half|__half)[1-4]?")
+# Calls a float value may pass through: vector constructors, make_* and copies, loads, shuffles (data movement)
+# and fused multiply-adds (a product and a sum).
+_PURE_CALLS = re.compile(r"(?:make_)?(?:float|double)[1-4]|operator=|__ldg|__shfl(?:_up|_down|_xor)?(?:_sync)?|fmaf?|__fmaf_r[nzdu]"
+                         r"|__f(?:mul|add|sub)_r[nzdu]|__d(?:mul|add|sub)_r[nzdu]")
+_CASTS = (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR, K.CXX_STATIC_CAST_EXPR, K.PAREN_EXPR)
+# A float directly under a statement is a statement of its own: a condition arrives cast to bool.
+_VALUE_PARENTS = (K.VAR_DECL, K.MEMBER_REF_EXPR, K.ARRAY_SUBSCRIPT_EXPR, K.CONDITIONAL_OPERATOR, K.INIT_LIST_EXPR,
+                  K.COMPOUND_STMT, K.DECL_STMT, K.FOR_STMT, K.IF_STMT, K.WHILE_STMT, K.DO_STMT)
+
+
+def _is_float(t: ci.Type) -> bool:
+    canonical = t.get_canonical()
+    return canonical.kind in _FLOAT_KINDS or (canonical.kind == ci.TypeKind.RECORD
+                                              and bool(_FLOAT_VECTOR.fullmatch(canonical.spelling)))
+
+
+def is_polynomial(kernel: ci.Cursor) -> bool:
+    """Whether every float value in the kernel only meets +, -, *, fma, stores and data movement
+    (what makes its outputs polynomials of its float inputs, with index-only control flow), and
+    the kernel both multiplies and adds floats (a sum of products, not an element-wise map)."""
+    body = fe.body_of(kernel)
+    if body is None:
+        return False
+    stack, seen = [(body, None)], set()
+    while stack:
+        node, parent = stack.pop()
+        if node.kind.is_expression() and _is_float(node.type):
+            if parent is not None and not _float_use_ok(node, parent):
+                return False
+            seen |= _arithmetic(node)
+        stack.extend((child, node) for child in node.get_children())
+    return seen == {"+", "*"}
+
+
+def _arithmetic(node: ci.Cursor) -> set[str]:
+    """The float arithmetic a node does: '*' for a product, '+' for a sum, both for an fma."""
+    if node.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
+        op = fe.operator_of(node).rstrip("=")
+        return {"+" if op == "-" else op} & {"+", "*"}
+    if re.fullmatch(r"fmaf?|__fmaf_r[nzdu]", _called(node) or ""):
+        return {"+", "*"}
+    return set()
+
+
+def _called(node: ci.Cursor) -> str | None:
+    """The function a call calls, also where libclang could not resolve it (a host-only <cmath>
+    function called from device code parses as an unexposed expression naming its overloads)."""
+    if node.kind == K.CALL_EXPR:
+        return fe.call_name(node)
+    if node.kind == K.UNEXPOSED_EXPR:
+        first = next(node.get_children(), None)
+        if first is not None and first.kind == K.DECL_REF_EXPR and first.type.spelling == "<overloaded function type>":
+            return first.spelling or next((c.spelling for c in first.get_children()), "")
+    return None
+
+
+def _float_use_ok(node: ci.Cursor, parent: ci.Cursor) -> bool:
+    called = _called(node)
+    if called is not None and not _PURE_CALLS.fullmatch(called):
+        return False
+    called = _called(parent)
+    if called is not None:
+        return bool(_PURE_CALLS.fullmatch(called))
+    kind = parent.kind
+    if kind == K.BINARY_OPERATOR:
+        return fe.operator_of(parent) in ("+", "-", "*", "=") and _is_float(parent.type)
+    if kind == K.COMPOUND_ASSIGNMENT_OPERATOR:
+        return fe.operator_of(parent) in ("+=", "-=", "*=")
+    if kind == K.UNARY_OPERATOR:
+        return fe.operator_of(parent) in ("-", "+")
+    if kind in _CASTS:  # implicit and explicit conversions: to a float type only
+        return _is_float(parent.type)
+    return kind in _VALUE_PARENTS
+
+
+@dataclass(frozen=True)
+class Product:
+    """out[b, m, n] = sum_k left(b, m, k) * right(b, k, n) (+ bias): buffer names and extents."""
+
+    out: str
+    left: str
+    right: str
+    batch: int
+    m: int
+    n: int
+    k: int
+    left_transposed: bool = False  # left stored as [batch, k, m]
+    right_transposed: bool = False  # right stored as [batch, n, k]
+    bias: str | None = None
+    bias_full: bool = False  # bias shaped like out (else one value per n)
+
+    def describe(self) -> str:
+        left = f"{self.left}{'^T' if self.left_transposed else ''}"
+        right = f"{self.right}{'^T' if self.right_transposed else ''}"
+        batch = f"{self.batch} x " if self.batch > 1 else ""
+        plus = f" + {self.bias}" if self.bias else ""
+        return f"{self.out} = {left} {right}{plus} ({batch}{self.m}x{self.k} by {self.k}x{self.n})"
+
+
+def proposals(task: Task, args: list[str]) -> list[Product]:
+    """The products that the shapes of a launch's buffers allow, the likeliest first: operands in
+    argument order before swapped, untransposed before transposed."""
+    buffers = {b.name: b for b in task.buffers}
+    used = [buffers[a] for a in dict.fromkeys(a for a in args if isinstance(a, str) and a in buffers)]
+    outs = [b for b in used if b.role == "output"]
+    ins = [b for b in used if b.role == "input"]
+    if len(outs) != 1 or len(ins) not in (2, 3) or len(outs) + len(ins) != len(used):
+        return []
+    out = outs[0]
+    found: list[Product] = []
+    for left, right in permutations(ins, 2):
+        rest = [b for b in ins if b is not left and b is not right]
+        bias = rest[0] if rest else None
+        for left_t in (False, True):
+            for right_t in (False, True):
+                p = _fit(out, left, right, left_t, right_t)
+                if p is not None and (bias is None or (p := _with_bias(p, bias, out)) is not None):
+                    found.append(p)
+    return list(dict.fromkeys(found))[:8]
+
+
+def _fit(out, left, right, left_t: bool, right_t: bool) -> Product | None:
+    """The product of these operands that fits their shapes, if any."""
+    if len(out.shape) >= 2 and len(left.shape) == len(right.shape) == len(out.shape):
+        *batch, m, n = out.shape
+        if left.shape[:-2] != batch or right.shape[:-2] != batch:
+            return None
+        lm, lk = reversed(left.shape[-2:]) if left_t else left.shape[-2:]
+        rk, rn = reversed(right.shape[-2:]) if right_t else right.shape[-2:]
+        if (lm, rn, lk) != (m, n, rk):
+            return None
+        return Product(out.name, left.name, right.name, math.prod(batch), m, n, lk, left_t, right_t)
+    if len(out.shape) == len(left.shape) == len(right.shape) == 1:  # flat: sizes M*K, K*N, M*N
+        k = math.isqrt(left.size * right.size // out.size) if out.size else 0
+        if k == 0 or left.size % k or right.size % k or (left.size // k) * (right.size // k) != out.size:
+            return None
+        return Product(out.name, left.name, right.name, 1, left.size // k, right.size // k, k, left_t, right_t)
+    return None
+
+
+def _with_bias(p: Product, bias, out) -> Product | None:
+    if bias.size == p.n and bias.shape[-1] == p.n:
+        return replace(p, bias=bias.name)
+    if bias.shape == out.shape:
+        return replace(p, bias=bias.name, bias_full=True)
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# the loop nest
+
+
+def product_function(name: str, p: Product, ctype: str) -> str:
+    """A C++ function computing p: the right operand packed into rows of whole tiles (zero padded,
+    so a tile's row is one aligned contiguous load), then MR x NR output tiles accumulated in
+    registers over k, in parallel over (batch, row tiles) where the work pays for the threads."""
+    lanes = 64 // (4 if ctype == "float" else 8)
+    nr = 2 * lanes if p.n > lanes else lanes
+    left = (f"L[((std::size_t)b * K + k) * M + row[r]]" if p.left_transposed else f"L[((std::size_t)b * M + row[r]) * K + k]")
+    right = (f"R[((std::size_t)b * N + j) * K + k]" if p.right_transposed else f"R[((std::size_t)b * K + k) * N + j]")
+    bias = ""
+    if p.bias:
+        bias = f" + bias[(std::size_t)(b * M + i) * N + j]" if p.bias_full else " + bias[j]"
+    flops = p.batch * p.m * p.n * p.k
+    return f"""
+// tools.optimize: matrix product {p.describe()}
+static void {name}(const {ctype}* __restrict__ L, const {ctype}* __restrict__ R, const {ctype}* __restrict__ bias,
+                   {ctype}* __restrict__ out) {{
+    typedef {ctype} T;
+    constexpr int NB = {p.batch}, M = {p.m}, N = {p.n}, K = {p.k}, MR = 4, NR = {nr};
+    constexpr int MT = (M + MR - 1) / MR, NT = (N + NR - 1) / NR, NP = NT * NR;
+    (void)bias;
+    T* packed = static_cast<T*>(std::aligned_alloc(64, ((sizeof(T) * NB * K * NP + 63) / 64) * 64));
+    if (packed == nullptr) std::abort();
+    #pragma omp parallel if ({flops} > (1 << 20))
+    {{
+        #pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < NB; ++b)
+            for (int k = 0; k < K; ++k) {{
+                T* row = packed + ((std::size_t)b * K + k) * NP;
+                for (int j = 0; j < NP; ++j) row[j] = j < N ? {right} : T(0);
+            }}
+        #pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < NB; ++b)
+            for (int it = 0; it < MT; ++it) {{
+                int row[MR];  // rows past M repeat the last one; their results are not stored
+                for (int r = 0; r < MR; ++r) row[r] = it * MR + r < M ? it * MR + r : M - 1;
+                for (int jt = 0; jt < NT; ++jt) {{
+                    alignas(64) T acc[MR][NR] = {{}};
+                    const T* tile = packed + (std::size_t)b * K * NP + jt * NR;
+                    for (int k = 0; k < K; ++k) {{
+                        const T* rk = tile + (std::size_t)k * NP;
+                        for (int r = 0; r < MR; ++r) {{
+                            const T a = {left};
+                            #pragma omp simd
+                            for (int c = 0; c < NR; ++c) acc[r][c] += a * rk[c];
+                        }}
+                    }}
+                    for (int r = 0; r < MR && it * MR + r < M; ++r) {{
+                        const int i = it * MR + r;
+                        for (int c = 0; c < NR && jt * NR + c < N; ++c) {{
+                            const int j = jt * NR + c;
+                            out[((std::size_t)b * M + i) * N + j] = acc[r][c]{bias};
+                        }}
+                    }}
+                }}
+            }}
+    }}
+    std::free(packed);
+}}
+"""
+
+
+# ---------------------------------------------------------------------------------------
+# the transformation
+
+
+def matrix_products(ctx: Context, code: str) -> list[str] | None:
+    """One candidate per product the shapes allow, for a task of one launch whose kernel is a
+    polynomial of its float inputs; the search keeps the first that matches the reference."""
+    task = ctx.task
+    if len(task.launches) != 1 or any(not b.dtype.startswith("float") for b in task.buffers):
+        return None
+    launch = task.launches[0]
+    float_scalars = {s.name for s in task.scalars if not s.dtype.startswith(("int", "uint"))}
+    if any(isinstance(a, float) or (isinstance(a, str) and float_scalars & set(re.findall(r"\w+", a)))
+           for a in launch.args):
+        return None  # a float operand such as alpha: the product would hold for the task's value only
+    found = proposals(task, [a for a in launch.args if isinstance(a, str)])
+    dtypes = {b.dtype for b in task.buffers}
+    if not found or len(dtypes) != 1:
+        return None
+    call = re.search(rf"^[ \t]*cudacpu_kernels::{re.escape(launch.kernel)}\(.*\);[ \t]*$", code, re.M)
+    entry = code.find("// Entry point of the task")
+    if call is None or entry < 0 or call.start() < entry:
+        return None
+    tr = fe.parse_translation(task.source(), str(task.source_path() or f"{task.name}.cu"))
+    kernel = tr.kernels.get(launch.kernel)
+    if kernel is None or not is_polynomial(kernel):
+        return None
+    lowered = C.kernel_named(code, launch.kernel)
+    support = code.find(_SUPPORT_END)
+    if lowered is None or lowered.end > entry or support < 0 or support > lowered.start:
+        return None
+    support += len(_SUPPORT_END)
+    ctype = c_type(dtypes.pop())
+    name = f"cudaopt_product_{launch.kernel}"
+    variants = []
+    for p in found:  # the lowered kernel goes (nothing calls it), its declaration stays
+        replaced = f"    {name}({p.left}, {p.right}, {p.bias or 'nullptr'}, {p.out});"
+        variants.append(code[:support] + product_function(name, p, ctype) + code[support:lowered.start]
+                        + f"// replaced by {name} (above)" + code[lowered.end:call.start()] + replaced
+                        + code[call.end():])
+    return variants
+
+
+# The product goes right after the lowering's own support code: before the CUDA file's text,
+# whose macros (a `#define N 1024`, a `#define T 16`) would rename its variables.
+_SUPPORT_END = "#endif  // CUDACPU_LOWERING_SUPPORT\n"
+
+
+MATRIX_PRODUCTS = Transform("matrix_products", "the launch recognized as a matrix product (a polynomial of its inputs "
+                            "whose shapes fit one) and computed by a register-tiled loop nest", matrix_products)
