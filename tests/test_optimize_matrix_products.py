@@ -67,7 +67,7 @@ import numpy as np
 def square(inputs, scalars):
     n = int(scalars["n"])
     a, b = (inputs[k].reshape(n, n).astype(np.float64) for k in ("A", "B"))
-    return {"C": (a @ b).astype(np.float32).ravel()}
+    return {"C": (a @ b).astype(inputs["A"].dtype).ravel()}
 
 def square_bt(inputs, scalars):
     n = int(scalars["n"])
@@ -95,12 +95,12 @@ def _write(tmp_path: Path, cuda: str, raw: dict):
     return load_task(tmp_path / "product.json")
 
 
-def _square(tmp_path: Path, cuda: str = NAIVE, ref: str = "square", n: int = 24):
+def _square(tmp_path: Path, cuda: str = NAIVE, ref: str = "square", n: int = 24, dtype: str = "float32"):
     flat = [n * n]
     return _write(tmp_path, cuda, {
-        "buffers": [{"name": "A", "dtype": "float32", "shape": flat, "role": "input"},
-                    {"name": "B", "dtype": "float32", "shape": flat, "role": "input"},
-                    {"name": "C", "dtype": "float32", "shape": flat, "role": "output"}],
+        "buffers": [{"name": "A", "dtype": dtype, "shape": flat, "role": "input"},
+                    {"name": "B", "dtype": dtype, "shape": flat, "role": "input"},
+                    {"name": "C", "dtype": dtype, "shape": flat, "role": "output"}],
         "scalars": [{"name": "n", "dtype": "int32", "value": n}],
         "launches": [{"kernel": "product", "grid": [2, 2], "block": [16, 16], "args": ["A", "B", "C", "n"]}],
         "reference": {"kind": "python", "function": f"product_ref:{ref}"}})
@@ -143,6 +143,14 @@ def test_a_naive_square_product_is_replaced_and_stays_correct(tmp_path, box):
     result = search(task, lower_task(task), box, budget=Budget(max_variants=1, seeds=1, timing_s=0.1),
                     transforms=[MATRIX_PRODUCTS])
     assert result.steps[0].outcome in ("kept", "slower"), result.steps[0].detail  # correct; timing decides the rest
+    report = check(task, alternatives[0], box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_double_operands(tmp_path, box):
+    task = _square(tmp_path, NAIVE.replace("float", "double"), n=20, dtype="float64")
+    alternatives = matrix_products(Context(task), lower_task(task))
+    assert alternatives is not None and "static void cudaopt_product_product(const double*" in alternatives[0]
     report = check(task, alternatives[0], box, seeds=SEEDS, threads=[1, 2])
     assert report.correct, report.summary()
 

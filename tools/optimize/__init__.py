@@ -8,8 +8,11 @@ each variant against the task's reference (tools.verify.check: several seeds, 1 
 times the correct ones against the best so far in the same run, and keeps the fastest. What it
 learned comes back as `Observation(kind="optimization")`.
 
-Transformations, in the order tried (each exact by construction, and still checked): the
-barrier/shuffle ones of sync_transforms.py first, then block_invariant (a stretch of a block's body
+Transformations, in the order tried (each exact by construction, and still checked):
+matrix_products first (a launch whose kernel is a polynomial of its float inputs and whose shapes
+fit a matrix product, computed by a register-tiled loop nest: matrix_products.py; a step may
+offer alternatives, here one per layout the shapes allow, and the first correct one is timed),
+the barrier/shuffle ones of sync_transforms.py, then block_invariant (a stretch of a block's body
 that every block repeats identically, such as the column sums of a fused `sum_broadcast`, run once
 per OpenMP thread and its shared and per-thread results copied: block_invariant.py),
 grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space), specialize

@@ -28,7 +28,7 @@ from tools.cuda import frontend as fe
 from tools.spec import Task, c_type
 
 from . import code as C
-from .transforms import Context, Transform
+from .transforms import Context, Transform, vector_bytes
 
 K = ci.CursorKind
 _FLOAT_KINDS = {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.HALF, ci.TypeKind.LONGDOUBLE}
@@ -188,34 +188,42 @@ def _with_bias(p: Product, bias, out) -> Product | None:
 def product_function(name: str, p: Product, ctype: str) -> str:
     """A C++ function computing p: the right operand packed into rows of whole tiles (zero padded,
     so a tile's row is one aligned contiguous load), then MR x NR output tiles accumulated in
-    registers over k, in parallel over (batch, row tiles) where the work pays for the threads."""
-    lanes = 64 // (4 if ctype == "float" else 8)
+    registers over k, in parallel over (batch, row tiles) where the work pays for the threads.
+    A tile is two vectors wide (one where N fits in one) and 8 rows high where the CPU has 32
+    vector registers (AVX-512), 4 where it has 16."""
+    width = vector_bytes()
+    lanes = width // (4 if ctype == "float" else 8)
     nr = 2 * lanes if p.n > lanes else lanes
+    mr = 8 if width == 64 else 4
     left = (f"L[((std::size_t)b * K + k) * M + row[r]]" if p.left_transposed else f"L[((std::size_t)b * M + row[r]) * K + k]")
     right = (f"R[((std::size_t)b * N + j) * K + k]" if p.right_transposed else f"R[((std::size_t)b * K + k) * N + j]")
     bias = ""
     if p.bias:
         bias = f" + bias[(std::size_t)(b * M + i) * N + j]" if p.bias_full else " + bias[j]"
-    flops = p.batch * p.m * p.n * p.k
+    # Below about a million multiply-adds (tens of microseconds) a second thread costs more than
+    # it brings: no parallel region at all, not even one that an if clause keeps serial.
+    omp = p.batch * p.m * p.n * p.k >= 1 << 20
+    region = "#pragma omp parallel" if omp else ""
+    split = "#pragma omp for collapse(2) schedule(static)" if omp else ""
     return f"""
 // tools.optimize: matrix product {p.describe()}
 static void {name}(const {ctype}* __restrict__ L, const {ctype}* __restrict__ R, const {ctype}* __restrict__ bias,
                    {ctype}* __restrict__ out) {{
     typedef {ctype} T;
-    constexpr int NB = {p.batch}, M = {p.m}, N = {p.n}, K = {p.k}, MR = 4, NR = {nr};
+    constexpr int NB = {p.batch}, M = {p.m}, N = {p.n}, K = {p.k}, MR = {mr}, NR = {nr};
     constexpr int MT = (M + MR - 1) / MR, NT = (N + NR - 1) / NR, NP = NT * NR;
     (void)bias;
     T* packed = static_cast<T*>(std::aligned_alloc(64, ((sizeof(T) * NB * K * NP + 63) / 64) * 64));
     if (packed == nullptr) std::abort();
-    #pragma omp parallel if ({flops} > (1 << 20))
+    {region}
     {{
-        #pragma omp for collapse(2) schedule(static)
+        {split}
         for (int b = 0; b < NB; ++b)
             for (int k = 0; k < K; ++k) {{
                 T* row = packed + ((std::size_t)b * K + k) * NP;
                 for (int j = 0; j < NP; ++j) row[j] = j < N ? {right} : T(0);
             }}
-        #pragma omp for collapse(2) schedule(static)
+        {split}
         for (int b = 0; b < NB; ++b)
             for (int it = 0; it < MT; ++it) {{
                 int row[MR];  // rows past M repeat the last one; their results are not stored
@@ -254,7 +262,7 @@ def matrix_products(ctx: Context, code: str) -> list[str] | None:
     """One candidate per product the shapes allow, for a task of one launch whose kernel is a
     polynomial of its float inputs; the search keeps the first that matches the reference."""
     task = ctx.task
-    if len(task.launches) != 1 or any(not b.dtype.startswith("float") for b in task.buffers):
+    if len(task.launches) != 1 or any(b.dtype not in ("float32", "float64") for b in task.buffers):
         return None
     launch = task.launches[0]
     float_scalars = {s.name for s in task.scalars if not s.dtype.startswith(("int", "uint"))}

@@ -648,6 +648,17 @@ def native_cpu() -> tuple[str, str] | None:
     return (arch[1], tune[1]) if arch and tune else None
 
 
+@functools.cache
+def vector_bytes() -> int:
+    """The widest SIMD registers `g++ -march=native` uses here: 64 (AVX-512), 32 (AVX) or 16."""
+    try:
+        macros = subprocess.run(["g++", "-march=native", "-dM", "-E", "-x", "c++", "/dev/null"], capture_output=True,
+                                text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 16
+    return 64 if "__AVX512F__" in macros else 32 if "__AVX__" in macros else 16
+
+
 def tune_cpu(ctx: Context, code: str) -> str | None:
     """Where g++ knows this CPU's instruction set but not its model, `-march=native` tunes for a
     generic x86, and with AVX-512 its vectorizer then refuses loops that mix masked and plain loads
