@@ -17,7 +17,7 @@ from tools.cuda import lower_task
 from tools.optimize.matrix_products import MATRIX_PRODUCTS, is_polynomial, matrix_products, proposals
 from tools.optimize.search import Budget, _first_correct, search
 from tools.optimize.transforms import Context
-from tools.spec import load_task
+from tools.spec import Buffer, load_task
 from tools.verify import check
 
 SEEDS = [4321, 4322]
@@ -139,7 +139,7 @@ def test_a_naive_square_product_is_replaced_and_stays_correct(tmp_path, box):
     task = _square(tmp_path)
     alternatives = matrix_products(Context(task), lower_task(task))
     assert alternatives is not None and len(alternatives) == 8  # flat and square: every layout fits
-    assert "cudaopt_product_product(A, B, nullptr, C);" in alternatives[0]
+    assert "cudaopt_product_0(A, B, nullptr, C);" in alternatives[0]
     result = search(task, lower_task(task), box, budget=Budget(max_variants=1, seeds=1, timing_s=0.1),
                     transforms=[MATRIX_PRODUCTS])
     assert result.steps[0].outcome in ("kept", "slower"), result.steps[0].detail  # correct; timing decides the rest
@@ -150,7 +150,7 @@ def test_a_naive_square_product_is_replaced_and_stays_correct(tmp_path, box):
 def test_double_operands(tmp_path, box):
     task = _square(tmp_path, NAIVE.replace("float", "double"), n=20, dtype="float64")
     alternatives = matrix_products(Context(task), lower_task(task))
-    assert alternatives is not None and "static void cudaopt_product_product(const double*" in alternatives[0]
+    assert alternatives is not None and "static void cudaopt_product_0(const double*" in alternatives[0]
     report = check(task, alternatives[0], box, seeds=SEEDS, threads=[1, 2])
     assert report.correct, report.summary()
 
@@ -177,7 +177,8 @@ def test_shared_memory_tiles_with_barriers_are_a_product(tmp_path, box):
 
 def test_a_dense_layer_with_bias_and_fma(tmp_path, box):
     task = _dense(tmp_path)
-    (p,) = proposals(task, ["x", "w", "bias", "y"])
+    buffers = {b.name: b for b in task.buffers}
+    (p,) = proposals(buffers["y"], [buffers[n] for n in ("x", "w", "bias")])
     assert (p.left, p.right, p.bias, p.right_transposed, p.left_transposed) == ("x", "w", "bias", True, False)
     assert (p.m, p.n, p.k) == (37, 70, 19)
     (variant,) = matrix_products(Context(task), lower_task(task))
@@ -223,19 +224,19 @@ def test_a_float_scalar_operand_is_refused(tmp_path):
     assert matrix_products(Context(task), lower_task(task)) is None
 
 
-def test_shapes_propose_batches_transposes_and_flat_factorizations(tmp_path):
-    def task_of(shapes: dict[str, list[int]]):
-        buffers = [{"name": k, "dtype": "float32", "shape": v, "role": "output" if k == "C" else "input"}
+def test_shapes_propose_batches_transposes_and_flat_factorizations():
+    def fits(**shapes: list[int]):
+        buffers = [Buffer(name=k, dtype="float32", shape=v, role="output" if k == "C" else "input")
                    for k, v in shapes.items()]
-        return _write(tmp_path, NAIVE, {"buffers": buffers, "launches": [
-            {"kernel": "product", "grid": [1], "block": [1], "args": [*shapes, 1]}],
-            "reference": {"kind": "python", "function": "product_ref:square"}})
+        return proposals(buffers[-1], buffers[:-1])
 
-    (batched,) = proposals(task_of({"A": [3, 5, 7], "B": [3, 7, 4], "C": [3, 5, 4]}), ["A", "B", "C"])
+    (batched,) = fits(A=[3, 5, 7], B=[3, 7, 4], C=[3, 5, 4])
     assert (batched.batch, batched.m, batched.n, batched.k) == (3, 5, 4, 7)
-    (left_t,) = proposals(task_of({"A": [7, 5], "B": [7, 4], "C": [5, 4]}), ["A", "B", "C"])
+    (left_t,) = fits(A=[7, 5], B=[7, 4], C=[5, 4])
     assert left_t.left_transposed and not left_t.right_transposed
-    flat = proposals(task_of({"A": [24], "B": [20], "C": [30]}), ["A", "B", "C"])  # 6x4 by 4x5
+    flat = fits(A=[24], B=[20], C=[30])  # 6x4 by 4x5
     assert [(p.left, p.m, p.n, p.k) for p in flat][0] == ("A", 6, 5, 4)
-    assert proposals(task_of({"A": [5, 7], "B": [3, 4], "C": [5, 4]}), ["A", "B", "C"]) == []
-    assert proposals(task_of({"A": [5, 7], "B": [7, 4], "C": [5, 4], "D": [9]}), ["A", "B", "C", "D"]) == []
+    (full,) = fits(A=[5, 7], B=[7, 4], D=[5, 4], C=[5, 4])  # an addend shaped like the output
+    assert full.bias == "D" and full.bias_full
+    assert fits(A=[5, 7], B=[3, 4], C=[5, 4]) == []
+    assert fits(A=[5, 7], B=[7, 4], D=[9], C=[5, 4]) == []

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from itertools import permutations
+from itertools import permutations, product
 
 import clang.cindex as ci
 
@@ -132,16 +132,12 @@ class Product:
         return f"{self.out} = {left} {right}{plus} ({batch}{self.m}x{self.k} by {self.k}x{self.n})"
 
 
-def proposals(task: Task, args: list[str]) -> list[Product]:
-    """The products that the shapes of a launch's buffers allow, the likeliest first: operands in
-    argument order before swapped, untransposed before transposed."""
-    buffers = {b.name: b for b in task.buffers}
-    used = [buffers[a] for a in dict.fromkeys(a for a in args if isinstance(a, str) and a in buffers)]
-    outs = [b for b in used if b.role == "output"]
-    ins = [b for b in used if b.role == "input"]
-    if len(outs) != 1 or len(ins) not in (2, 3) or len(outs) + len(ins) != len(used):
+def proposals(out, ins: list) -> list[Product]:
+    """The products of buffers `ins` (two operands, perhaps a bias) into buffer `out` that their
+    shapes allow, the likeliest first: operands in argument order before swapped, untransposed
+    before transposed."""
+    if len(ins) not in (2, 3):
         return []
-    out = outs[0]
     found: list[Product] = []
     for left, right in permutations(ins, 2):
         rest = [b for b in ins if b is not left and b is not right]
@@ -258,43 +254,137 @@ static void {name}(const {ctype}* __restrict__ L, const {ctype}* __restrict__ R,
 # the transformation
 
 
-def matrix_products(ctx: Context, code: str) -> list[str] | None:
-    """One candidate per product the shapes allow, for a task of one launch whose kernel is a
-    polynomial of its float inputs; the search keeps the first that matches the reference."""
-    task = ctx.task
-    if len(task.launches) != 1 or any(b.dtype not in ("float32", "float64") for b in task.buffers):
+def stored_params(kernel: ci.Cursor) -> tuple[set[str], set[str]] | None:
+    """(parameters the kernel stores through, parameters it uses otherwise); None where a local
+    pointer could alias a parameter."""
+    params = {p.spelling for p in fe.params_of(kernel)}
+    body = fe.body_of(kernel)
+    if body is None:
         return None
-    launch = task.launches[0]
+    stored: set[str] = set()
+    store_refs: set[tuple[int, int]] = set()
+    for node in body.walk_preorder():
+        if node.kind == K.VAR_DECL and node.type.get_canonical().kind == ci.TypeKind.POINTER:
+            return None
+        target = _store_target(node)
+        if target is not None:
+            root = _pointer_root(target)
+            if root is not None and root.spelling in params:
+                stored.add(root.spelling)
+                store_refs.add((root.extent.start.offset, root.extent.end.offset))
+    used = {n.spelling for n in body.walk_preorder() if n.kind == K.DECL_REF_EXPR and n.spelling in params
+            and (n.extent.start.offset, n.extent.end.offset) not in store_refs}
+    return stored, used
+
+
+def _store_target(node: ci.Cursor) -> ci.Cursor | None:
+    """The left-hand side of an assignment (a struct copy included)."""
+    if node.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and (
+            node.kind == K.COMPOUND_ASSIGNMENT_OPERATOR or fe.operator_of(node) == "="):
+        return next(node.get_children(), None)
+    if node.kind == K.CALL_EXPR and fe.call_name(node) == "operator=":
+        return next(node.get_children(), None)
+    return None
+
+
+def _pointer_root(node: ci.Cursor) -> ci.Cursor | None:
+    """The variable a store target addresses: through subscripts, dereferences, casts and pointer
+    arithmetic (never through a member of a local value: that is a local store)."""
+    while True:
+        if node.kind == K.DECL_REF_EXPR:
+            return node if node.type.get_canonical().kind == ci.TypeKind.POINTER else None
+        children = [c for c in node.get_children() if c.kind != K.TYPE_REF]  # a cast's type comes first
+        if node.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.PAREN_EXPR, K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR) and children:
+            node = children[0]
+        elif node.kind == K.UNARY_OPERATOR and fe.operator_of(node) == "*" and children:
+            node = children[0]
+        elif node.kind == K.BINARY_OPERATOR and fe.operator_of(node) in ("+", "-") and len(children) == 2:
+            pointers = [c for c in children if c.type.get_canonical().kind == ci.TypeKind.POINTER]
+            if len(pointers) != 1:
+                return None
+            node = pointers[0]
+        else:
+            return None
+
+
+def _launch_products(task: Task, launch, kernel: ci.Cursor) -> list[Product]:
+    """The products a launch may compute: its kernel a polynomial that stores through one buffer
+    only (reading it too only where the buffer is an output or scratch, which hold nothing before
+    the launch), the buffers it reads the operands, no float scalar among its arguments (a product
+    that holds for the task's alpha only is no product)."""
+    buffers = {b.name: b for b in task.buffers}
     float_scalars = {s.name for s in task.scalars if not s.dtype.startswith(("int", "uint"))}
-    if any(isinstance(a, float) or (isinstance(a, str) and float_scalars & set(re.findall(r"\w+", a)))
-           for a in launch.args):
-        return None  # a float operand such as alpha: the product would hold for the task's value only
-    found = proposals(task, [a for a in launch.args if isinstance(a, str)])
-    dtypes = {b.dtype for b in task.buffers}
-    if not found or len(dtypes) != 1:
+    params = [p.spelling for p in fe.params_of(kernel)]
+    if len(params) != len(launch.args) or any(
+            isinstance(a, float) or (isinstance(a, str) and float_scalars & set(re.findall(r"\w+", a))) for a in launch.args):
+        return []
+    by_param = {p: a for p, a in zip(params, launch.args) if isinstance(a, str) and a in buffers}
+    access = stored_params(kernel)
+    if access is None or len(set(by_param.values())) != len(by_param) or not is_polynomial(kernel):
+        return []
+    stored, used = access
+    if len(stored) != 1 or not stored <= by_param.keys():
+        return []
+    out = buffers[by_param[next(iter(stored))]]
+    if stored & used and out.role not in ("output", "scratch"):
+        return []  # it reads what it stores: fine only where the buffer holds nothing before the launch
+    ins = [buffers[by_param[p]] for p in params if p in used - stored and p in by_param]
+    return proposals(out, ins)
+
+
+def matrix_products(ctx: Context, code: str) -> list[str] | None:
+    """Every launch whose kernel is a polynomial of its float inputs and whose buffers' shapes fit
+    a product, computed by a tiled loop nest instead: one alternative per combination of the
+    products the shapes allow (at most 8, the likeliest first); the search keeps the first that
+    matches the reference."""
+    task = ctx.task
+    if any(b.dtype not in ("float32", "float64") for b in task.buffers) or len({b.dtype for b in task.buffers}) != 1:
         return None
-    call = re.search(rf"^[ \t]*cudacpu_kernels::{re.escape(launch.kernel)}\(.*\);[ \t]*$", code, re.M)
     entry = code.find("// Entry point of the task")
-    if call is None or entry < 0 or call.start() < entry:
+    calls = list(re.finditer(r"^[ \t]*cudacpu_kernels::(\w+)\(.*\);[ \t]*$", code[max(entry, 0):], re.M))
+    support = code.find(_SUPPORT_END)
+    if entry < 0 or support < 0 or [c[1] for c in calls] != [launch.kernel for launch in task.launches]:
         return None
     tr = fe.parse_translation(task.source(), str(task.source_path() or f"{task.name}.cu"))
-    kernel = tr.kernels.get(launch.kernel)
-    if kernel is None or not is_polynomial(kernel):
+    choices = {}  # launch index -> its products
+    for i, launch in enumerate(task.launches):
+        kernel = tr.kernels.get(launch.kernel)
+        found = _launch_products(task, launch, kernel) if kernel is not None else []
+        if found:
+            choices[i] = found
+    if not choices:
         return None
-    lowered = C.kernel_named(code, launch.kernel)
-    support = code.find(_SUPPORT_END)
-    if lowered is None or lowered.end > entry or support < 0 or support > lowered.start:
-        return None
-    support += len(_SUPPORT_END)
-    ctype = c_type(dtypes.pop())
-    name = f"cudaopt_product_{launch.kernel}"
-    variants = []
-    for p in found:  # the lowered kernel goes (nothing calls it), its declaration stays
-        replaced = f"    {name}({p.left}, {p.right}, {p.bias or 'nullptr'}, {p.out});"
-        variants.append(code[:support] + product_function(name, p, ctype) + code[support:lowered.start]
-                        + f"// replaced by {name} (above)" + code[lowered.end:call.start()] + replaced
-                        + code[call.end():])
-    return variants
+    ctype = c_type(task.buffers[0].dtype)
+    combos = sorted(product(*choices.values()), key=lambda combo: sum(choices[i].index(p) for i, p in zip(choices, combo)))
+    return [_replaced(code, task, entry, support + len(_SUPPORT_END), calls, dict(zip(choices, combo)), ctype)
+            for combo in combos[:8]]
+
+
+def _replaced(code: str, task: Task, entry: int, support: int, calls, products: dict[int, Product], ctype: str) -> str:
+    """The code with launch i's call replaced by a call of products[i]'s function, and the lowered
+    kernels no launch calls any more removed (their declarations stay)."""
+    functions, new_calls = [], {}
+    for i, p in products.items():
+        name = f"cudaopt_product_{i}"
+        functions.append(product_function(name, p, ctype))
+        indent = re.match(r"[ \t]*", calls[i][0])[0]
+        new_calls[i] = f"{indent}{name}({p.left}, {p.right}, {p.bias or 'nullptr'}, {p.out});"
+    called = {launch.kernel for i, launch in enumerate(task.launches) if i not in products}
+    gone = [k for k in C.kernels(code[:entry]) if k.name not in called and k.name in {l.kernel for l in task.launches}]
+    pieces, pos = [code[:support], "".join(functions)], support
+    for k in sorted(gone, key=lambda k: k.start):
+        if k.start < support:
+            raise ValueError("a lowered kernel before the support code")
+        pieces += [code[pos:k.start], "// replaced by a matrix product (above)"]
+        pos = k.end
+    pieces.append(code[pos:entry])
+    tail, last = code[entry:], 0
+    for i, c in enumerate(calls):
+        if i in new_calls:
+            pieces += [tail[last:c.start()], new_calls[i]]
+            last = c.end()
+    pieces.append(tail[last:])
+    return "".join(pieces)
 
 
 # The product goes right after the lowering's own support code: before the CUDA file's text,
