@@ -14,7 +14,7 @@ import pytest
 
 from tools.cuda import frontend as fe
 from tools.cuda import lower_task
-from tools.optimize.matrix_products import MATRIX_PRODUCTS, is_polynomial, matrix_products, proposals
+from tools.optimize.matrix_products import MATRIX_PRODUCTS, is_polynomial, matrix_products, proposals, stored_params
 from tools.optimize.search import Budget, _first_correct, search
 from tools.optimize.transforms import Context
 from tools.spec import Buffer, load_task
@@ -61,6 +61,20 @@ __global__ void product(const float* x, const float* w, const float* bias, float
   y[i] = acc;
 }
 """
+# two launches: a product into scratch, accumulated in place (TVM's dense in a graph), then a ReLU
+GRAPH = r"""
+__global__ void dense(float* t, const float* x, const float* w) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < 30 * 20) {
+    t[i] = 0.0f;
+    for (int k = 0; k < 12; ++k) t[i] = t[i] + x[(i / 20) * 12 + k] * w[(i % 20) * 12 + k];
+  }
+}
+__global__ void relu(float* y, const float* t) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < 30 * 20) y[i] = fmaxf(t[i], 0.0f);
+}
+"""
 REF = """
 import numpy as np
 
@@ -80,6 +94,10 @@ def tiled(inputs, scalars):
 def dense(inputs, scalars):
     x, w, b = (inputs[k].astype(np.float64) for k in ("x", "w", "bias"))
     return {"y": (x @ w.T + b).astype(np.float32)}
+
+def dense_relu(inputs, scalars):
+    x, w = inputs["x"].astype(np.float64), inputs["w"].astype(np.float64)
+    return {"y": np.maximum(x @ w.T, 0.0).astype(np.float32)}
 
 def mul_add(inputs, scalars):
     a, b = inputs["A"].astype(np.float64), inputs["B"].astype(np.float64)
@@ -129,6 +147,17 @@ def _dense(tmp_path: Path, m: int = 37, n: int = 70, k: int = 19):
         "launches": [{"kernel": "product", "grid": [(m * n + 127) // 128], "block": [128],
                       "args": ["x", "w", "bias", "y", "m", "n", "kk"]}],
         "reference": {"kind": "python", "function": "product_ref:dense"}})
+
+
+def _graph(tmp_path: Path, scratch_role: str = "scratch"):
+    return _write(tmp_path, GRAPH, {
+        "buffers": [{"name": "x", "dtype": "float32", "shape": [30, 12], "role": "input"},
+                    {"name": "w", "dtype": "float32", "shape": [20, 12], "role": "input"},
+                    {"name": "t", "dtype": "float32", "shape": [30, 20], "role": scratch_role},
+                    {"name": "y", "dtype": "float32", "shape": [30, 20], "role": "output"}],
+        "launches": [{"kernel": "dense", "grid": [5], "block": [128], "args": ["t", "x", "w"]},
+                     {"kernel": "relu", "grid": [5], "block": [128], "args": ["y", "t"]}],
+        "reference": {"kind": "python", "function": "product_ref:dense_relu"}})
 
 
 def _kernel(task):
@@ -186,6 +215,21 @@ def test_a_dense_layer_with_bias_and_fma(tmp_path, box):
     assert report.correct, report.summary()
 
 
+def test_in_a_graph_only_the_product_launch_is_replaced(tmp_path, box):
+    task = _graph(tmp_path)
+    (variant,) = matrix_products(Context(task), lower_task(task))
+    entry = variant.split("// Entry point of the task")[1]
+    assert "cudaopt_product_0(x, w, nullptr, t);" in entry and "cudacpu_kernels::relu(" in entry
+    assert "void dense(dim3 gridDim" not in variant and "void relu(dim3 gridDim" in variant
+    report = check(task, variant, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_a_kernel_reading_what_it_stores_needs_a_buffer_that_holds_nothing_before(tmp_path):
+    task = _graph(tmp_path, scratch_role="inout")  # t's old values could matter: not a product
+    assert matrix_products(Context(task), lower_task(task)) is None
+
+
 def test_a_polynomial_that_is_no_product_keeps_the_input(tmp_path, box):
     mul_add = NAIVE.replace("for (int k = 0; k < n; ++k) sum += A[row * n + k] * B[k * n + col];",
                             "sum = A[row * n + col] * B[row * n + col] + A[row * n + col];")
@@ -209,6 +253,13 @@ def test_kernels_that_are_not_polynomials_of_products_are_refused(tmp_path, old,
     assert old in NAIVE
     task = _square(tmp_path, NAIVE.replace(old, new))
     assert not is_polynomial(_kernel(task))
+    assert matrix_products(Context(task), lower_task(task)) is None
+
+
+def test_a_local_pointer_that_could_alias_is_refused(tmp_path):
+    aliased = NAIVE.replace("C[row * n + col] = sum;", "float* out = C + row * n;\n    out[col] = sum;")
+    task = _square(tmp_path, aliased)
+    assert is_polynomial(_kernel(task)) and stored_params(_kernel(task)) is None
     assert matrix_products(Context(task), lower_task(task)) is None
 
 

@@ -1,18 +1,21 @@
 """Matrix products recognized and computed by a register-tiled loop nest (issue 8: "recognized
 matrix products as tiled loop nests").
 
-A launch is replaced by a product when two things hold:
+A launch (any of a task's launches) is replaced by a product when three things hold:
 - the kernel computes a polynomial of its float inputs (`is_polynomial`): float values meet only
   +, - and * (or fma), never a comparison, a division, a conversion to an integer or bool, or a
   call other than vector constructors, loads and warp shuffles; with every buffer of the task
   float, control flow and subscripts then depend on indices alone;
-- the task's shapes fit a product (`proposals`): out[b,m,n] = sum_k L[b,m,k] * R[b,k,n], either
-  operand possibly transposed, plus a bias over n or an addend shaped like out; flat buffers
-  whose sizes factor as M*K, K*N and M*N are read as row-major matrices.
-Each product the shapes allow is one candidate, and the search checks them in turn against the
-reference on fresh random inputs. Two different polynomials of low degree agree at random points
-with probability zero (Schwartz-Zippel), so the candidate that passes is the kernel's product, up
-to the order of its sums.
+- it stores through one buffer only (`stored_params`, from its AST; no local pointer that could
+  alias), and reads that buffer back only where it is an output or scratch, holding nothing
+  before the launch (TVM's dense layers in graphs accumulate in place);
+- the shapes of the buffers fit a product (`proposals`): out[b,m,n] = sum_k L[b,m,k] * R[b,k,n],
+  either operand possibly transposed, plus a bias over n or an addend shaped like out; flat
+  buffers whose sizes factor as M*K, K*N and M*N are read as row-major matrices.
+Each product the shapes allow is one candidate (for several launches: each combination), and
+the search checks them in turn against the reference on fresh random inputs. Two different
+polynomials of low degree agree at random points with probability zero (Schwartz-Zippel), so the
+candidate that passes computes the kernel's product, up to the order of its sums.
 """
 
 from __future__ import annotations
