@@ -15,6 +15,8 @@ offer alternatives, here one per layout the shapes allow, and the first correct 
 the barrier/shuffle ones of sync_transforms.py, then block_invariant (a stretch of a block's body
 that every block repeats identically, such as the column sums of a fused `sum_broadcast`, run once
 per OpenMP thread and its shared and per-thread results copied: block_invariant.py),
+merge_blocks (consecutive blocks whose reads are contiguous across blockIdx.x run together as the
+lanes of one SIMD loop, each with its own per-thread and shared state: merge_blocks.py),
 grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space), specialize
 (the following six together, because they pay off together: a guard-free loop vectorizes only with
 the launch extents known and min/max as selects), specialize_parallel (the same without

@@ -4,8 +4,8 @@ matrix products as tiled loop nests").
 A launch (any of a task's launches) is replaced by a product when three things hold:
 - the kernel computes a polynomial of its float inputs (`is_polynomial`): float values meet only
   +, - and * (or fma), never a comparison, a division, a conversion to an integer or bool, or a
-  call other than vector constructors, loads and warp shuffles; with every buffer of the task
-  float, control flow and subscripts then depend on indices alone;
+  call other than vector constructors, loads and warp shuffles; with every buffer of the launch
+  float (of one type), control flow and subscripts then depend on indices alone;
 - it stores through one buffer only (`stored_params`, from its AST; no local pointer that could
   alias), and reads that buffer back only where it is an output or scratch, holding nothing
   before the launch (TVM's dense layers in graphs accumulate in place);
@@ -322,8 +322,11 @@ def _launch_products(task: Task, launch, kernel: ci.Cursor) -> list[Product]:
             isinstance(a, float) or (isinstance(a, str) and float_scalars & set(re.findall(r"\w+", a))) for a in launch.args):
         return []
     by_param = {p: a for p, a in zip(params, launch.args) if isinstance(a, str) and a in buffers}
+    dtypes = {buffers[a].dtype for a in by_param.values()}
+    if len(dtypes) != 1 or dtypes - {"float32", "float64"} or len(set(by_param.values())) != len(by_param):
+        return []  # float buffers of one type only: no integer data can steer control flow
     access = stored_params(kernel)
-    if access is None or len(set(by_param.values())) != len(by_param) or not is_polynomial(kernel):
+    if access is None or not is_polynomial(kernel):
         return []
     stored, used = access
     if len(stored) != 1 or not stored <= by_param.keys():
@@ -341,8 +344,6 @@ def matrix_products(ctx: Context, code: str) -> list[str] | None:
     products the shapes allow (at most 8, the likeliest first); the search keeps the first that
     matches the reference."""
     task = ctx.task
-    if any(b.dtype not in ("float32", "float64") for b in task.buffers) or len({b.dtype for b in task.buffers}) != 1:
-        return None
     entry = code.find("// Entry point of the task")
     calls = list(re.finditer(r"^[ \t]*cudacpu_kernels::(\w+)\(.*\);[ \t]*$", code[max(entry, 0):], re.M))
     support = code.find(_SUPPORT_END)
@@ -357,19 +358,19 @@ def matrix_products(ctx: Context, code: str) -> list[str] | None:
             choices[i] = found
     if not choices:
         return None
-    ctype = c_type(task.buffers[0].dtype)
     combos = sorted(product(*choices.values()), key=lambda combo: sum(choices[i].index(p) for i, p in zip(choices, combo)))
-    return [_replaced(code, task, entry, support + len(_SUPPORT_END), calls, dict(zip(choices, combo)), ctype)
+    return [_replaced(code, task, entry, support + len(_SUPPORT_END), calls, dict(zip(choices, combo)))
             for combo in combos[:8]]
 
 
-def _replaced(code: str, task: Task, entry: int, support: int, calls, products: dict[int, Product], ctype: str) -> str:
+def _replaced(code: str, task: Task, entry: int, support: int, calls, products: dict[int, Product]) -> str:
     """The code with launch i's call replaced by a call of products[i]'s function, and the lowered
     kernels no launch calls any more removed (their declarations stay)."""
     functions, new_calls = [], {}
+    dtypes = {b.name: b.dtype for b in task.buffers}
     for i, p in products.items():
         name = f"cudaopt_product_{i}"
-        functions.append(product_function(name, p, ctype))
+        functions.append(product_function(name, p, c_type(dtypes[p.out])))
         indent = re.match(r"[ \t]*", calls[i][0])[0]
         new_calls[i] = f"{indent}{name}({p.left}, {p.right}, {p.bias or 'nullptr'}, {p.out});"
     called = {launch.kernel for i, launch in enumerate(task.launches) if i not in products}

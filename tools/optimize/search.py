@@ -76,7 +76,8 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
             continue
         tried += 1
         if isinstance(variant, list):  # alternatives: the first that matches the reference is timed
-            variant, step = _first_correct(task, t, variant, sandbox, seeds)
+            variant, failures = _first_correct(task, variant, sandbox, seeds)
+            step = Step(t.name, "incorrect", detail=failures)
         if variant is not None:
             step = _evaluate(task, t, result.code, variant, sandbox, budget, seeds, nthreads)
         result.steps.append(step)
@@ -96,9 +97,9 @@ def _apply(t: Transform, ctx: Context, code: str) -> str | list[str] | None:
         return None
 
 
-def _first_correct(task, t: Transform, alternatives: list[str], sandbox, seeds) -> tuple[str | None, Step]:
+def _first_correct(task, alternatives: list[str], sandbox, seeds) -> tuple[str | None, str]:
     """The first alternative correct on one seed with one thread (the full check follows), or
-    None and the step saying that none was."""
+    None and why none was."""
     failures = []
     for i, variant in enumerate(alternatives):
         try:
@@ -107,10 +108,9 @@ def _first_correct(task, t: Transform, alternatives: list[str], sandbox, seeds) 
             failures.append(f"{i + 1}: reference unusable: {exc}")
             continue
         if report.correct:
-            return variant, Step(t.name, "incorrect")
+            return variant, ""
         failures.append(f"{i + 1}: {report.summary()}")
-    detail = f"none of {len(alternatives)} alternatives matched ({'; '.join(failures)})"
-    return None, Step(t.name, "incorrect", detail=detail[:300])
+    return None, f"none of {len(alternatives)} alternatives matched ({'; '.join(failures)})"[:300]
 
 
 def _evaluate(task, t: Transform, best: str, variant: str, sandbox, budget: Budget, seeds, nthreads) -> Step:
