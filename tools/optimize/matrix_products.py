@@ -317,7 +317,9 @@ def _launch_products(task: Task, launch, kernel: ci.Cursor) -> list[Product]:
     that holds for the task's alpha only is no product)."""
     buffers = {b.name: b for b in task.buffers}
     float_scalars = {s.name for s in task.scalars if not s.dtype.startswith(("int", "uint"))}
-    params = [p.spelling for p in fe.params_of(kernel)]
+    cursors = fe.params_of(kernel)
+    params = [p.spelling for p in cursors]
+    pointers = {p.spelling for p in cursors if p.type.get_canonical().kind == ci.TypeKind.POINTER}
     if len(params) != len(launch.args) or any(
             isinstance(a, float) or (isinstance(a, str) and float_scalars & set(re.findall(r"\w+", a))) for a in launch.args):
         return []
@@ -329,13 +331,20 @@ def _launch_products(task: Task, launch, kernel: ci.Cursor) -> list[Product]:
     if access is None or not is_polynomial(kernel):
         return []
     stored, used = access
-    if len(stored) != 1 or not stored <= by_param.keys():
-        return []
+    if len(stored) != 1 or not (stored | (used & pointers)) <= by_param.keys():
+        return []  # one buffer stored, and every pointer it uses one of the task's buffers
     out = buffers[by_param[next(iter(stored))]]
     if stored & used and out.role not in ("output", "scratch"):
         return []  # it reads what it stores: fine only where the buffer holds nothing before the launch
     ins = [buffers[by_param[p]] for p in params if p in used - stored and p in by_param]
     return proposals(out, ins)
+
+
+def _shapes_fit(task: Task, launch) -> bool:
+    """Could some buffer of the launch be the product of the others, by shape alone?"""
+    buffers = {b.name: b for b in task.buffers}
+    used = [buffers[a] for a in dict.fromkeys(a for a in launch.args if isinstance(a, str) and a in buffers)]
+    return any(proposals(out, [b for b in used if b is not out]) for out in used)
 
 
 def matrix_products(ctx: Context, code: str) -> list[str] | None:
@@ -349,6 +358,8 @@ def matrix_products(ctx: Context, code: str) -> list[str] | None:
     support = code.find(_SUPPORT_END)
     if entry < 0 or support < 0 or [c[1] for c in calls] != [launch.kernel for launch in task.launches]:
         return None
+    if not any(_shapes_fit(task, launch) for launch in task.launches):
+        return None  # no parse for a task whose shapes hold no product
     tr = fe.parse_translation(task.source(), str(task.source_path() or f"{task.name}.cu"))
     choices = {}  # launch index -> its products
     for i, launch in enumerate(task.launches):

@@ -88,8 +88,9 @@ def _kernel(body: str, lanes: int) -> str | None:
 def _merged_block(block: str, lanes: int) -> str | None:
     """The block's body with every thread loop's body run for the merged blocks in a SIMD loop;
     a loop around thread loops whose header no block index reaches is entered (its trips are the
-    same for all merged blocks), any other compound statement runs once per merged block. None where the body
-    declares anything but the block index, shared arrays and values no block index reaches."""
+    same for all merged blocks), any other compound statement runs once per merged block. None
+    where the body declares anything but the block index, shared arrays and values no block
+    index reaches."""
     out, pos, i = [], 0, _skip_space(block, 0)
     while i < len(block):
         end = _statement(block, i)
