@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from . import code as C
+from .memo_calls import _indent_at
 from .block_invariant import _BLOCK_NEST, _PARALLEL_FOR, _PERTHREAD, _REGION_FOR, _SHARED, _skip_space, _statement
 from .transforms import Context, Transform, vector_bytes
 
@@ -79,7 +80,7 @@ def _kernel(body: str, lanes: int) -> str | None:
         return None
     loop = (f"for (unsigned int cudaopt_bx0 = 0; cudaopt_bx0 < gridDim.x; cudaopt_bx0 += {lanes}) {{  "
             f"// tools.optimize: {lanes} blocks at a time, as SIMD lanes\n"
-            f"{_indent(body, open_brace)}    const unsigned int cudaopt_nv = gridDim.x - cudaopt_bx0 < {lanes}u ? "
+            f"{_indent_at(body, open_brace)}    const unsigned int cudaopt_nv = gridDim.x - cudaopt_bx0 < {lanes}u ? "
             f"gridDim.x - cudaopt_bx0 : {lanes}u;")
     bx_loop = body.rindex("for (unsigned int bx", nest.start(), open_brace)
     return head + body[pragma_start:bx_loop] + loop + block + body[close:]
@@ -120,7 +121,7 @@ def _merged_block(block: str, lanes: int) -> str | None:
             out.append(block[pos:i] + text[:uniform.end()] + inner + "}")
             pos = end
         elif _COMPOUND.match(text) and not _REFUSED_SERIAL.search(C.strip_comments(text)):
-            indent = _indent(block, i)
+            indent = _indent_at(block, i)
             out.append(block[pos:i] + f"for (unsigned int cudaopt_v = 0; cudaopt_v < cudaopt_nv; ++cudaopt_v) {{  "
                        f"// tools.optimize: once per merged block\n{indent}    const unsigned int bx = cudaopt_bx0 + cudaopt_v;"
                        f"\n{indent}    const uint3 blockIdx = make_uint3(bx, by, bz);\n{indent}    "
@@ -145,7 +146,7 @@ def _merged_nest(text: str, nest: re.Match, lanes: int) -> str | None:
     inner = text[start:close]
     if _REFUSED.search(C.strip_comments(inner)):
         return None
-    indent = _indent(text, close) + "    "
+    indent = _indent_at(text, close) + "    "
     lanes_loop = (f"\n{indent}#pragma omp simd\n{indent}for (unsigned int cudaopt_v = 0; cudaopt_v < cudaopt_nv; ++cudaopt_v) {{\n"
                   f"{indent}    const unsigned int bx = cudaopt_bx0 + cudaopt_v;\n"
                   f"{indent}    const uint3 blockIdx = make_uint3(bx, by, bz);")
@@ -200,11 +201,6 @@ def _with_merged_state(head: str, state: dict[str, re.Match], lanes: int) -> str
             new = f"{m['stack']} {name}[{m['n']}][{lanes}] = {{}};"
         head = head.replace(m[0], new, 1)
     return head
-
-
-def _indent(text: str, pos: int) -> str:
-    line = text[text.rfind("\n", 0, pos) + 1:]
-    return line[:len(line) - len(line.lstrip(" \t"))]
 
 
 MERGE_BLOCKS = Transform("merge_blocks", "consecutive blocks run together as SIMD lanes (reads contiguous across "
