@@ -1,7 +1,7 @@
 """LocalSandbox: a private directory, rlimits, process-group kill, and bubblewrap where present.
 
-With `bwrap` the command sees the system read-only, a private /tmp, no network and its
-own PID namespace; only the working directory is writable. Without it, only the limits
+With `bwrap` the command sees the system read-only (less container runtimes' state), a
+private /tmp, no network and its own PID namespace; only the working directory is writable. Without it, only the limits
 and the working directory apply, and `mode` says so. A `gpu` sandbox (for running CUDA) also
 sees the NVIDIA device nodes and has no address-space limit: the CUDA driver reserves far more
 virtual memory than a program uses (under a 4 GiB RLIMIT_AS, cudaMalloc fails on an H200).
@@ -25,17 +25,57 @@ from .base import Limits, RunResult, SandboxError
 
 _MB = 1024 * 1024
 
+# Container runtimes mount and unmount their containers' file systems under these directories
+# while containers start and stop. bwrap's read-only bind of / remounts every mount below it, and
+# one torn down meanwhile fails the whole command ("Unable to apply mount flags"), so the
+# sandbox's view of the system leaves these out.
+RUNTIME_STATE_DIRS = (
+    "/var/lib/docker", "/var/lib/containerd", "/var/lib/containers",
+    "/run/docker", "/run/containerd", "/run/containers", "/run/netns",
+)
+# Replaced inside the sandbox by bwrap's own /dev, /proc and /tmp.
+_REPLACED = ("/dev", "/proc", "/tmp")
 
-def _bwrap_usable() -> bool:
+
+def root_binds(left_out: Sequence[str] = RUNTIME_STATE_DIRS) -> list[str]:
+    """bwrap arguments that show the host's file system read-only, except the `left_out`
+    directories: `--ro-bind / /` where none exists, else a bind of each sibling along the
+    way to them (symbolic links recreated as links)."""
+    present = [path for path in left_out if os.path.isdir(path) and not os.path.islink(path)]
+    if not present:
+        return ["--ro-bind", "/", "/"]
+    args: list[str] = []
+
+    def visit(directory: str) -> None:
+        for name in sorted(os.listdir(directory)):
+            path = os.path.join(directory, name)
+            if path in present or path in _REPLACED:
+                continue
+            if os.path.islink(path):
+                args.extend(["--symlink", os.readlink(path), path])
+            elif any(out.startswith(path + "/") for out in present):
+                visit(path)
+            else:
+                args.extend(["--ro-bind", path, path])
+
+    visit("/")
+    return args
+
+
+def _bwrap_problem() -> str | None:
+    """Why bubblewrap cannot isolate commands here, or None when it can."""
     exe = shutil.which("bwrap")
     if not exe:
-        return False
+        return "no bubblewrap"
     probe = subprocess.run(
-        [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-net", "true"],
+        [exe, *root_binds(), "--dev", "/dev", "--unshare-net", "true"],
         capture_output=True,
+        text=True,
         timeout=20,
     )
-    return probe.returncode == 0
+    if probe.returncode != 0:
+        return f"bubblewrap fails here: {probe.stderr.strip()[:200]}"
+    return None
 
 
 class LocalSandbox:
@@ -61,11 +101,12 @@ class LocalSandbox:
         self.gpu = gpu
         self._tmp = tempfile.mkdtemp(prefix="agent-sbx-", dir=root)
         self.workdir = Path(self._tmp)
-        self.bwrap = _bwrap_usable() if use_bwrap is None else use_bwrap
+        problem = _bwrap_problem() if use_bwrap is None else (None if use_bwrap else "bubblewrap not used")
+        self.bwrap = problem is None
         self.mode = (
             "local+bwrap (read-only system, private /tmp, no network)"
             if self.bwrap
-            else "local (rlimits only: no bubblewrap, so network and filesystem are not isolated)"
+            else f"local (rlimits only: {problem}, so network and filesystem are not isolated)"
         )
 
     # files -----------------------------------------------------------------
@@ -110,7 +151,7 @@ class LocalSandbox:
         if self.gpu:
             masks += [arg for node in sorted(glob("/dev/nvidia*")) for arg in ("--dev-bind", node, node)]
         return [
-            "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "bwrap", *root_binds(), "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", *masks, "--bind", wd, wd, "--unshare-net", "--unshare-pid",
             "--unshare-ipc", "--die-with-parent", "--new-session", "--chdir", str(cwd), *argv,
         ]

@@ -208,6 +208,43 @@ def test_writes_outside_workdir_stay_inside(box: Sandbox) -> None:
             leaked.unlink(missing_ok=True)
 
 
+def test_bwrap_view_leaves_out_runtime_state_but_shows_its_siblings() -> None:
+    """Container runtimes churn mounts under their state directories; a recursive bind of / that
+    meets one being torn down fails, so the sandbox's view leaves those directories out."""
+    import subprocess
+    import tempfile
+
+    from sandboxes.local import RUNTIME_STATE_DIRS, root_binds
+
+    if not shutil.which("bwrap"):
+        pytest.skip("bubblewrap is not installed")
+    assert root_binds(["/no/such/dir"]) == ["--ro-bind", "/", "/"]
+    parent = Path(tempfile.mkdtemp(prefix=".binds-", dir=Path(__file__).resolve().parent))
+    try:
+        (parent / "kept").mkdir()
+        (parent / "kept" / "f").write_text("seen\n")
+        (parent / "state" / "inner").mkdir(parents=True)
+        (parent / "link").symlink_to("kept")
+        args = root_binds([str(parent / "state")])
+        assert ["--ro-bind", "/", "/"] != args[:3]
+        run = subprocess.run(
+            ["bwrap", *args, "--dev", "/dev", "/bin/sh", "-c", f"ls {parent}; cat {parent}/link/f; ls /usr/bin/env"],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == ["kept", "link", "seen", "/usr/bin/env"]
+    finally:
+        shutil.rmtree(parent)
+    box = LocalSandbox(Limits(timeout_s=30))
+    try:
+        assert box.bwrap, box.mode
+        for state in (path for path in RUNTIME_STATE_DIRS if Path(path).is_dir()):
+            seen = box.run(["test", "-e", state])
+            assert seen.returncode == 1, f"{state} is visible in the sandbox"
+    finally:
+        box.close()
+
+
 SAXPY_CU = """\
 __global__ void saxpy(int n, float a, const float* x, float* y) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
