@@ -744,8 +744,8 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     the barrier/shuffle patterns applied together (sync_transforms.py), work every block repeats
     done once per worker (block_invariant.py), small blocks merged into SIMD lanes once their
     shuffles are plain loops (merge_blocks.py), then the structural steps that
-    pay off most (flat grid-stride loops, specialize, the CPU's own tuning, shared calls, index
-    runs: index runs leave no thread loop for shared calls, shared calls leave index runs the
+    pay off most (flat grid-stride loops, specialize, the CPU's own tuning, 64-bit subscripts,
+    shared calls, index runs: index runs leave no thread loop for shared calls, shared calls leave index runs the
     other kernels), then the barrier/shuffle patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .index_runs import INDEX_RUNS
@@ -753,11 +753,12 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     from .memo_calls import MEMO_CALLS
     from .merge_blocks import MERGE_BLOCKS
     from .sync_transforms import SYNC_TRANSFORMS
+    from .wide_indices import WIDE_INDICES
 
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
-    head += [MEMO_CALLS, INDEX_RUNS]
+    head += [WIDE_INDICES, MEMO_CALLS, INDEX_RUNS]
     return [MATRIX_PRODUCTS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + singles + [t for t in base if t not in head]
 
 
