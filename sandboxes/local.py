@@ -28,10 +28,12 @@ _MB = 1024 * 1024
 # Container runtimes mount and unmount their containers' file systems under these directories
 # while containers start and stop. bwrap's read-only bind of / remounts every mount below it, and
 # one torn down meanwhile fails the whole command ("Unable to apply mount flags"), so the
-# sandbox's view of the system leaves these out.
+# sandbox's view of the system leaves these out; also the daemons' sockets, which a read-only
+# bind would still let a command connect to.
 RUNTIME_STATE_DIRS = (
     "/var/lib/docker", "/var/lib/containerd", "/var/lib/containers",
     "/run/docker", "/run/containerd", "/run/containers", "/run/netns",
+    "/run/docker.sock", "/run/podman",
 )
 # Replaced inside the sandbox by bwrap's own /dev, /proc and /tmp.
 _REPLACED = ("/dev", "/proc", "/tmp")
@@ -39,9 +41,9 @@ _REPLACED = ("/dev", "/proc", "/tmp")
 
 def root_binds(left_out: Sequence[str] = RUNTIME_STATE_DIRS) -> list[str]:
     """bwrap arguments that show the host's file system read-only, except the `left_out`
-    directories: `--ro-bind / /` where none exists, else a bind of each sibling along the
+    paths: `--ro-bind / /` where none exists, else a bind of each sibling along the
     way to them (symbolic links recreated as links)."""
-    present = [path for path in left_out if os.path.isdir(path) and not os.path.islink(path)]
+    present = [path for path in left_out if os.path.lexists(path) and not os.path.islink(path)]
     if not present:
         return ["--ro-bind", "/", "/"]
     args: list[str] = []

@@ -168,6 +168,12 @@ def with_support(code: str, support: str) -> str | None:
     return code[:first] + support + "\n" + code[first:] if first >= 0 else None
 
 
+def changes(name: str, text: str) -> bool:
+    """Whether `text` assigns, increments or takes the address of the variable `name`."""
+    assign = re.compile(rf"(?<![\w.]){name}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+    return bool(assign.search(text) or re.search(rf"(?:\+\+|--|&)\s*{name}\b|\b{name}\s*(?:\+\+|--)", text))
+
+
 def strip_comments(text: str) -> str:
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     return re.sub(r"//[^\n]*", "", text)

@@ -30,7 +30,7 @@ import clang.cindex as ci
 from tools.cuda import frontend as fe
 from tools.spec import Task, c_type
 
-from . import code as C
+from .launch_replacement import launch_calls, replaced
 from .transforms import Context, Transform, vector_bytes
 
 K = ci.CursorKind
@@ -353,10 +353,8 @@ def matrix_products(ctx: Context, code: str) -> list[str] | None:
     products the shapes allow (at most 8, the likeliest first); the search keeps the first that
     matches the reference."""
     task = ctx.task
-    entry = code.find("// Entry point of the task")
-    calls = list(re.finditer(r"^[ \t]*cudacpu_kernels::(\w+)\(.*\);[ \t]*$", code[max(entry, 0):], re.M))
-    support = code.find(_SUPPORT_END)
-    if entry < 0 or support < 0 or [c[1] for c in calls] != [launch.kernel for launch in task.launches]:
+    calls = launch_calls(code, task)
+    if calls is None:
         return None
     if not any(_shapes_fit(task, launch) for launch in task.launches):
         return None  # no parse for a task whose shapes hold no product
@@ -370,41 +368,18 @@ def matrix_products(ctx: Context, code: str) -> list[str] | None:
     if not choices:
         return None
     combos = sorted(product(*choices.values()), key=lambda combo: sum(choices[i].index(p) for i, p in zip(choices, combo)))
-    return [_replaced(code, task, entry, support + len(_SUPPORT_END), calls, dict(zip(choices, combo)))
+    return [replaced(code, task, calls, _functions(task, dict(zip(choices, combo))), "a matrix product")
             for combo in combos[:8]]
 
 
-def _replaced(code: str, task: Task, entry: int, support: int, calls, products: dict[int, Product]) -> str:
-    """The code with launch i's call replaced by a call of products[i]'s function, and the lowered
-    kernels no launch calls any more removed (their declarations stay)."""
-    functions, new_calls = [], {}
+def _functions(task: Task, products: dict[int, Product]) -> dict[int, tuple[str, str]]:
+    """Launch i -> (the function computing products[i], the statement calling it)."""
     dtypes = {b.name: b.dtype for b in task.buffers}
+    out = {}
     for i, p in products.items():
         name = f"cudaopt_product_{i}"
-        functions.append(product_function(name, p, c_type(dtypes[p.out])))
-        indent = re.match(r"[ \t]*", calls[i][0])[0]
-        new_calls[i] = f"{indent}{name}({p.left}, {p.right}, {p.bias or 'nullptr'}, {p.out});"
-    called = {launch.kernel for i, launch in enumerate(task.launches) if i not in products}
-    gone = [k for k in C.kernels(code[:entry]) if k.name not in called and k.name in {l.kernel for l in task.launches}]
-    pieces, pos = [code[:support], "".join(functions)], support
-    for k in sorted(gone, key=lambda k: k.start):
-        if k.start < support:
-            raise ValueError("a lowered kernel before the support code")
-        pieces += [code[pos:k.start], "// replaced by a matrix product (above)"]
-        pos = k.end
-    pieces.append(code[pos:entry])
-    tail, last = code[entry:], 0
-    for i, c in enumerate(calls):
-        if i in new_calls:
-            pieces += [tail[last:c.start()], new_calls[i]]
-            last = c.end()
-    pieces.append(tail[last:])
-    return "".join(pieces)
-
-
-# The product goes right after the lowering's own support code: before the CUDA file's text,
-# whose macros (a `#define N 1024`, a `#define T 16`) would rename its variables.
-_SUPPORT_END = "#endif  // CUDACPU_LOWERING_SUPPORT\n"
+        out[i] = (product_function(name, p, c_type(dtypes[p.out])), f"{name}({p.left}, {p.right}, {p.bias or 'nullptr'}, {p.out});")
+    return out
 
 
 MATRIX_PRODUCTS = Transform("matrix_products", "the launch recognized as a matrix product (a polynomial of its inputs "

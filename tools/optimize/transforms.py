@@ -740,26 +740,30 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
 
 
 def _search_order(base: list[Transform]) -> list[Transform]:
-    """The search's order: launches that are matrix products replaced whole (matrix_products.py),
-    the barrier/shuffle patterns applied together (sync_transforms.py), work every block repeats
-    done once per worker (block_invariant.py), small blocks merged into SIMD lanes once their
-    shuffles are plain loops (merge_blocks.py), then the structural steps that
-    pay off most (flat grid-stride loops, specialize, the CPU's own tuning, 64-bit subscripts,
-    shared calls, index runs: index runs leave no thread loop for shared calls, shared calls leave index runs the
-    other kernels), then the barrier/shuffle patterns one by one, then the rest."""
+    """The search's order: launches that are matrix products or block scans replaced whole
+    (matrix_products.py, block_scans.py), the barrier/shuffle patterns applied together
+    (sync_transforms.py), work every block repeats done once per worker (block_invariant.py),
+    small blocks merged into SIMD lanes once their shuffles are plain loops (merge_blocks.py), then
+    the structural steps that pay off most (flat grid-stride loops, specialize, the CPU's own
+    tuning, 64-bit subscripts, uniform loops outside the thread loops, shared calls, index runs:
+    index runs leave no thread loop for shared calls, shared calls leave index runs the other
+    kernels), then the barrier/shuffle patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
+    from .block_scans import BLOCK_SCANS
     from .index_runs import INDEX_RUNS
     from .matrix_products import MATRIX_PRODUCTS
     from .memo_calls import MEMO_CALLS
     from .merge_blocks import MERGE_BLOCKS
     from .sync_transforms import SYNC_TRANSFORMS
+    from .uniform_loops import UNIFORM_LOOPS
     from .wide_indices import WIDE_INDICES
 
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
-    head += [WIDE_INDICES, MEMO_CALLS, INDEX_RUNS]
-    return [MATRIX_PRODUCTS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + singles + [t for t in base if t not in head]
+    head += [WIDE_INDICES, UNIFORM_LOOPS, MEMO_CALLS, INDEX_RUNS]
+    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + singles + [
+        t for t in base if t not in head]
 
 
 TRANSFORMS[:] = _search_order(TRANSFORMS)

@@ -169,12 +169,6 @@ class _Subscripts:
         return f"{self.wide(left, text)} {node.op} {self.wide(right, text)}"
 
 
-def _changed(name: str, text: str) -> bool:
-    """Whether `text` assigns, increments or takes the address of `name`."""
-    assign = re.compile(rf"(?<![\w.]){name}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
-    return bool(assign.search(text) or re.search(rf"(?:\+\+|--|&)\s*{name}\b|\b{name}\s*(?:\+\+|--)", text))
-
-
 def _depth_zero(text: str, pos: int) -> bool:
     """Whether `pos` lies in no brace block of `text`."""
     depth = 0
@@ -195,7 +189,7 @@ def _widen_body(body: str, launches: list[Extents]) -> tuple[str, set[str]] | No
         if name in declared_at or name in _COUNTERS or not _depth_zero(body, m.start()):
             continue
         rest = body[m.end():]
-        if _changed(name, rest) or len(re.findall(rf"\b\w+\s+{name}\s*[=;,\[]", body)) != 1:
+        if C.changes(name, rest) or len(re.findall(rf"\b\w+\s+{name}\s*[=;,\[]", body)) != 1:
             continue
         try:
             tree = parse_expression(m["init"])

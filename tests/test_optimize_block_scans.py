@@ -1,0 +1,178 @@
+"""tools/optimize/block_scans.py: a launch whose kernel is linear in the data it reads (index-only
+control flow and addresses, data only added, moved or scaled by indices) and that fits a
+segmented prefix sum is replaced by one running sum per segment. Hillis-Steele (inclusive, one
+element per thread, double-buffered shared memory), Blelloch (exclusive, two per thread, up- and
+down-sweep) and a warp-shuffle scan over floats are recognized: each scan that fits is an
+alternative, and the first that matches the reference is kept. Kernels whose data steer control
+flow or addresses, or meet anything nonlinear, are refused before anything is built; a linear
+kernel that is no scan keeps its code. Real libclang, g++ and sandbox; no timing (speed:
+scripts/bench_speed.py --corpus --only-sync)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tools.cuda import frontend as fe
+from tools.cuda import lower_task
+from tools.optimize.block_scans import BLOCK_SCANS, block_scans, is_linear
+from tools.optimize.search import Budget, _first_correct, search
+from tools.optimize.transforms import Context
+from tools.spec import load_task
+from tools.verify import check
+
+SEEDS = [8642, 8643]
+HILLIS_STEELE = r"""
+#define B 128
+__global__ void scan(const int* in, int* out, int n) {
+    __shared__ int buf[2][B];
+    int tid = threadIdx.x;
+    int i = blockIdx.x * B + tid;
+    int pout = 0, pin = 1;
+    buf[pout][tid] = (i < n) ? in[i] : 0;
+    __syncthreads();
+    for (int offset = 1; offset < B; offset <<= 1) {
+        pout = 1 - pout;
+        pin = 1 - pout;
+        int v = buf[pin][tid];
+        if (tid >= offset) v += buf[pin][tid - offset];
+        buf[pout][tid] = v;
+        __syncthreads();
+    }
+    if (i < n) out[i] = buf[pout][tid];
+}
+"""
+BLELLOCH = r"""
+__global__ void scan(const int* in, int* out, int n) {
+    extern __shared__ int temp[];
+    int tid = threadIdx.x;
+    int m = 2 * blockDim.x;
+    int base = blockIdx.x * m;
+    temp[2 * tid] = (base + 2 * tid < n) ? in[base + 2 * tid] : 0;
+    temp[2 * tid + 1] = (base + 2 * tid + 1 < n) ? in[base + 2 * tid + 1] : 0;
+    int offset = 1;
+    for (int d = m >> 1; d > 0; d >>= 1) {
+        __syncthreads();
+        if (tid < d) temp[offset * (2 * tid + 2) - 1] += temp[offset * (2 * tid + 1) - 1];
+        offset *= 2;
+    }
+    if (tid == 0) temp[m - 1] = 0;
+    for (int d = 1; d < m; d *= 2) {
+        offset >>= 1;
+        __syncthreads();
+        if (tid < d) {
+            int ai = offset * (2 * tid + 1) - 1;
+            int bi = offset * (2 * tid + 2) - 1;
+            int t = temp[ai];
+            temp[ai] = temp[bi];
+            temp[bi] += t;
+        }
+    }
+    __syncthreads();
+    if (base + 2 * tid < n) out[base + 2 * tid] = temp[2 * tid];
+    if (base + 2 * tid + 1 < n) out[base + 2 * tid + 1] = temp[2 * tid + 1];
+}
+"""
+WARP_FLOATS = r"""
+__global__ void scan(const float* in, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & 31;
+    float v = i < n ? in[i] : 0.0f;
+    for (int d = 1; d < 32; d <<= 1) {
+        float up = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += up;
+    }
+    if (i < n) out[i] = v;
+}
+"""
+REF = """
+import numpy as np
+
+def _segments(x, length, inclusive):
+    out = np.zeros_like(x)
+    for s in range(0, len(x), length):
+        part = x[s:s + length].astype(np.int64 if x.dtype.kind == "i" else np.float64)
+        sums = np.cumsum(part)
+        out[s:s + length] = sums if inclusive else np.concatenate([[0], sums[:-1]])
+    return out
+
+def inclusive_128(inputs, scalars):
+    return {"out": _segments(inputs["inp"], 128, True)}
+
+def exclusive_128(inputs, scalars):
+    return {"out": _segments(inputs["inp"], 128, False)}
+
+def inclusive_32(inputs, scalars):
+    return {"out": _segments(inputs["inp"], 32, True)}
+"""
+
+
+def _task(tmp_path: Path, cuda: str, ref: str, *, dtype="int32", block=128, grid=8, shared=0, n=1000):
+    (tmp_path / "scan.cu").write_text(cuda)
+    (tmp_path / "scan_ref.py").write_text(REF)
+    inputs = {"distribution": "randint", "low": -1000, "high": 1000} if dtype == "int32" else {}
+    raw = {"name": "scan", "cuda": "scan.cu",
+           "buffers": [{"name": "inp", "dtype": dtype, "shape": [n], "role": "input", **({"inputs": inputs} if inputs else {})},
+                       {"name": "out", "dtype": dtype, "shape": [n], "role": "output"}],
+           "scalars": [{"name": "n", "dtype": "int32", "value": n}],
+           "launches": [{"kernel": "scan", "grid": [grid], "block": [block], "shared_bytes": shared, "args": ["inp", "out", "n"]}],
+           "reference": {"kind": "lowered"} if ref == "lowered" else {"kind": "python", "function": f"scan_ref:{ref}"},
+           "tolerance": {"rtol": 1e-5, "atol": 1e-4}}
+    (tmp_path / "scan.json").write_text(json.dumps(raw))
+    return load_task(tmp_path / "scan.json")
+
+
+def _kernel(task):
+    return fe.parse_translation(task.source(), str(task.source_path())).kernels["scan"]
+
+
+@pytest.mark.parametrize("cuda, ref, options, describes", [
+    (HILLIS_STEELE, "inclusive_128", {}, "out = inclusive scan of inp in segments of 128 (first 1000 elements)"),
+    (BLELLOCH, "exclusive_128", {"block": 64, "grid": 16, "shared": 512},
+     "out = exclusive scan of inp in segments of 128 (first 1000 elements)"),
+    (WARP_FLOATS, "inclusive_32", {"dtype": "float32", "block": 32, "grid": 32}, "inclusive scan of inp in segments of 32"),
+])
+def test_block_scans_become_running_sums(tmp_path, box, cuda, ref, options, describes):
+    task = _task(tmp_path, cuda, ref, **options)
+    assert is_linear(_kernel(task))
+    alternatives = block_scans(Context(task), lower_task(task))
+    assert alternatives is not None
+    chosen, why = _first_correct(task, alternatives, box, SEEDS)
+    assert chosen is not None, why
+    assert describes in chosen and "cudaopt_scan_0(inp, out);" in chosen
+    assert "void scan(dim3" not in chosen  # the lowered kernel is gone
+    report = check(task, chosen, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_integer_sums_wrap_as_on_the_gpu(tmp_path, box):
+    task = _task(tmp_path, HILLIS_STEELE, "inclusive_128")
+    chosen, _ = _first_correct(task, block_scans(Context(task), lower_task(task)), box, SEEDS)
+    assert chosen is not None and "typedef uint32_t A;" in chosen  # no signed overflow in C++
+
+
+def test_a_linear_kernel_that_is_no_scan_keeps_its_code(tmp_path, box):
+    neighbours = HILLIS_STEELE.replace("if (tid >= offset) v += buf[pin][tid - offset];",
+                                       "if (tid >= offset && offset == 1) v += buf[pin][tid - offset];")
+    task = _task(tmp_path, neighbours, "lowered")  # the kernel itself is the reference
+    result = search(task, lower_task(task), box, budget=Budget(max_variants=1, seeds=1), transforms=[BLOCK_SCANS])
+    assert result.steps[0].outcome == "incorrect" and "alternatives matched" in result.steps[0].detail
+    assert not result.applied and "cudaopt_scan" not in result.code
+
+
+@pytest.mark.parametrize("old, new", [
+    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (v > 0) v += buf[pin][tid - offset];"),  # data as a condition
+    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v += buf[pin][v & 127];"),  # data as an address
+    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v *= buf[pin][tid - offset];"),  # data times data
+    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v += max(buf[pin][tid - offset], 0);"),
+    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v += buf[pin][tid - offset] / 2;"),
+    ("if (i < n) out[i] = buf[pout][tid];", "if (i < n) atomicAdd(&out[i], buf[pout][tid]);"),
+    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v = buf[pin][tid - offset];"),  # moves, no sums
+])
+def test_kernels_whose_data_do_more_than_add_are_refused(tmp_path, old, new):
+    assert old in HILLIS_STEELE
+    task = _task(tmp_path, HILLIS_STEELE.replace(old, new), "inclusive_128")
+    assert not is_linear(_kernel(task))
+    assert block_scans(Context(task), lower_task(task)) is None

@@ -1,0 +1,55 @@
+"""Replacing a task's launches by functions of our own (matrix products, block scans).
+
+The lowered translation unit ends with the task's entry point, one `cudacpu_kernels::K(...)`
+call per launch. A replacement function goes right after the lowering's own support code: that
+is before the CUDA file's text, whose macros (a `#define N 1024`, a `#define T 16`) would rename
+its variables. A lowered kernel that no launch calls any more is removed (its declaration stays).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tools.spec import Task
+
+from . import code as C
+
+SUPPORT_END = "#endif  // CUDACPU_LOWERING_SUPPORT\n"
+ENTRY = "// Entry point of the task"
+
+
+def launch_calls(code: str, task: Task) -> list[re.Match] | None:
+    """The entry point's kernel calls (offsets from the entry's comment), one per launch in order;
+    None where the code is not shaped that way."""
+    entry = code.find(ENTRY)
+    calls = list(re.finditer(r"^[ \t]*cudacpu_kernels::(\w+)\(.*\);[ \t]*$", code[max(entry, 0):], re.M))
+    if entry < 0 or SUPPORT_END not in code or [c[1] for c in calls] != [launch.kernel for launch in task.launches]:
+        return None
+    return calls
+
+
+def replaced(code: str, task: Task, calls: list[re.Match], replacements: dict[int, tuple[str, str]], what: str) -> str:
+    """The code with launch i's call replaced: replacements[i] = (the function's definition, the
+    statement calling it). `what` names the replacement in the comment left where a kernel was."""
+    entry, support = code.find(ENTRY), code.find(SUPPORT_END) + len(SUPPORT_END)
+    functions, new_calls = [], {}
+    for i, (function, call) in replacements.items():
+        functions.append(function)
+        new_calls[i] = re.match(r"[ \t]*", calls[i][0])[0] + call
+    called = {launch.kernel for i, launch in enumerate(task.launches) if i not in replacements}
+    launched = {launch.kernel for launch in task.launches}
+    gone = [k for k in C.kernels(code[:entry]) if k.name not in called and k.name in launched]
+    pieces, pos = [code[:support], "".join(functions)], support
+    for k in sorted(gone, key=lambda k: k.start):
+        if k.start < support:
+            raise ValueError("a lowered kernel before the support code")
+        pieces += [code[pos:k.start], f"// replaced by {what} (above)"]
+        pos = k.end
+    pieces.append(code[pos:entry])
+    tail, last = code[entry:], 0
+    for i, c in enumerate(calls):
+        if i in new_calls:
+            pieces += [tail[last:c.start()], new_calls[i]]
+            last = c.end()
+    pieces.append(tail[last:])
+    return "".join(pieces)
