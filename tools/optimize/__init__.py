@@ -12,7 +12,8 @@ Transformations, in the order tried (each exact by construction, and still check
 matrix_products first (a launch whose kernel is a polynomial of its float inputs and whose shapes
 fit a matrix product, computed by a register-tiled loop nest: matrix_products.py; a step may
 offer alternatives, here one per layout the shapes allow, and the first correct one is timed),
-the barrier/shuffle ones of sync_transforms.py, then block_invariant (a stretch of a block's body
+block_scans (a launch linear in its data that fits a segmented prefix sum, computed by one
+running sum per segment: block_scans.py), the barrier/shuffle ones of sync_transforms.py, then block_invariant (a stretch of a block's body
 that every block repeats identically, such as the column sums of a fused `sum_broadcast`, run once
 per OpenMP thread and its shared and per-thread results copied: block_invariant.py),
 merge_blocks (consecutive blocks whose reads are contiguous across blockIdx.x run together as the
@@ -26,7 +27,10 @@ tunes for a generic x86 whose vectorizer refuses TVM's guarded reads next to pla
 GCC target("tune=<the family it chose>")` first in the file), memo_calls (expressions around costly
 math calls that threads repeat with the same operands, computed once per block: memo_calls.py;
 before index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls
-knows), index_runs (index_runs.py), threads_parallel (few blocks: the thread loop is the parallel
+knows), index_runs (index_runs.py), wide_indices (subscripts built in unsigned 32-bit arithmetic
+computed in 64 bits where their bound, checked per call, is below 2^31: wide_indices.py),
+uniform_loops (a loop every thread runs the same way taken outside the thread loops, the threads
+in lockstep inside it: uniform_loops.py), threads_parallel (few blocks: the thread loop is the parallel
 loop), inline_minmax (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
 serial_small_grids (a serial twin of the parallel loop nest taken for small launches: no OpenMP call
 at all), dense_exchange (warp shuffles without round stamps where every lane writes),

@@ -37,7 +37,7 @@ import clang.cindex as ci
 from tools.cuda import frontend as fe
 from tools.spec import Task, c_type
 
-from .launch_replacement import launch_calls, replaced
+from .launch_replacement import alternatives, launch_calls
 from .matrix_products import _called, stored_params
 from .transforms import Context, Transform
 
@@ -240,18 +240,9 @@ def block_scans(ctx: Context, code: str) -> list[str] | None:
     calls = launch_calls(code, task)
     if calls is None or not any(_two_buffers(task, launch) for launch in task.launches):
         return None  # no parse for a task without a launch that could be a scan
-    tr = fe.parse_translation(task.source(), str(task.source_path() or f"{task.name}.cu"))
-    choices = {}
-    for i, launch in enumerate(task.launches):
-        kernel = tr.kernels.get(launch.kernel)
-        found = _launch_scans(task, launch, kernel) if kernel is not None and _two_buffers(task, launch) else []
-        if found:
-            choices[i] = found
-    if not choices:
-        return None
-    combos = sorted(product(*choices.values()), key=lambda combo: sum(choices[i].index(s) for i, s in zip(choices, combo)))
-    return [replaced(code, task, calls, _functions(task, dict(zip(choices, combo))), "a block scan")
-            for combo in combos[:8]]
+    return alternatives(code, task, calls,
+                        lambda launch, kernel: _launch_scans(task, launch, kernel) if _two_buffers(task, launch) else [],
+                        lambda scans: _functions(task, scans), "a block scan")
 
 
 def _two_buffers(task: Task, launch) -> bool:

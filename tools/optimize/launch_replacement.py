@@ -9,8 +9,13 @@ its variables. A lowered kernel that no launch calls any more is removed (its de
 from __future__ import annotations
 
 import re
+from itertools import product
+from typing import Callable
 
-from tools.spec import Task
+import clang.cindex as ci
+
+from tools.cuda import frontend as fe
+from tools.spec import Launch, Task
 
 from . import code as C
 
@@ -53,3 +58,21 @@ def replaced(code: str, task: Task, calls: list[re.Match], replacements: dict[in
             last = c.end()
     pieces.append(tail[last:])
     return "".join(pieces)
+
+
+def alternatives(code: str, task: Task, calls: list[re.Match], candidates: Callable[[Launch, ci.Cursor], list],
+                 functions: Callable[[dict[int, object]], dict[int, tuple[str, str]]], what: str) -> list[str] | None:
+    """The code with launches replaced, one version per combination of the launches' candidates
+    (`candidates(launch, kernel)`, the likeliest first), at most 8, the likeliest combinations
+    first; `functions` turns {launch index: candidate} into replacements. None where no launch has one."""
+    tr = fe.parse_translation(task.source(), str(task.source_path() or f"{task.name}.cu"))
+    choices = {}  # launch index -> its candidates
+    for i, launch in enumerate(task.launches):
+        kernel = tr.kernels.get(launch.kernel)
+        found = candidates(launch, kernel) if kernel is not None else []
+        if found:
+            choices[i] = found
+    if not choices:
+        return None
+    combos = sorted(product(*choices.values()), key=lambda combo: sum(choices[i].index(c) for i, c in zip(choices, combo)))
+    return [replaced(code, task, calls, functions(dict(zip(choices, combo))), what) for combo in combos[:8]]

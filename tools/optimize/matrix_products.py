@@ -23,14 +23,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from itertools import permutations, product
+from itertools import permutations
 
 import clang.cindex as ci
 
 from tools.cuda import frontend as fe
 from tools.spec import Task, c_type
 
-from .launch_replacement import launch_calls, replaced
+from .launch_replacement import alternatives, launch_calls
 from .transforms import Context, Transform, vector_bytes
 
 K = ci.CursorKind
@@ -358,18 +358,8 @@ def matrix_products(ctx: Context, code: str) -> list[str] | None:
         return None
     if not any(_shapes_fit(task, launch) for launch in task.launches):
         return None  # no parse for a task whose shapes hold no product
-    tr = fe.parse_translation(task.source(), str(task.source_path() or f"{task.name}.cu"))
-    choices = {}  # launch index -> its products
-    for i, launch in enumerate(task.launches):
-        kernel = tr.kernels.get(launch.kernel)
-        found = _launch_products(task, launch, kernel) if kernel is not None else []
-        if found:
-            choices[i] = found
-    if not choices:
-        return None
-    combos = sorted(product(*choices.values()), key=lambda combo: sum(choices[i].index(p) for i, p in zip(choices, combo)))
-    return [replaced(code, task, calls, _functions(task, dict(zip(choices, combo))), "a matrix product")
-            for combo in combos[:8]]
+    return alternatives(code, task, calls, lambda launch, kernel: _launch_products(task, launch, kernel),
+                        lambda products: _functions(task, products), "a matrix product")
 
 
 def _functions(task: Task, products: dict[int, Product]) -> dict[int, tuple[str, str]]:

@@ -33,6 +33,7 @@ _PURE_CALLS = {"make_uint3", "reinterpret_cast", "static_cast", "const_cast"}
 _LOOP = re.compile(r"for\s*\(")
 _REFUSED = re.compile(r"\b(?:continue|break|return|goto|atomic\w*|__shfl\w*|cudacpu|exited|omp)\b")
 _THREAD_NAMES = {"tx", "ty", "tz", "threadIdx", "tid"}
+MIN_TRIPS = 8
 
 
 def uniform_loops(ctx: Context, code: str) -> str | None:
@@ -80,7 +81,7 @@ def _inside_out(head: str, inner: str, indent: str) -> str | None:
     close_paren = C.call_end(loop, open_paren)
     header, loop_body = loop[open_paren + 1:close_paren], loop[close_paren + 1:]
     counter = re.match(r"\s*(?:[\w:]+\s+)?(\w+)\s*=", header)
-    if counter is None or _REFUSED.search(loop_body):
+    if counter is None or _REFUSED.search(loop_body) or _short(header):
         return None
     read = set(re.findall(r"\b[A-Za-z_]\w*\b", header)) - {counter[1]}
     if not _plain_value(header) or read & (_THREAD_NAMES | names) or any(C.changes(name, loop_body) for name in read):
@@ -102,6 +103,13 @@ def _inside_out(head: str, inner: str, indent: str) -> str | None:
     if suffix.strip():
         text += f"\n{indent}{nest(decls + [suffix])}"
     return text
+
+
+def _short(header: str) -> bool:
+    """A loop of a few constant trips (TVM's unrolled ones): g++ unrolls it inside the thread
+    loop, and outside it would only add loop overhead."""
+    m = re.fullmatch(r"\s*int\s+(\w+)\s*=\s*(\d+)\s*;\s*\1\s*<\s*(\d+)\s*;\s*(?:\+\+\1|\1\+\+)\s*", header)
+    return m is not None and int(m[3]) - int(m[2]) < MIN_TRIPS
 
 
 def _plain_value(text: str) -> bool:
