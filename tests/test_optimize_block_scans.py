@@ -2,7 +2,7 @@
 control flow and addresses, data only added, moved or scaled by indices) and that fits a
 segmented prefix sum is replaced by one running sum per segment. Hillis-Steele (inclusive, one
 element per thread, double-buffered shared memory), Blelloch (exclusive, two per thread, up- and
-down-sweep) and a warp-shuffle scan over floats are recognized: each scan that fits is an
+down-sweep), a warp-shuffle scan over floats and TVM's cumsum along a row are recognized: each scan that fits is an
 alternative, and the first that matches the reference is kept. Kernels whose data steer control
 flow or addresses, or meet anything nonlinear, are refused before anything is built; a linear
 kernel that is no scan keeps its code. Real libclang, g++ and sandbox; no timing (speed:
@@ -87,6 +87,19 @@ __global__ void scan(const float* in, float* out, int n) {
     if (i < n) out[i] = v;
 }
 """
+# TVM's cumsum along the last axis: each thread sums its row up to its column (O(W^2) per row)
+ROWS = r"""
+__global__ void scan(const float* in, float* out) {
+    int e = blockIdx.x * 256 + threadIdx.x;
+    if (e < 37 * 45) {
+        out[e] = 0.0f;
+        for (int k = 0; k < 45; ++k) {
+            float v = k <= e % 45 ? in[(e / 45) * 45 + k] : 0.0f;
+            out[e] = out[e] + v;
+        }
+    }
+}
+"""
 REF = """
 import numpy as np
 
@@ -106,18 +119,23 @@ def exclusive_128(inputs, scalars):
 
 def inclusive_32(inputs, scalars):
     return {"out": _segments(inputs["inp"], 32, True)}
+
+def rows(inputs, scalars):
+    return {"out": np.cumsum(inputs["inp"].astype(np.float64), axis=-1).astype(np.float32)}
 """
 
 
-def _task(tmp_path: Path, cuda: str, ref: str, *, dtype="int32", block=128, grid=8, shared=0, n=1000):
+def _task(tmp_path: Path, cuda: str, ref: str, *, dtype="int32", block=128, grid=8, shared=0, n=1000, shape=None):
     (tmp_path / "scan.cu").write_text(cuda)
     (tmp_path / "scan_ref.py").write_text(REF)
     inputs = {"distribution": "randint", "low": -1000, "high": 1000} if dtype == "int32" else {}
     raw = {"name": "scan", "cuda": "scan.cu",
-           "buffers": [{"name": "inp", "dtype": dtype, "shape": [n], "role": "input", **({"inputs": inputs} if inputs else {})},
-                       {"name": "out", "dtype": dtype, "shape": [n], "role": "output"}],
-           "scalars": [{"name": "n", "dtype": "int32", "value": n}],
-           "launches": [{"kernel": "scan", "grid": [grid], "block": [block], "shared_bytes": shared, "args": ["inp", "out", "n"]}],
+           "buffers": [{"name": "inp", "dtype": dtype, "shape": shape or [n], "role": "input",
+                        **({"inputs": inputs} if inputs else {})},
+                       {"name": "out", "dtype": dtype, "shape": shape or [n], "role": "output"}],
+           "scalars": [] if shape else [{"name": "n", "dtype": "int32", "value": n}],
+           "launches": [{"kernel": "scan", "grid": [grid], "block": [block], "shared_bytes": shared,
+                         "args": ["inp", "out"] + ([] if shape else ["n"])}],
            "reference": {"kind": "lowered"} if ref == "lowered" else {"kind": "python", "function": f"scan_ref:{ref}"},
            "tolerance": {"rtol": 1e-5, "atol": 1e-4}}
     (tmp_path / "scan.json").write_text(json.dumps(raw))
@@ -133,6 +151,7 @@ def _kernel(task):
     (BLELLOCH, "exclusive_128", {"block": 64, "grid": 16, "shared": 512},
      "out = exclusive scan of inp in segments of 128 (first 1000 elements)"),
     (WARP_FLOATS, "inclusive_32", {"dtype": "float32", "block": 32, "grid": 32}, "inclusive scan of inp in segments of 32"),
+    (ROWS, "rows", {"dtype": "float32", "block": 256, "grid": 7, "shape": [37, 45]}, "inclusive scan of inp in segments of 45"),
 ])
 def test_block_scans_become_running_sums(tmp_path, box, cuda, ref, options, describes):
     task = _task(tmp_path, cuda, ref, **options)

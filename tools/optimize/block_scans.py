@@ -15,8 +15,9 @@ A launch is replaced by a scan when three things hold:
 - it reads one buffer and stores one other buffer of the same element type. It reads the stored
   buffer back only where that buffer is an output or scratch, which hold nothing before the
   launch;
-- a segmented scan fits the launch: segments of one or two elements per thread of a block,
-  inclusive or exclusive, over the whole buffer or the first n elements for an integer argument n.
+- a segmented scan fits the launch: segments of one or two elements per thread of a block, or
+  the rows of a multi-dimensional output (a cumulative sum along its last axis), inclusive or
+  exclusive, over the whole buffer or the first n elements for an integer argument n.
 Each fitting scan is one alternative, and the search checks them in turn against the reference on
 fresh random inputs. Two different affine functions agree at random points with probability zero,
 so the alternative that passes computes the kernel's scan. Integer sums wrap as they do on the
@@ -225,10 +226,12 @@ def _launch_scans(task: Task, launch, kernel: ci.Cursor) -> list[Scan]:
                               and 0 < int_scalars[a] < size})
     grid, block = launch.dims()
     threads = math.prod(block)
+    # a block's threads with one or two elements each, or the rows of the output (a cumsum's axis)
+    segments = dict.fromkeys([threads, 2 * threads] + ([out.shape[-1]] if len(out.shape) > 1 else []))
     scans = []
-    for count, per_thread, inclusive in product(counts, (1, 2), (True, False)):
-        segment = threads * per_thread
-        scans.append(Scan(out.name, src.name, min(count, segment * math.prod(grid)), segment, inclusive))
+    for count, segment, inclusive in product(counts, segments, (True, False)):
+        covered = count if segment == out.shape[-1] else min(count, segment * math.prod(grid))
+        scans.append(Scan(out.name, src.name, covered, segment, inclusive))
     return list(dict.fromkeys(scans))[:8]
 
 
