@@ -29,8 +29,7 @@ math calls that threads repeat with the same operands, computed once per block: 
 before index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls
 knows), index_runs (index_runs.py), wide_indices (subscripts built in unsigned 32-bit arithmetic
 computed in 64 bits where their bound, checked per call, is below 2^31: wide_indices.py),
-uniform_loops (a loop every thread runs the same way taken outside the thread loops, the threads
-in lockstep inside it: uniform_loops.py), threads_parallel (few blocks: the thread loop is the parallel
+threads_parallel (few blocks: the thread loop is the parallel
 loop), inline_minmax (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
 serial_small_grids (a serial twin of the parallel loop nest taken for small launches: no OpenMP call
 at all), dense_exchange (warp shuffles without round stamps where every lane writes),

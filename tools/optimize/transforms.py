@@ -746,8 +746,8 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     small blocks merged into SIMD lanes once their shuffles are plain loops (merge_blocks.py), then
     the structural steps that pay off most (flat grid-stride loops, specialize, the CPU's own
     tuning, shared calls, index runs: index runs leave no thread loop for shared calls, shared
-    calls leave index runs the other kernels; then 64-bit subscripts and uniform loops outside the
-    thread loops), then the barrier/shuffle patterns one by one, then the rest."""
+    calls leave index runs the other kernels; then 64-bit subscripts), then the barrier/shuffle
+    patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .block_scans import BLOCK_SCANS
     from .index_runs import INDEX_RUNS
@@ -755,13 +755,12 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     from .memo_calls import MEMO_CALLS
     from .merge_blocks import MERGE_BLOCKS
     from .sync_transforms import SYNC_TRANSFORMS
-    from .uniform_loops import UNIFORM_LOOPS
     from .wide_indices import WIDE_INDICES
 
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
-    head += [MEMO_CALLS, INDEX_RUNS, WIDE_INDICES, UNIFORM_LOOPS]
+    head += [MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
     return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + singles + [
         t for t in base if t not in head]
 
