@@ -172,6 +172,13 @@ def test_integer_sums_wrap_as_on_the_gpu(tmp_path, box):
     assert chosen is not None and "typedef uint32_t A;" in chosen  # no signed overflow in C++
 
 
+def test_integer_inputs_of_few_values_prove_nothing(tmp_path):
+    task = _task(tmp_path, HILLIS_STEELE, "inclusive_128")
+    few = task.model_copy(update={"buffers": [b.model_copy(update={"inputs": None}) for b in task.buffers]})
+    assert block_scans(Context(task), lower_task(task)) is not None
+    assert block_scans(Context(few), lower_task(few)) is None  # the default inputs: -1, 0 and 1
+
+
 def test_a_linear_kernel_that_is_no_scan_keeps_its_code(tmp_path, box):
     neighbours = HILLIS_STEELE.replace("if (tid >= offset) v += buf[pin][tid - offset];",
                                        "if (tid >= offset && offset == 1) v += buf[pin][tid - offset];")

@@ -8,7 +8,7 @@ import numpy as np
 
 from tools.spec import Buffer, Tolerance, load_task, parse_task
 from tools.verify import compare_buffer, generate_inputs
-from tools.verify.inputs import bfloat16_bits_to_float32, float32_to_bfloat16_bits
+from tools.verify.inputs import bfloat16_bits_to_float32, distinct_values, float32_to_bfloat16_bits
 
 FIX = Path(__file__).parent / "verify_fixtures"
 
@@ -54,6 +54,22 @@ def test_distributions_by_dtype():
     assert got["b"].dtype == np.uint16 and np.all(np.abs(bfloat16_bits_to_float32(got["b"])) <= 4)
     assert list(got["u"][:3]) == [0, 1, 2] and got["f"].dtype == np.bool_ and got["f"].any() and not got["f"].all()
     assert np.array_equal(got["o"], np.ones(3))
+
+
+def test_distinct_values_say_what_random_tests_can_rely_on():
+    task = task_with([
+        {"name": "f", "dtype": "float32", "shape": [8], "role": "input"},
+        {"name": "i", "dtype": "int32", "shape": [8], "role": "input"},
+        {"name": "r", "dtype": "int32", "shape": [8], "role": "input", "inputs": {"distribution": "randint", "low": 0, "high": 100}},
+        {"name": "o", "dtype": "float32", "shape": [8], "role": "input", "inputs": {"distribution": "ones"}},
+        {"name": "a", "dtype": "int64", "shape": [8], "role": "input", "inputs": {"distribution": "arange"}},
+    ])
+    counts = {b.name: distinct_values(task, b) for b in task.buffers}
+    assert counts == {"f": float("inf"), "i": 3.0, "r": 101.0, "o": 1.0, "a": 1.0}  # ints default to -1, 0 and 1
+    one, other = generate_inputs(task, 5), generate_inputs(task, 6)
+    for name in "firo":
+        assert len(np.unique(one[name])) <= counts[name]
+    assert np.array_equal(one["a"], other["a"])  # a range is the same on every seed: no randomness to rely on
 
 
 def test_bfloat16_rounds_to_nearest_even():

@@ -19,8 +19,10 @@ A launch is replaced by a scan when three things hold:
   the rows of a multi-dimensional output (a cumulative sum along its last axis), inclusive or
   exclusive, over the whole buffer or the first n elements for an integer argument n.
 Each fitting scan is one alternative, and the search checks them in turn against the reference on
-fresh random inputs. Two different affine functions agree at random points with probability zero,
-so the alternative that passes computes the kernel's scan. Integer sums wrap as they do on the
+fresh random inputs. Two different affine functions of float inputs agree at random points with
+probability zero, so the alternative that passes computes the kernel's scan. Of integer inputs, a
+wrong one passes a seed with probability at most 1/64: the task's inputs must take at least 64
+values (MIN_DISTINCT), and constant or arange fills are refused. Integer sums wrap as they do on the
 GPU: they are computed in the unsigned type of the same width. Float sums are added in order,
 where the GPU added them in a tree. Whether that stays within the task's tolerance is what the
 check decides.
@@ -37,8 +39,9 @@ import clang.cindex as ci
 
 from tools.cuda import frontend as fe
 from tools.spec import Task, c_type
+from tools.verify.inputs import distinct_values
 
-from .launch_replacement import alternatives, launch_calls
+from .launch_replacement import MIN_DISTINCT, alternatives, launch_calls
 from .matrix_products import _called, stored_params
 from .transforms import Context, Transform
 
@@ -219,8 +222,8 @@ def _launch_scans(task: Task, launch, kernel: ci.Cursor) -> list[Scan]:
         return []
     if stored & used and out.role not in ("output", "scratch"):
         return []
-    if not is_linear(kernel):
-        return []
+    if not is_linear(kernel) or distinct_values(task, ins[0]) < MIN_DISTINCT:
+        return []  # inputs of a few values could let a wrong affine map pass the random tests
     src, size = ins[0], out.size
     counts = [size] + sorted({int_scalars[a] for a in launch.args if isinstance(a, str) and a in int_scalars
                               and 0 < int_scalars[a] < size})

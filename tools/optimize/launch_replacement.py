@@ -20,6 +20,9 @@ from tools.spec import Launch, Task
 from . import code as C
 
 SUPPORT_END = "#endif  // CUDACPU_LOWERING_SUPPORT\n"
+# A replacement is proven by random tests: two different low-degree polynomials agree on inputs
+# drawn from k values with probability at most degree/k. Inputs must take at least this many.
+MIN_DISTINCT = 64
 ENTRY = "// Entry point of the task"
 
 

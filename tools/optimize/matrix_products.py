@@ -15,7 +15,9 @@ A launch (any of a task's launches) is replaced by a product when three things h
 Each product the shapes allow is one candidate (for several launches: each combination), and
 the search checks them in turn against the reference on fresh random inputs. Two different
 polynomials of low degree agree at random points with probability zero (Schwartz-Zippel), so the
-candidate that passes computes the kernel's product, up to the order of its sums.
+candidate that passes computes the kernel's product, up to the order of its sums. That takes
+inputs drawn at random from many values: operands filled with constants, a range or a few
+integers are refused.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ import clang.cindex as ci
 
 from tools.cuda import frontend as fe
 from tools.spec import Task, c_type
+from tools.verify.inputs import distinct_values
 
-from .launch_replacement import alternatives, launch_calls
+from .launch_replacement import MIN_DISTINCT, alternatives, launch_calls
 from .transforms import Context, Transform, vector_bytes
 
 K = ci.CursorKind
@@ -337,6 +340,8 @@ def _launch_products(task: Task, launch, kernel: ci.Cursor) -> list[Product]:
     if stored & used and out.role not in ("output", "scratch"):
         return []  # it reads what it stores: fine only where the buffer holds nothing before the launch
     ins = [buffers[by_param[p]] for p in params if p in used - stored and p in by_param]
+    if any(distinct_values(task, b) < MIN_DISTINCT for b in ins):
+        return []  # inputs of a few values (ones, arange) could let a wrong product pass the random tests
     return proposals(out, ins)
 
 

@@ -119,6 +119,20 @@ def _int_buffer(rng: np.random.Generator, buf: Buffer, dist: str, low: float, hi
     return values.astype(dtype)
 
 
+def distinct_values(task: Task, buf: Buffer) -> float:
+    """About how many different values a generated element of `buf` takes at random: infinity
+    for floats drawn from a continuous distribution, 1 for fills that do not depend on the seed
+    (what a proof by random testing cannot rely on)."""
+    dist, low, high, _ = _settings(task, buf)
+    if dist in ("ones", "zeros", "arange"):
+        return 1.0
+    if buf.dtype == "bool":
+        return 2.0
+    if is_float(buf.dtype) and dist != "randint":
+        return float("inf") if high > low else 1.0
+    return float(max(int(np.floor(high)) - int(np.ceil(low)) + 1, 1))
+
+
 def buffer_seed(seed: int, name: str) -> np.random.SeedSequence:
     return np.random.SeedSequence([seed & 0xFFFFFFFF, zlib.crc32(name.encode())])
 
