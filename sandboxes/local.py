@@ -49,7 +49,12 @@ def root_binds(left_out: Sequence[str] = RUNTIME_STATE_DIRS) -> list[str]:
     args: list[str] = []
 
     def visit(directory: str) -> None:
-        for name in sorted(os.listdir(directory)):
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:  # not ours to list: shown whole, as without left-out paths
+            args.extend(["--ro-bind", directory, directory])
+            return
+        for name in names:
             path = os.path.join(directory, name)
             if path in present or path in _REPLACED:
                 continue
@@ -58,7 +63,7 @@ def root_binds(left_out: Sequence[str] = RUNTIME_STATE_DIRS) -> list[str]:
             elif any(out.startswith(path + "/") for out in present):
                 visit(path)
             else:
-                args.extend(["--ro-bind", path, path])
+                args.extend(["--ro-bind-try", path, path])  # an entry gone meanwhile is no failure
 
     visit("/")
     return args
