@@ -1,16 +1,17 @@
 """tools/optimize/block_scans.py: a launch whose kernel is linear in the data it reads (index-only
 control flow and addresses, data only added, moved or scaled by indices) and that fits a
-segmented prefix sum is replaced by one running sum per segment. Hillis-Steele (inclusive, one
-element per thread, double-buffered shared memory), Blelloch (exclusive, two per thread, up- and
-down-sweep), a warp-shuffle scan over floats and TVM's cumsum along a row are recognized: each scan that fits is an
-alternative, and the first that matches the reference is kept. Kernels whose data steer control
-flow or addresses, or meet anything nonlinear, are refused before anything is built; a linear
-kernel that is no scan keeps its code. Real libclang, g++ and sandbox; no timing (speed:
-scripts/bench_speed.py --corpus --only-sync)."""
+segmented prefix sum is replaced by one running sum per segment. The corpus' Hillis-Steele
+(inclusive, one element per thread, double-buffered shared memory) and Blelloch (exclusive, two
+per thread, up- and down-sweep), a warp-shuffle scan over floats and TVM's cumsum along a row
+are recognized: each scan that fits is an alternative, and the first that matches the reference
+is kept. Kernels whose data steer control flow or addresses, or meet anything nonlinear, are
+refused before anything is built; a linear kernel that is no scan keeps its code. Real libclang,
+g++ and sandbox; no timing (speed: scripts/bench_speed.py --corpus --only-sync)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -24,57 +25,9 @@ from tools.spec import load_task
 from tools.verify import check
 
 SEEDS = [8642, 8643]
-HILLIS_STEELE = r"""
-#define B 128
-__global__ void scan(const int* in, int* out, int n) {
-    __shared__ int buf[2][B];
-    int tid = threadIdx.x;
-    int i = blockIdx.x * B + tid;
-    int pout = 0, pin = 1;
-    buf[pout][tid] = (i < n) ? in[i] : 0;
-    __syncthreads();
-    for (int offset = 1; offset < B; offset <<= 1) {
-        pout = 1 - pout;
-        pin = 1 - pout;
-        int v = buf[pin][tid];
-        if (tid >= offset) v += buf[pin][tid - offset];
-        buf[pout][tid] = v;
-        __syncthreads();
-    }
-    if (i < n) out[i] = buf[pout][tid];
-}
-"""
-BLELLOCH = r"""
-__global__ void scan(const int* in, int* out, int n) {
-    extern __shared__ int temp[];
-    int tid = threadIdx.x;
-    int m = 2 * blockDim.x;
-    int base = blockIdx.x * m;
-    temp[2 * tid] = (base + 2 * tid < n) ? in[base + 2 * tid] : 0;
-    temp[2 * tid + 1] = (base + 2 * tid + 1 < n) ? in[base + 2 * tid + 1] : 0;
-    int offset = 1;
-    for (int d = m >> 1; d > 0; d >>= 1) {
-        __syncthreads();
-        if (tid < d) temp[offset * (2 * tid + 2) - 1] += temp[offset * (2 * tid + 1) - 1];
-        offset *= 2;
-    }
-    if (tid == 0) temp[m - 1] = 0;
-    for (int d = 1; d < m; d *= 2) {
-        offset >>= 1;
-        __syncthreads();
-        if (tid < d) {
-            int ai = offset * (2 * tid + 1) - 1;
-            int bi = offset * (2 * tid + 2) - 1;
-            int t = temp[ai];
-            temp[ai] = temp[bi];
-            temp[bi] += t;
-        }
-    }
-    __syncthreads();
-    if (base + 2 * tid < n) out[base + 2 * tid] = temp[2 * tid];
-    if (base + 2 * tid + 1 < n) out[base + 2 * tid + 1] = temp[2 * tid + 1];
-}
-"""
+KERNELS = Path(__file__).resolve().parent / "kernels"
+HILLIS_STEELE = (KERNELS / "scan_hillis_steele" / "kernel.cu").read_text()  # blocks of 256, one element each
+BLELLOCH = (KERNELS / "scan_blelloch" / "kernel.cu").read_text()  # two elements per thread
 WARP_FLOATS = r"""
 __global__ void scan(const float* in, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -111,8 +64,8 @@ def _segments(x, length, inclusive):
         out[s:s + length] = sums if inclusive else np.concatenate([[0], sums[:-1]])
     return out
 
-def inclusive_128(inputs, scalars):
-    return {"out": _segments(inputs["inp"], 128, True)}
+def inclusive_256(inputs, scalars):
+    return {"out": _segments(inputs["inp"], 256, True)}
 
 def exclusive_128(inputs, scalars):
     return {"out": _segments(inputs["inp"], 128, False)}
@@ -125,7 +78,7 @@ def rows(inputs, scalars):
 """
 
 
-def _task(tmp_path: Path, cuda: str, ref: str, *, dtype="int32", block=128, grid=8, shared=0, n=1000, shape=None):
+def _task(tmp_path: Path, cuda: str, ref: str, *, dtype="int32", block=256, grid=4, shared=0, n=1000, shape=None):
     (tmp_path / "scan.cu").write_text(cuda)
     (tmp_path / "scan_ref.py").write_text(REF)
     inputs = {"distribution": "randint", "low": -1000, "high": 1000} if dtype == "int32" else {}
@@ -134,7 +87,7 @@ def _task(tmp_path: Path, cuda: str, ref: str, *, dtype="int32", block=128, grid
                         **({"inputs": inputs} if inputs else {})},
                        {"name": "out", "dtype": dtype, "shape": shape or [n], "role": "output"}],
            "scalars": [] if shape else [{"name": "n", "dtype": "int32", "value": n}],
-           "launches": [{"kernel": "scan", "grid": [grid], "block": [block], "shared_bytes": shared,
+           "launches": [{"kernel": re.search(r"__global__ void (\w+)", cuda)[1], "grid": [grid], "block": [block], "shared_bytes": shared,
                          "args": ["inp", "out"] + ([] if shape else ["n"])}],
            "reference": {"kind": "lowered"} if ref == "lowered" else {"kind": "python", "function": f"scan_ref:{ref}"},
            "tolerance": {"rtol": 1e-5, "atol": 1e-4}}
@@ -143,11 +96,11 @@ def _task(tmp_path: Path, cuda: str, ref: str, *, dtype="int32", block=128, grid
 
 
 def _kernel(task):
-    return fe.parse_translation(task.source(), str(task.source_path())).kernels["scan"]
+    return fe.parse_translation(task.source(), str(task.source_path())).kernels[task.launches[0].kernel]
 
 
 @pytest.mark.parametrize("cuda, ref, options, describes", [
-    (HILLIS_STEELE, "inclusive_128", {}, "out = inclusive scan of inp in segments of 128 (first 1000 elements)"),
+    (HILLIS_STEELE, "inclusive_256", {}, "out = inclusive scan of inp in segments of 256 (first 1000 elements)"),
     (BLELLOCH, "exclusive_128", {"block": 64, "grid": 16, "shared": 512},
      "out = exclusive scan of inp in segments of 128 (first 1000 elements)"),
     (WARP_FLOATS, "inclusive_32", {"dtype": "float32", "block": 32, "grid": 32}, "inclusive scan of inp in segments of 32"),
@@ -167,21 +120,20 @@ def test_block_scans_become_running_sums(tmp_path, box, cuda, ref, options, desc
 
 
 def test_integer_sums_wrap_as_on_the_gpu(tmp_path, box):
-    task = _task(tmp_path, HILLIS_STEELE, "inclusive_128")
+    task = _task(tmp_path, HILLIS_STEELE, "inclusive_256")
     chosen, _ = _first_correct(task, block_scans(Context(task), lower_task(task)), box, SEEDS)
     assert chosen is not None and "typedef uint32_t A;" in chosen  # no signed overflow in C++
 
 
 def test_integer_inputs_of_few_values_prove_nothing(tmp_path):
-    task = _task(tmp_path, HILLIS_STEELE, "inclusive_128")
+    task = _task(tmp_path, HILLIS_STEELE, "inclusive_256")
     few = task.model_copy(update={"buffers": [b.model_copy(update={"inputs": None}) for b in task.buffers]})
     assert block_scans(Context(task), lower_task(task)) is not None
     assert block_scans(Context(few), lower_task(few)) is None  # the default inputs: -1, 0 and 1
 
 
 def test_a_linear_kernel_that_is_no_scan_keeps_its_code(tmp_path, box):
-    neighbours = HILLIS_STEELE.replace("if (tid >= offset) v += buf[pin][tid - offset];",
-                                       "if (tid >= offset && offset == 1) v += buf[pin][tid - offset];")
+    neighbours = HILLIS_STEELE.replace("if (tid >= offset)", "if (tid >= offset && offset == 1)")
     task = _task(tmp_path, neighbours, "lowered")  # the kernel itself is the reference
     result = search(task, lower_task(task), box, budget=Budget(max_variants=1, seeds=1), transforms=[BLOCK_SCANS])
     assert result.steps[0].outcome == "incorrect" and "alternatives matched" in result.steps[0].detail
@@ -189,16 +141,16 @@ def test_a_linear_kernel_that_is_no_scan_keeps_its_code(tmp_path, box):
 
 
 @pytest.mark.parametrize("old, new", [
-    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (v > 0) v += buf[pin][tid - offset];"),  # data as a condition
-    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v += buf[pin][v & 127];"),  # data as an address
-    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v *= buf[pin][tid - offset];"),  # data times data
-    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v += max(buf[pin][tid - offset], 0);"),
-    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v += buf[pin][tid - offset] / 2;"),
-    ("if (i < n) out[i] = buf[pout][tid];", "if (i < n) atomicAdd(&out[i], buf[pout][tid]);"),
-    ("if (tid >= offset) v += buf[pin][tid - offset];", "if (tid >= offset) v = buf[pin][tid - offset];"),  # moves, no sums
+    ("if (tid >= offset)", "if (v > 0)"),  # data as a condition
+    ("v += buf[pin][tid - offset];", "v += buf[pin][v & 255];"),  # data as an address
+    ("v += buf[pin][tid - offset];", "v *= buf[pin][tid - offset];"),  # data times data
+    ("v += buf[pin][tid - offset];", "v += max(buf[pin][tid - offset], 0);"),
+    ("v += buf[pin][tid - offset];", "v += buf[pin][tid - offset] / 2;"),
+    ("out[i] = buf[pout][tid];", "atomicAdd(&out[i], buf[pout][tid]);"),
+    ("v += buf[pin][tid - offset];", "v = buf[pin][tid - offset];"),  # moves, no sums
 ])
 def test_kernels_whose_data_do_more_than_add_are_refused(tmp_path, old, new):
     assert old in HILLIS_STEELE
-    task = _task(tmp_path, HILLIS_STEELE.replace(old, new), "inclusive_128")
+    task = _task(tmp_path, HILLIS_STEELE.replace(old, new), "inclusive_256")
     assert not is_linear(_kernel(task))
     assert block_scans(Context(task), lower_task(task)) is None
