@@ -1,8 +1,8 @@
 """LocalSandbox: a private directory, rlimits, process-group kill, and bubblewrap where present.
 
 With `bwrap` the command sees the system read-only (less container runtimes' state), a
-private /tmp, no network and its own PID namespace; only the working directory is writable. Without it, only the limits
-and the working directory apply, and `mode` says so. A `gpu` sandbox (for running CUDA) also
+private /tmp, no network and its own PID namespace; only the working directory is writable.
+Without it, only the limits and the working directory apply, and `mode` says so. A `gpu` sandbox (for running CUDA) also
 sees the NVIDIA device nodes and has no address-space limit: the CUDA driver reserves far more
 virtual memory than a program uses (under a 4 GiB RLIMIT_AS, cudaMalloc fails on an H200).
 """
@@ -30,7 +30,7 @@ _MB = 1024 * 1024
 # one torn down meanwhile fails the whole command ("Unable to apply mount flags"), so the
 # sandbox's view of the system leaves these out; also the daemons' sockets, which a read-only
 # bind would still let a command connect to.
-RUNTIME_STATE_DIRS = (
+RUNTIME_PATHS = (
     "/var/lib/docker", "/var/lib/containerd", "/var/lib/containers",
     "/run/docker", "/run/containerd", "/run/containers", "/run/netns",
     "/run/docker.sock", "/run/podman",
@@ -39,7 +39,7 @@ RUNTIME_STATE_DIRS = (
 _REPLACED = ("/dev", "/proc", "/tmp")
 
 
-def root_binds(left_out: Sequence[str] = RUNTIME_STATE_DIRS) -> list[str]:
+def root_binds(left_out: Sequence[str] = RUNTIME_PATHS) -> list[str]:
     """bwrap arguments that show the host's file system read-only, except the `left_out`
     paths: `--ro-bind / /` where none exists, else a bind of each sibling along the
     way to them (symbolic links recreated as links)."""

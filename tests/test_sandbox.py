@@ -214,7 +214,7 @@ def test_bwrap_view_leaves_out_runtime_state_but_shows_its_siblings() -> None:
     import subprocess
     import tempfile
 
-    from sandboxes.local import RUNTIME_STATE_DIRS, root_binds
+    from sandboxes.local import RUNTIME_PATHS, root_binds
 
     if not shutil.which("bwrap"):
         pytest.skip("bubblewrap is not installed")
@@ -241,7 +241,7 @@ def test_bwrap_view_leaves_out_runtime_state_but_shows_its_siblings() -> None:
     box = LocalSandbox(Limits(timeout_s=30))
     try:
         assert box.bwrap, box.mode
-        for state in (path for path in RUNTIME_STATE_DIRS if os.path.lexists(path)):
+        for state in (path for path in RUNTIME_PATHS if os.path.lexists(path)):
             seen = box.run(["test", "-e", state])
             assert seen.returncode == 1, f"{state} is visible in the sandbox"
     finally:

@@ -13,9 +13,10 @@ matrix_products first (a launch whose kernel is a polynomial of its float inputs
 fit a matrix product, computed by a register-tiled loop nest: matrix_products.py; a step may
 offer alternatives, here one per layout the shapes allow, and the first correct one is timed),
 block_scans (a launch linear in its data that fits a segmented prefix sum, computed by one
-running sum per segment: block_scans.py), the barrier/shuffle ones of sync_transforms.py, then block_invariant (a stretch of a block's body
-that every block repeats identically, such as the column sums of a fused `sum_broadcast`, run once
-per OpenMP thread and its shared and per-thread results copied: block_invariant.py),
+running sum per segment: block_scans.py), the barrier/shuffle ones of sync_transforms.py, then
+block_invariant (a stretch of a block's body that every block repeats identically, such as the
+column sums of a fused `sum_broadcast`, run once per OpenMP thread and its shared and per-thread
+results copied: block_invariant.py),
 merge_blocks (consecutive blocks whose reads are contiguous across blockIdx.x run together as the
 lanes of one SIMD loop, each with its own per-thread and shared state: merge_blocks.py),
 grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space), specialize
@@ -29,8 +30,8 @@ math calls that threads repeat with the same operands, computed once per block: 
 before index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls
 knows), index_runs (index_runs.py), wide_indices (subscripts built in unsigned 32-bit arithmetic
 computed in 64 bits where their bound, checked per call, is below 2^31: wide_indices.py),
-threads_parallel (few blocks: the thread loop is the parallel
-loop), inline_minmax (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
+threads_parallel (few blocks: the thread loop is the parallel loop), inline_minmax
+(min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
 serial_small_grids (a serial twin of the parallel loop nest taken for small launches: no OpenMP call
 at all), dense_exchange (warp shuffles without round stamps where every lane writes),
 launch_constants (the task's launch extents as constexpr), simd_on_y (blocks of shape (1, n, 1)),
