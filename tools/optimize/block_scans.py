@@ -50,6 +50,7 @@ _SHUFFLES = re.compile(r"__shfl(?:_up|_down|_xor)?(?:_sync)?")
 _CASTS = (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR, K.CXX_STATIC_CAST_EXPR, K.PAREN_EXPR)
 _HOLDERS = (K.COMPOUND_STMT, K.DECL_STMT, K.VAR_DECL, K.MEMBER_REF_EXPR, K.INIT_LIST_EXPR)
 _ADDRESSES = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY, ci.TypeKind.POINTER)
+_ASSIGNMENTS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 _STATEMENTS = (K.IF_STMT, K.WHILE_STMT, K.FOR_STMT, K.DO_STMT, K.SWITCH_STMT)
 # Calls a linear kernel may make: barriers and fences, warp shuffles (data movement) and, on
 # indices only, min and max. Any other function could read memory and hand back data unseen.
@@ -119,12 +120,10 @@ def _data_variables(nodes) -> set:
                 init = [c for c in node.get_children() if c.kind.is_expression()]
                 if init and _is_data(init[-1], found):
                     found.add(_key(node))
-            elif node.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
-                children = list(node.get_children())
-                if len(children) == 2 and fe.operator_of(node).endswith("=") and fe.operator_of(node) not in ("==", "!=", "<=", ">="):
-                    target = children[0]
-                    if target.kind == K.DECL_REF_EXPR and target.referenced is not None and _is_data(children[1], found):
-                        found.add(_key(target.referenced))
+            elif node.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and fe.operator_of(node) in _ASSIGNMENTS:
+                target, value = list(node.get_children())
+                if target.kind == K.DECL_REF_EXPR and target.referenced is not None and _is_data(value, found):
+                    found.add(_key(target.referenced))
         if len(found) == before:
             return found
 
@@ -135,7 +134,9 @@ def _data_use_ok(node: ci.Cursor, parent: ci.Cursor, data_vars: set) -> bool:
         return True
     if kind in _STATEMENTS:  # a statement of a branch or loop body: fine; its condition or header: not
         children = list(parent.get_children())
-        return node != (children[-1] if kind == K.DO_STMT else children[0]) and (kind != K.FOR_STMT or node == children[-1])
+        if kind == K.IF_STMT:
+            return node != children[0]
+        return node == (children[0] if kind == K.DO_STMT else children[-1])
     if kind in _CASTS:
         return parent.type.get_canonical().kind != ci.TypeKind.BOOL
     if kind == K.CONDITIONAL_OPERATOR:
