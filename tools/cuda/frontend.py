@@ -273,6 +273,28 @@ def body_of(fn: ci.Cursor) -> ci.Cursor | None:
     return None
 
 
+def walk_with_parents(root: ci.Cursor):
+    """(node, parent) for root (parent None) and every cursor below it, depth first."""
+    stack = [(root, None)]
+    while stack:
+        node, parent = stack.pop()
+        yield node, parent
+        stack.extend((child, node) for child in node.get_children())
+
+
+def called_function(node: ci.Cursor) -> str | None:
+    """The function a call calls, also where libclang could not resolve it (a host-only <cmath>
+    function called from device code parses as an unexposed expression naming its overloads);
+    None for anything but a call."""
+    if node.kind == ci.CursorKind.CALL_EXPR:
+        return call_name(node)
+    if node.kind == ci.CursorKind.UNEXPOSED_EXPR:
+        first = next(node.get_children(), None)
+        if first is not None and first.kind == ci.CursorKind.DECL_REF_EXPR and first.type.spelling == "<overloaded function type>":
+            return first.spelling or next((c.spelling for c in first.get_children()), "")
+    return None
+
+
 def call_name(call: ci.Cursor) -> str:
     """The callee's name, also for dependent calls in templates (whose spelling is empty)."""
     if call.spelling:

@@ -42,7 +42,7 @@ from tools.spec import Task, c_type
 from tools.verify.inputs import distinct_values
 
 from .launch_replacement import MIN_DISTINCT, alternatives, launch_calls
-from .matrix_products import _called, stored_params
+from .matrix_products import stored_params
 from .transforms import Context, Transform
 
 K = ci.CursorKind
@@ -71,7 +71,7 @@ def is_linear(kernel: ci.Cursor) -> bool:
     body = fe.body_of(kernel)
     if body is None:
         return False
-    nodes = list(_with_parents(body))
+    nodes = list(fe.walk_with_parents(body))
     if any(node.kind == K.CALL_EXPR and not _CALLS.fullmatch(fe.call_name(node) or "") for node, _ in nodes):
         return False
     data_vars = _data_variables(nodes)
@@ -83,14 +83,6 @@ def is_linear(kernel: ci.Cursor) -> bool:
         if node.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and fe.operator_of(node) in ("+", "+="):
             sums = sums or all(_is_data(c, data_vars) for c in node.get_children())
     return sums
-
-
-def _with_parents(root: ci.Cursor):
-    stack = [(root, None)]
-    while stack:
-        node, parent = stack.pop()
-        yield node, parent
-        stack.extend((child, node) for child in node.get_children())
 
 
 def _key(decl: ci.Cursor) -> tuple:
@@ -150,7 +142,7 @@ def _data_use_ok(node: ci.Cursor, parent: ci.Cursor, data_vars: set) -> bool:
         return fe.operator_of(parent) in ("+=", "-=")
     if kind == K.UNARY_OPERATOR:
         return fe.operator_of(parent) in ("-", "+", "++", "--")
-    called = _called(parent)
+    called = fe.called_function(parent)
     if called is not None and _SHUFFLES.fullmatch(called):
         args = [c for c in parent.get_children() if c.kind.is_expression()][1:]
         return len(args) >= 2 and node == args[1]  # the value moved, not the mask, lane or width

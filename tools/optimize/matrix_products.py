@@ -62,14 +62,12 @@ def is_polynomial(kernel: ci.Cursor) -> bool:
     body = fe.body_of(kernel)
     if body is None:
         return False
-    stack, seen = [(body, None)], set()
-    while stack:
-        node, parent = stack.pop()
+    seen = set()
+    for node, parent in fe.walk_with_parents(body):
         if node.kind.is_expression() and _is_float(node.type):
             if parent is not None and not _float_use_ok(node, parent):
                 return False
             seen |= _arithmetic(node)
-        stack.extend((child, node) for child in node.get_children())
     return seen == {"+", "*"}
 
 
@@ -78,28 +76,16 @@ def _arithmetic(node: ci.Cursor) -> set[str]:
     if node.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
         op = fe.operator_of(node).rstrip("=")
         return {"+" if op == "-" else op} & {"+", "*"}
-    if re.fullmatch(r"fmaf?|__fmaf_r[nzdu]", _called(node) or ""):
+    if re.fullmatch(r"fmaf?|__fmaf_r[nzdu]", fe.called_function(node) or ""):
         return {"+", "*"}
     return set()
 
 
-def _called(node: ci.Cursor) -> str | None:
-    """The function a call calls, also where libclang could not resolve it (a host-only <cmath>
-    function called from device code parses as an unexposed expression naming its overloads)."""
-    if node.kind == K.CALL_EXPR:
-        return fe.call_name(node)
-    if node.kind == K.UNEXPOSED_EXPR:
-        first = next(node.get_children(), None)
-        if first is not None and first.kind == K.DECL_REF_EXPR and first.type.spelling == "<overloaded function type>":
-            return first.spelling or next((c.spelling for c in first.get_children()), "")
-    return None
-
-
 def _float_use_ok(node: ci.Cursor, parent: ci.Cursor) -> bool:
-    called = _called(node)
+    called = fe.called_function(node)
     if called is not None and not _PURE_CALLS.fullmatch(called):
         return False
-    called = _called(parent)
+    called = fe.called_function(parent)
     if called is not None:
         return bool(_PURE_CALLS.fullmatch(called))
     kind = parent.kind
