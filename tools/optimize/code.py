@@ -168,6 +168,11 @@ def with_support(code: str, support: str) -> str | None:
     return code[:first] + support + "\n" + code[first:] if first >= 0 else None
 
 
+def brace_depth(text: str, pos: int) -> int:
+    """How many braces are open at pos (in text without comments or string literals)."""
+    return text.count("{", 0, pos) - text.count("}", 0, pos)
+
+
 def changes(name: str, text: str) -> bool:
     """Whether `text` assigns, increments or takes the address of the variable `name`."""
     assign = re.compile(rf"(?<![\w.]){name}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")

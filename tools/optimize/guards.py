@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .code import matching_brace, statement_end
+from .code import brace_depth, matching_brace, statement_end
 
 _TOKEN = re.compile(r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*)(?![\w.])|(?P<id>[A-Za-z_]\w*(?:\.[xyz])?)"
                     r"|(?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>()!~&|^?:,\[\]]))")
@@ -478,7 +478,7 @@ def _hoist_one(text: str) -> str | None:
 
 def _join_one(text: str) -> str | None:
     for m in re.finditer(r"(?<![\w.])if\s*\(", text):
-        if _depth_at(text, m.start()):
+        if brace_depth(text, m.start()):
             continue  # only statements of the thread loop's own body
         guard, then, rest = _if_statement(text[m.start():])
         if guard is None or not then.startswith("{"):
@@ -490,8 +490,3 @@ def _join_one(text: str) -> str | None:
         end = len(text) - len(rest2)  # (the second statement's trailing blanks may move past it)
         return f"{text[:m.start()]}if ({guard}) {{\n{then}\n{then2}\n}}{text[end:]}"
     return None
-
-
-def _depth_at(text: str, pos: int) -> int:
-    """How many braces are open at pos (comments are gone by now)."""
-    return text.count("{", 0, pos) - text.count("}", 0, pos)

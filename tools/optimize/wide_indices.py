@@ -169,14 +169,6 @@ class _Subscripts:
         return f"{self.wide(left, text)} {node.op} {self.wide(right, text)}"
 
 
-def _depth_zero(text: str, pos: int) -> bool:
-    """Whether `pos` lies in no brace block of `text`."""
-    depth = 0
-    for ch in text[:pos]:
-        depth += (ch == "{") - (ch == "}")
-    return depth == 0
-
-
 def _widen_body(body: str, launches: list[Extents]) -> tuple[str, set[str]] | None:
     """One thread loop's body with its bounded subscripts in 64 bits, and the C bounds to check;
     None when no subscript qualifies."""
@@ -186,7 +178,7 @@ def _widen_body(body: str, launches: list[Extents]) -> tuple[str, set[str]] | No
     declared_at: dict[str, int] = {}
     for m in _DECL.finditer(body):
         name = m["name"]
-        if name in declared_at or name in _COUNTERS or not _depth_zero(body, m.start()):
+        if name in declared_at or name in _COUNTERS or C.brace_depth(body, m.start()) != 0:
             continue
         rest = body[m.end():]
         if C.changes(name, rest) or len(re.findall(rf"\b\w+\s+{name}\s*[=;,\[]", body)) != 1:
