@@ -196,22 +196,23 @@ static void {name}(const {ctype}* __restrict__ in, {ctype}* __restrict__ out) {{
 def _launch_scans(task: Task, launch, kernel: ci.Cursor) -> list[Scan]:
     buffers = {b.name: b for b in task.buffers}
     int_scalars = {s.name: s.value for s in task.scalars if s.dtype.startswith(("int", "uint"))}
-    params = [p.spelling for p in fe.params_of(kernel)]
-    if len(params) != len(launch.args):
+    cursors = fe.params_of(kernel)
+    params = [p.spelling for p in cursors]
+    if len(params) != len(launch.args) or not _two_buffers(task, launch):
         return []
     by_param = {p: a for p, a in zip(params, launch.args) if isinstance(a, str) and a in buffers}
-    if len(by_param) != 2 or len(set(by_param.values())) != 2:
-        return []
+    if len(by_param) != 2:
+        return []  # each of the two buffers passed once
     access = stored_params(kernel)
     if access is None:
         return []
     stored, used = access
-    pointers = {p.spelling for p in fe.params_of(kernel) if p.type.get_canonical().kind == ci.TypeKind.POINTER}
+    pointers = {p.spelling for p in cursors if p.type.get_canonical().kind == ci.TypeKind.POINTER}
     if len(stored) != 1 or not (stored | (used & pointers)) <= by_param.keys():
         return []  # one buffer stored, and every pointer it uses one of the task's buffers
     out = buffers[by_param[next(iter(stored))]]
     ins = [buffers[by_param[p]] for p in by_param if p not in stored and p in used]
-    if len(ins) != 1 or ins[0].dtype != out.dtype or ins[0].size != out.size or out.dtype not in _DTYPES:
+    if len(ins) != 1 or out.dtype not in _DTYPES:
         return []
     if stored & used and out.role not in ("output", "scratch"):
         return []
@@ -239,8 +240,7 @@ def block_scans(ctx: Context, code: str) -> list[str] | None:
     calls = launch_calls(code, task)
     if calls is None or not any(_two_buffers(task, launch) for launch in task.launches):
         return None  # no parse for a task without a launch that could be a scan
-    return alternatives(code, task, calls,
-                        lambda launch, kernel: _launch_scans(task, launch, kernel) if _two_buffers(task, launch) else [],
+    return alternatives(code, task, calls, lambda launch, kernel: _launch_scans(task, launch, kernel),
                         lambda scans: _functions(task, scans), "a block scan")
 
 
