@@ -65,6 +65,41 @@ def test_work_skipped_after_the_checked_calls_is_caught(box, vadd_task):
     assert "last timed call" in text and "never written" in text
 
 
+def test_work_skipped_is_caught_while_timed_beside_the_baseline(box, vadd_task):
+    """The candidate and the baseline share one driver process when both are timed: the lazy
+    candidate's skipped calls are still its own, and the honest baseline is not blamed."""
+    lazy = VADD_OK.replace("{\n  #pragma", "{\n  static int calls = 0;\n  if (++calls > 2) return;\n  #pragma")
+    r = profile(vadd_task, lazy, box, baseline_cpp=VADD_OK, threads=1, min_time_s=0.02, perf=False)  # blamed: raises
+    assert not r.correct_after_timing and r.status == "incorrect"
+    assert "call 3 differs from call 1" in "\n".join(o.message for o in r.observations)
+
+
+def test_libraries_timed_together_alternate_and_keep_their_own_results(box, vadd_task):
+    from tools.optimize.timing import library_for
+    from tools.verify.check import WORK, build_harness, harness_observations, put_inputs, read_outputs
+    from tools.verify.harness import time_together
+    from tools.verify.inputs import generate_inputs
+
+    lazy = VADD_OK.replace("{\n  #pragma", "{\n  static int calls = 0;\n  if (++calls > 2) return;\n  #pragma")
+    libs = [library_for(box, vadd_task, src) for src in (VADD_OK, VADD_SLOW, lazy)]
+    exe = build_harness(box, vadd_task)
+    inputs = generate_inputs(vadd_task, 7)
+    put_inputs(box, f"{WORK}/together/in", inputs)
+    outdirs = [f"{WORK}/together/v{i}" for i in range(3)]
+    runs = time_together(box, exe, libs, vadd_task.entry_name, f"{WORK}/together/in", outdirs, threads=1, budget_s=0.05)
+    assert len(runs) == 3 and all(len(r.times) >= 3 for r in runs)
+    fast, slow, skipped = (sorted(r.times)[len(r.times) // 2] for r in runs)
+    assert slow > 5 * fast  # the same machine at the same moments: the ratio shows plainly
+    statuses = [harness_observations(vadd_task, r, seed=7, threads=1, who=w)[0]
+                for r, w in zip(runs, ("fast", "slow", "lazy"))]
+    assert statuses == [None, None, "incorrect"]  # run-to-run differences belong to the lazy library alone
+    want = inputs["a"] + inputs["b"]
+    for outdir in outdirs[:2]:
+        for suffix in ("", ".last"):
+            assert (read_outputs(box, vadd_task, outdir, suffix)["c"] == want).all()
+    assert not (read_outputs(box, vadd_task, outdirs[2], ".last")["c"] == want).all()
+
+
 def test_vectorization_report_maps_to_candidate_lines(box, vadd_task):
     source = """#include <cstdint>
 extern "C" void vadd(float* a, float* b, float* c, int32_t n) {

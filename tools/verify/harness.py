@@ -76,7 +76,7 @@ def harness_source(task: Task, call_args: Sequence[str] | None = None) -> str:
         init_zero = 1 if b.init == "zeros" else 0
         rows.append(
             f'  {{"{b.name}", {b.size}u, {numpy_dtype(b.dtype).itemsize}u, {_ROLE[b.role]}, {kind}, {init_zero}, '
-            "nullptr, nullptr, nullptr, nullptr, nullptr},"
+            "nullptr, nullptr, nullptr, nullptr},"
         )
     params, values = [], []
     for name in names:
@@ -125,27 +125,35 @@ class HarnessRun:
 _LINE = re.compile(r"^(INPUT_MODIFIED|OUT_OF_BOUNDS|RUN_DIFFERS|TIMES|DONE)\b(.*)$")
 
 
-def parse_harness_output(result: RunResult) -> HarnessRun:
-    run = HarnessRun(result)
+def parse_harness_output(result: RunResult, libraries: int = 1) -> list[HarnessRun] | HarnessRun:
+    """What the driver printed: one HarnessRun, or with several libraries one per library (each
+    with its own times and run-to-run differences; the rest, the process's, shared)."""
+    runs = [HarnessRun(result) for _ in range(libraries)]
     for line in result.stdout.splitlines():
         m = _LINE.match(line.strip())
         if not m:
             continue
         tag, rest = m[1], m[2].split()
         try:
-            if tag == "DONE":
-                run.done, run.runs = True, int(rest[0])
-            elif tag == "TIMES":
-                run.times = [float(t) for t in rest]
-            elif tag == "INPUT_MODIFIED":
-                run.input_modified.append((rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
-            elif tag == "OUT_OF_BOUNDS":
-                run.out_of_bounds.append((rest[0], rest[1], int(rest[2])))
+            if libraries > 1 and tag in ("TIMES", "RUN_DIFFERS"):
+                k = int(rest.pop(0) if tag == "TIMES" else rest.pop(4))
+                mine = [runs[k]]
             else:
-                run.run_differs.append((rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
+                mine = runs
+            for run in mine:
+                if tag == "DONE":
+                    run.done, run.runs = True, int(rest[0])
+                elif tag == "TIMES":
+                    run.times = [float(t) for t in rest]
+                elif tag == "INPUT_MODIFIED":
+                    run.input_modified.append((rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
+                elif tag == "OUT_OF_BOUNDS":
+                    run.out_of_bounds.append((rest[0], rest[1], int(rest[2])))
+                else:
+                    run.run_differs.append((rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
         except (IndexError, ValueError):
             continue  # a line the candidate printed that merely looks like ours
-    return run
+    return runs if libraries > 1 else runs[0]
 
 
 def machine_busy(threads: int) -> tuple[bool, float]:
@@ -197,3 +205,29 @@ def run_harness(
     argv = [f"./{exe}", mode, f"./{lib}", symbol, indir, outdir, repr(budget_s), str(max_runs), str(warmups)]
     result = sandbox.run(argv, timeout_s=timeout_s, limits=limits, env=omp_env(threads, mode, passive))
     return parse_harness_output(result)
+
+
+def time_together(
+    sandbox: Sandbox,
+    exe: str,
+    libs: Sequence[str],
+    symbol: str,
+    indir: str,
+    outdirs: Sequence[str],
+    *,
+    threads: int,
+    budget_s: float = 0.1,
+    max_runs: int = 20000,
+    warmups: int = 2,
+    passive: bool | None = None,
+) -> list[HarnessRun]:
+    """Time several libraries in one driver process, their calls alternating (order rotated every
+    round): all of them see the same machine at the same moments, which separate processes on a
+    shared machine whose speed drifts by 2x within seconds do not. One HarnessRun per library."""
+    if not 1 < len(libs) <= 8 or len(outdirs) != len(libs) or any("," in p for p in [*libs, *outdirs]):
+        raise ValueError("time_together: 2 to 8 libraries, one output directory each, no commas in their paths")
+    sandbox.run(["mkdir", "-p", *outdirs])
+    argv = [f"./{exe}", "time", ",".join(f"./{lib}" for lib in libs), symbol, indir, ",".join(outdirs), repr(budget_s),
+            str(max_runs), str(warmups)]
+    result = sandbox.run(argv, env=omp_env(threads, "time", passive))
+    return parse_harness_output(result, libraries=len(libs))

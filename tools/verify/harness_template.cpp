@@ -1,8 +1,10 @@
 // Verification and timing harness, generated per task by tools/verify/harness.py.
-// It loads one shared library (candidate, C reference or baseline) with dlopen, reads the
-// inputs from raw binary files, poisons outputs before every call, calls the entry, owns the
-// timer, checks that inputs and guard zones are unchanged and writes the outputs back.
-// Protocol on stdout (one record per line): INPUT_MODIFIED, OUT_OF_BOUNDS, RUN_DIFFERS, TIMES, DONE.
+// It loads a shared library (candidate, C reference or baseline; several, to time them against
+// each other) with dlopen, reads the inputs from raw binary files, poisons outputs before every
+// call, calls the entry, owns the timer, checks that inputs and guard zones are unchanged and
+// writes the outputs back.
+// Protocol on stdout (one record per line): INPUT_MODIFIED, OUT_OF_BOUNDS, RUN_DIFFERS, TIMES, DONE
+// (with several libraries, RUN_DIFFERS and TIMES name the library's index).
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,7 +27,7 @@ struct Buf {
   int init_zero;
   unsigned char* base;  // guard | data | guard
   unsigned char* p;
-  unsigned char *orig, *first, *snap;  // initial values (inputs), first call's and latest call's outputs
+  unsigned char *orig, *snap;  // initial values (inputs), the latest call's outputs
   size_t bytes() const { return elems * elem_size; }
 };
 
@@ -148,16 +150,36 @@ static int fail(int code, const char* what, const char* detail) {
   return code;
 }
 
+// `time` mode with several libraries (LIB and OUTDIR are comma-separated lists): the calls
+// alternate between them, in an order that rotates every round, so that a machine whose speed
+// drifts (other tenants, frequency) slows them all alike; each library's times, first outputs and
+// run-to-run differences are its own.
+static const int MAX_LIBS = 8;
+
+static int split_list(char* list, char** out) {
+  int n = 0;
+  for (char* item = strtok(list, ","); item && n < MAX_LIBS; item = strtok(nullptr, ",")) out[n++] = item;
+  return n;
+}
+
 int main(int argc, char** argv) {
-  if (argc < 6) return fail(2, "usage: harness check|time LIB SYMBOL INDIR OUTDIR [BUDGET_S MAX_RUNS WARMUPS]", "");
+  if (argc < 6) return fail(2, "usage: harness check|time LIB[,LIB...] SYMBOL INDIR OUTDIR[,OUTDIR...] [BUDGET_S MAX_RUNS WARMUPS]", "");
   now_s();  // bind the clock before any candidate code is loaded
   const bool timing = strcmp(argv[1], "time") == 0;
-  const char *lib = argv[2], *symbol = argv[3], *indir = argv[4], *outdir = argv[5];
+  const char *symbol = argv[3], *indir = argv[4];
+  char *libs[MAX_LIBS], *outdirs[MAX_LIBS];
+  const int nlibs = split_list(argv[2], libs);
+  if (nlibs < 1 || split_list(argv[5], outdirs) != nlibs) return fail(2, "one output directory per library", "");
+  if (nlibs > 1 && !timing) return fail(2, "several libraries are only timed, not checked", "");
   char path[4096];
   double budget = argc > 6 ? atof(argv[6]) : 0.1;
   long max_runs = argc > 7 ? atol(argv[7]) : 20000;
   int warmups = argc > 8 ? atoi(argv[8]) : 2;
-  for (Buf& b : B) {
+  // Per library: its first call's and (several libraries) its latest call's outputs.
+  unsigned char* first[MAX_LIBS][sizeof B / sizeof B[0]] = {};
+  unsigned char* last[MAX_LIBS][sizeof B / sizeof B[0]] = {};
+  for (size_t i = 0; i < sizeof B / sizeof B[0]; i++) {
+    Buf& b = B[i];
     size_t padded = (b.bytes() + 63) / 64 * 64;
     b.base = (unsigned char*)aligned_alloc(64, GUARD + padded + GUARD);
     if (!b.base) return fail(6, "out of memory for ", b.name);
@@ -170,58 +192,76 @@ int main(int argc, char** argv) {
     }
     if (b.role == OUT || b.role == INOUT) {
       b.snap = alloc_copy(b.bytes());
-      b.first = alloc_copy(b.bytes());
-      if (!b.snap || !b.first) return fail(6, "out of memory for ", b.name);
+      for (int k = 0; k < nlibs; k++) {
+        first[k][i] = alloc_copy(b.bytes());
+        last[k][i] = nlibs > 1 ? alloc_copy(b.bytes()) : b.snap;
+        if (!first[k][i] || !last[k][i]) return fail(6, "out of memory for ", b.name);
+      }
+      if (!b.snap) return fail(6, "out of memory for ", b.name);
     }
   }
-  void* handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) return fail(3, "dlopen: ", dlerror());
-  void* fn = dlsym(handle, symbol);
-  if (!fn) return fail(4, "entry not found (is it declared extern \"C\"?): ", symbol);
+  void* fns[MAX_LIBS];
+  for (int k = 0; k < nlibs; k++) {
+    void* handle = dlopen(libs[k], RTLD_NOW | RTLD_LOCAL);
+    if (!handle) return fail(3, "dlopen: ", dlerror());
+    fns[k] = dlsym(handle, symbol);
+    if (!fns[k]) return fail(4, "entry not found (is it declared extern \"C\"?): ", symbol);
+  }
   fflush(stdout);
 
   const long max_times = max_runs > 0 ? max_runs : 1;
-  double* times = (double*)malloc(sizeof(double) * max_times);
-  long ntimes = 0;
+  double* times[MAX_LIBS];
+  long ntimes[MAX_LIBS] = {}, runs[MAX_LIBS] = {}, differing_runs[MAX_LIBS] = {};
+  for (int k = 0; k < nlibs; k++) times[k] = (double*)malloc(sizeof(double) * max_times);
   double spent = 0, started = now_s();
-  long runs = 0, differing_runs = 0;
-  for (;;) {
-    prepare();
-    double t0 = now_s();
-    call(fn);
-    double t1 = now_s();
-    snapshot();  // taken the moment the entry returns: work left running after it does not count
-    check_call((int)runs);
-    if (runs == 0) {
-      for (Buf& b : B)
-        if (b.role == OUT || b.role == INOUT) memcpy(b.first, b.snap, b.bytes());
-    } else {
-      for (Buf& b : B) {
+  long calls = 0;
+  for (long round = 0;; round++) {
+    for (int j = 0; j < nlibs; j++) {
+      const int k = (int)((round + j) % nlibs);
+      prepare();
+      double t0 = now_s();
+      call(fns[k]);
+      double t1 = now_s();
+      snapshot();  // taken the moment the entry returns: work left running after it does not count
+      check_call((int)calls++);
+      for (size_t i = 0; i < sizeof B / sizeof B[0]; i++) {
+        Buf& b = B[i];
         if (b.role != OUT && b.role != INOUT) continue;
-        size_t first = 0, count = count_diff(b, b.first, b.snap, &first);
-        if (count && differing_runs++ < 3) printf("RUN_DIFFERS %s %ld %zu %zu\n", b.name, runs, first, count);
+        if (nlibs > 1) memcpy(last[k][i], b.snap, b.bytes());
+        if (runs[k] == 0) { memcpy(first[k][i], b.snap, b.bytes()); continue; }
+        size_t at = 0, count = count_diff(b, first[k][i], b.snap, &at);
+        if (count && differing_runs[k]++ < 3) {
+          if (nlibs > 1) printf("RUN_DIFFERS %s %ld %zu %zu %d\n", b.name, runs[k], at, count, k);
+          else printf("RUN_DIFFERS %s %ld %zu %zu\n", b.name, runs[k], at, count);
+        }
       }
+      runs[k]++;
+      if (runs[k] > warmups && ntimes[k] < max_times) { times[k][ntimes[k]++] = t1 - t0; spent += t1 - t0; }
     }
-    runs++;
-    if (!timing && runs == 2) break;  // a second call catches results cached across calls
-    if (runs > warmups && ntimes < max_times) { times[ntimes++] = t1 - t0; spent += t1 - t0; }
+    if (!timing && runs[0] == 2) break;  // a second call catches results cached across calls
     // The timed calls must add up to the budget; the wall clock (poisoning, checks between calls)
     // is capped too, so that very short calls do not spin here for long.
-    bool enough = ntimes >= 3 && (spent >= budget || now_s() - started >= 4 * budget + 0.2);
-    if (enough || runs >= max_runs) break;
+    long fewest = ntimes[0];
+    for (int k = 1; k < nlibs; k++) fewest = ntimes[k] < fewest ? ntimes[k] : fewest;
+    bool enough = fewest >= 3 && (spent >= budget || now_s() - started >= 4 * budget + 0.2);
+    if (enough || runs[0] >= max_runs) break;
   }
-  for (Buf& b : B) {
-    if (b.role != OUT && b.role != INOUT) continue;
-    snprintf(path, sizeof path, "%s/%s.bin", outdir, b.name);
-    if (!write_file(path, b.first, b.bytes())) return fail(5, "cannot write output ", path);
-    snprintf(path, sizeof path, "%s/%s.last.bin", outdir, b.name);
-    if (timing && !write_file(path, b.snap, b.bytes())) return fail(5, "cannot write output ", path);
+  for (int k = 0; k < nlibs; k++) {
+    for (size_t i = 0; i < sizeof B / sizeof B[0]; i++) {
+      Buf& b = B[i];
+      if (b.role != OUT && b.role != INOUT) continue;
+      snprintf(path, sizeof path, "%s/%s.bin", outdirs[k], b.name);
+      if (!write_file(path, first[k][i], b.bytes())) return fail(5, "cannot write output ", path);
+      snprintf(path, sizeof path, "%s/%s.last.bin", outdirs[k], b.name);
+      if (timing && !write_file(path, last[k][i], b.bytes())) return fail(5, "cannot write output ", path);
+    }
+    if (ntimes[k]) {
+      if (nlibs > 1) printf("TIMES %d", k);
+      else printf("TIMES");
+      for (long i = 0; i < ntimes[k]; i++) printf(" %.9g", times[k][i]);
+      printf("\n");
+    }
   }
-  if (ntimes) {
-    printf("TIMES");
-    for (long i = 0; i < ntimes; i++) printf(" %.9g", times[i]);
-    printf("\n");
-  }
-  printf("DONE %ld\n", runs);
+  printf("DONE %ld\n", runs[0]);
   return 0;
 }

@@ -2,8 +2,10 @@
 
 Timing: the same generated driver times every library (the harness owns the clock; the call
 alone is timed, outputs poisoned and inouts restored before each call outside the timed region).
-Rounds are interleaved (candidate, reference, baseline, then rotated) so that machine drift
-hits all of them; each round warms up, then repeats until its share of `min_time_s`. Every call
+Rounds are interleaved (candidate with baseline, reference, then rotated) so that machine drift
+hits all of them; the candidate and the baseline share one driver process whose calls alternate
+between them, since their ratio matters most; each round warms up, then repeats until its share
+of `min_time_s`. Every call
 is compared with the first call inside the driver, and the first and last timed calls' outputs
 with the reference here: `correct_after_timing` is False when any of that fails.
 
@@ -31,7 +33,7 @@ from .check import (
     WORK, build_candidate, build_harness, candidate_filename, compare_outputs, compile_observations,
     harness_observations, harness_tampered, mismatch_observation, put_inputs, read_outputs, task_dir_hidden,
 )
-from .harness import machine_busy, omp_env, run_harness
+from .harness import machine_busy, omp_env, run_harness, time_together
 from .inputs import generate_inputs
 from .references import Reference, VerifyError, open_reference
 
@@ -249,40 +251,48 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
     put_inputs(sandbox, indir, inputs)
     share = min_time_s / ROUNDS
     times: dict[str, list[float]] = {"candidate": [], "reference": [], "baseline": []}
-    players = ["candidate", "reference"] if ref.timeable else ["candidate"]
-    if not ref.timeable:
+    # The candidate and the baseline run in one process, their calls alternating (time_together):
+    # their ratio is what a shared machine's drift would otherwise blur most.
+    players = [("candidate", "baseline")] if with_baseline else [("candidate",)]
+    if ref.timeable:
+        players.append(("reference",))
+    else:
         report.notes.append(f"a {ref.kind} reference cannot be timed: no speedup against it")
-    if with_baseline:
-        players.append("baseline")
     ok = True
     busy = machine_busy(nthreads)[0]  # decided once, so that every round runs the same way
     for r in range(ROUNDS):
-        order = players[r % len(players):] + players[: r % len(players)]
-        for who in order:
-            if who == "reference":
+        for group in players[r % len(players):] + players[: r % len(players)]:
+            if group == ("reference",):
                 times["reference"] += ref.time(seed, inputs, threads=nthreads, budget_s=share)
                 continue
-            lib = "libcand.so" if who == "candidate" else "libbase.so"
-            outdir = f"{WORK}/p{seed}/{who}{r}"
             tampered = harness_tampered(sandbox, task, exe)
             if tampered:
                 report.observations.append(tampered)
                 report.status = "incorrect"
                 return
-            run = run_harness(sandbox, exe, f"{WORK}/{lib}", task.entry_name, indir, outdir, threads=nthreads, mode="time",
-                              budget_s=share, passive=busy)
-            status, obs = harness_observations(task, run, seed=seed, threads=nthreads, who=who)
-            if who == "baseline":
-                if status:
-                    raise VerifyError(f"the baseline failed while being timed: {'; '.join(o.message for o in obs)}")
-            else:
-                report.observations += obs
-                if status:
-                    report.status, ok = status, False
-                    if status in ("timeout", "runtime_error", "compile_error"):
-                        return
-                ok = _verify_timed(task, sandbox, outdir, expected, seed, nthreads, report) and ok
-            times[who] += run.times
+            who = group[r % len(group):] + group[:r % len(group)]
+            libs = [f"{WORK}/{'libcand.so' if w == 'candidate' else 'libbase.so'}" for w in who]
+            outdirs = [f"{WORK}/p{seed}/{w}{r}" for w in who]
+            runs = []
+            if len(who) > 1:
+                runs = time_together(sandbox, exe, libs, task.entry_name, indir, outdirs, threads=nthreads,
+                                     budget_s=share * len(who), passive=busy)
+            if not runs or runs[0].crashed:  # alone, or alone again to tell which of the two failed
+                runs = [run_harness(sandbox, exe, lib, task.entry_name, indir, outdir, threads=nthreads, mode="time",
+                                    budget_s=share, passive=busy) for lib, outdir in zip(libs, outdirs)]
+            for w, run, outdir in zip(who, runs, outdirs):
+                status, obs = harness_observations(task, run, seed=seed, threads=nthreads, who=w)
+                if w == "baseline":
+                    if status:
+                        raise VerifyError(f"the baseline failed while being timed: {'; '.join(o.message for o in obs)}")
+                else:
+                    report.observations += obs
+                    if status:
+                        report.status, ok = status, False
+                        if status in ("timeout", "runtime_error", "compile_error"):
+                            return
+                    ok = _verify_timed(task, sandbox, outdir, expected, seed, nthreads, report) and ok
+                times[w] += run.times
         if not ok:
             break  # wrong results: more rounds would only repeat the observations
     report.correct_after_timing = ok
