@@ -84,7 +84,7 @@ def _kernel(ctx: Context, k: C.KernelText, body: str) -> str | None:
     close = C.matching_brace(body, open_brace)
     block = body[open_brace + 1:close]
     shared = {m["name"]: m["decl"] for m in _SHARED.finditer(block)}
-    statements = _statements(block)
+    statements = C.statements(block)
     if statements is None:
         return None
     runs = _runs(block, statements, deny, set(shared) | set(perthread))
@@ -110,57 +110,6 @@ def _kernel(ctx: Context, k: C.KernelText, body: str) -> str | None:
     block = "".join(new_block) + block[pos:]
     body = body[:open_brace + 1] + block + body[close:]
     return _with_worker_state(body, decls, pragma_start, line_start, open_brace, pragma == _REGION_FOR)
-
-
-def _statements(text: str) -> list[tuple[int, int, bool]] | None:
-    """(start, end, compound) of each top-level statement of a block's text; None where the text
-    is not a sequence of statements this reader knows."""
-    out, i = [], _skip_space(text, 0)
-    while i < len(text):
-        end = _statement(text, i)
-        if end is None:
-            return None
-        head = i
-        while text.startswith("#", head):  # pragmas belong to the statement they precede
-            head = _skip_space(text, text.index("\n", head))
-        out.append((i, end, text[head] in "{" or re.match(r"(for|if|while|do)\b", text[head:]) is not None))
-        i = _skip_space(text, end)
-    return out
-
-
-def _statement(text: str, i: int) -> int | None:
-    if text.startswith("#", i):
-        newline = text.find("\n", i)
-        return None if newline < 0 else _statement(text, _skip_space(text, newline))
-    if text.startswith("{", i):
-        return C.matching_brace(text, i) + 1
-    m = re.match(r"(for|while|switch|if)\s*\(", text[i:])
-    if m:
-        after = _skip_space(text, C.call_end(text, i + m.end() - 1) + 1)
-        end = _statement(text, after)
-        if end is not None and m[1] == "if":
-            nxt = _skip_space(text, end)
-            if re.match(r"else\b", text[nxt:]):
-                end = _statement(text, _skip_space(text, nxt + 4))
-        return end
-    if re.match(r"do\b", text[i:]):
-        return None
-    end = C.statement_end(text[i:])
-    return None if end is None else i + end + 1
-
-
-def _skip_space(text: str, i: int) -> int:
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-        elif text.startswith("//", i):
-            newline = text.find("\n", i)
-            i = len(text) if newline < 0 else newline + 1
-        elif text.startswith("/*", i):
-            i = text.index("*/", i) + 2
-        else:
-            break
-    return i
 
 
 def _runs(block: str, statements, deny: set[str], arrays: set[str]) -> list[tuple[int, int, list[str]]]:
@@ -200,7 +149,7 @@ def _array_written(name: str, text: str) -> bool:
         if re.search(r"(?:\+\+|--)\s*$", text[:m.start()]):
             return True
         i = m.end()
-        while (j := _skip_space(text, i)) < len(text) and text[j] == "[":
+        while (j := C.skip_space(text, i)) < len(text) and text[j] == "[":
             i = C.call_end(text, j) + 1
         if i == m.end() or re.match(r"\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)", text[i:]):
             return True

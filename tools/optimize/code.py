@@ -156,6 +156,60 @@ def statement_end(text: str) -> int | None:
     return None
 
 
+def statements(text: str) -> list[tuple[int, int, bool]] | None:
+    """(start, end, compound) of each top-level statement of a block's text; None where the text
+    is not a sequence of statements this reader knows."""
+    out, i = [], skip_space(text, 0)
+    while i < len(text):
+        end = statement_span(text, i)
+        if end is None:
+            return None
+        head = i
+        while text.startswith("#", head):  # pragmas belong to the statement they precede
+            head = skip_space(text, text.index("\n", head))
+        out.append((i, end, text[head] in "{" or re.match(r"(for|if|while|do)\b", text[head:]) is not None))
+        i = skip_space(text, end)
+    return out
+
+
+def statement_span(text: str, i: int) -> int | None:
+    """Offset just past the statement starting at i (pragmas before it, an if's else included);
+    None where the reader does not know the statement (do-while) or it does not end."""
+    if text.startswith("#", i):
+        newline = text.find("\n", i)
+        return None if newline < 0 else statement_span(text, skip_space(text, newline))
+    if text.startswith("{", i):
+        return matching_brace(text, i) + 1
+    m = re.match(r"(for|while|switch|if)\s*\(", text[i:])
+    if m:
+        after = skip_space(text, call_end(text, i + m.end() - 1) + 1)
+        end = statement_span(text, after)
+        if end is not None and m[1] == "if":
+            nxt = skip_space(text, end)
+            if re.match(r"else\b", text[nxt:]):
+                end = statement_span(text, skip_space(text, nxt + 4))
+        return end
+    if re.match(r"do\b", text[i:]):
+        return None
+    end = statement_end(text[i:])
+    return None if end is None else i + end + 1
+
+
+def skip_space(text: str, i: int) -> int:
+    """The first offset at or after i that is neither blank nor in a comment."""
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+        elif text.startswith("//", i):
+            newline = text.find("\n", i)
+            i = len(text) if newline < 0 else newline + 1
+        elif text.startswith("/*", i):
+            i = text.index("*/", i) + 2
+        else:
+            break
+    return i
+
+
 def with_body(code: str, k: KernelText, body: str) -> str:
     """The translation unit with kernel k's body (the text between its braces) replaced."""
     return code[:k.body_open + 1] + body + code[k.end - 1:]
@@ -176,7 +230,13 @@ def brace_depth(text: str, pos: int) -> int:
 def changes(name: str, text: str) -> bool:
     """Whether `text` assigns, increments or takes the address of the variable `name`."""
     assign = re.compile(rf"(?<![\w.]){name}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
-    return bool(assign.search(text) or re.search(rf"(?:\+\+|--|&)\s*{name}\b|\b{name}\s*(?:\+\+|--)", text))
+    if assign.search(text) or re.search(rf"(?:\+\+|--)\s*{name}\b|\b{name}\s*(?:\+\+|--)", text):
+        return True
+    for m in re.finditer(rf"&\s*{name}\b", text):  # the address taken, not `a & name` or `a && name`
+        before = text[:m.start()].rstrip()
+        if not before or not (before[-1].isalnum() or before[-1] in "_)]&"):
+            return True
+    return False
 
 
 def strip_comments(text: str) -> str:

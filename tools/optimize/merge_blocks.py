@@ -21,7 +21,7 @@ import re
 
 from . import code as C
 from .memo_calls import _indent_at
-from .block_invariant import _BLOCK_NEST, _PARALLEL_FOR, _PERTHREAD, _REGION_FOR, _SHARED, _skip_space, _statement
+from .block_invariant import _BLOCK_NEST, _PARALLEL_FOR, _PERTHREAD, _REGION_FOR, _SHARED
 from .transforms import Context, Transform, vector_bytes
 
 # the reads that make merging pay: a subscript ending in `+ blockIdx.x` (unit stride across blocks)
@@ -92,9 +92,9 @@ def _merged_block(block: str, lanes: int) -> str | None:
     same for all merged blocks), any other compound statement runs once per merged block. None
     where the body declares anything but the block index, shared arrays and values no block
     index reaches."""
-    out, pos, i = [], 0, _skip_space(block, 0)
+    out, pos, i = [], 0, C.skip_space(block, 0)
     while i < len(block):
-        end = _statement(block, i)
+        end = C.statement_span(block, i)
         if end is None:
             return None
         text = block[i:end]
@@ -129,7 +129,7 @@ def _merged_block(block: str, lanes: int) -> str | None:
             pos = end
         else:
             return None
-        i = _skip_space(block, end)
+        i = C.skip_space(block, end)
     return "".join(out) + block[pos:]
 
 
