@@ -138,7 +138,7 @@ def main() -> int:
     ap.add_argument("--per-category", type=int, default=3, help="HPCTransEval: N tasks of each category, spread over its operators (0: all)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="'all threads' (default: all cores)")
     ap.add_argument("--timing-s", type=float, default=0.3, help="measured time per version and thread count")
-    ap.add_argument("--max-variants", type=int, default=6)
+    ap.add_argument("--max-variants", type=int, default=Budget().max_variants)
     ap.add_argument("--applies", default=None, metavar="TRANSFORM",
                     help="only the tasks where this transformation applies (e.g. memo_calls)")
     ap.add_argument("--json", type=Path, default=None, help="write the rows here")

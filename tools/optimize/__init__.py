@@ -5,7 +5,8 @@
 
 The search applies transformations of the lowered code (tools/optimize/transforms.py), checks
 each variant against the task's reference (tools.verify.check: several seeds, 1 and N threads),
-times the correct ones against the best so far in the same run, and keeps the fastest. What it
+times the correct ones against the best so far in the same run (both in one process, their calls
+alternating: tools/optimize/timing.py), and keeps the fastest. What it
 learned comes back as `Observation(kind="optimization")`.
 
 Transformations, in the order tried (each exact by construction, and still checked):
@@ -19,6 +20,9 @@ column sums of a fused `sum_broadcast`, run once per OpenMP thread and its share
 results copied: block_invariant.py),
 merge_blocks (consecutive blocks whose reads are contiguous across blockIdx.x run together as the
 lanes of one SIMD loop, each with its own per-thread and shared state: merge_blocks.py),
+full_blocks (blocks where every bound guard such as `i < n` holds as in the interior of the problem,
+checked per block for all its threads, run a copy with those guards folded to constants, then
+wide_indices on it: full_blocks.py),
 grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space), specialize
 (the following six together, because they pay off together: a guard-free loop vectorizes only with
 the launch extents known and min/max as selects), specialize_parallel (the same without

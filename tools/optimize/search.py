@@ -23,7 +23,7 @@ from .transforms import TRANSFORMS, Context, Transform
 
 @dataclass
 class Budget:
-    max_variants: int = 6  # versions checked (and timed when correct)
+    max_variants: int = 8  # versions checked (and timed when correct)
     max_seconds: float = 120.0  # wall time of the whole search (no new variant starts after it)
     timing_s: float = 0.4  # measured time per comparison (both versions together)
     rounds: int = 3

@@ -743,13 +743,15 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     """The search's order: launches that are matrix products or block scans replaced whole
     (matrix_products.py, block_scans.py), the barrier/shuffle patterns applied together
     (sync_transforms.py), work every block repeats done once per worker (block_invariant.py),
-    small blocks merged into SIMD lanes once their shuffles are plain loops (merge_blocks.py), then
+    small blocks merged into SIMD lanes once their shuffles are plain loops (merge_blocks.py), interior
+    blocks without their bound guards (full_blocks.py), then
     the structural steps that pay off most (flat grid-stride loops, specialize, the CPU's own
     tuning, shared calls, index runs: index runs leave no thread loop for shared calls, shared
     calls leave index runs the other kernels; then 64-bit subscripts), then the barrier/shuffle
     patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .block_scans import BLOCK_SCANS
+    from .full_blocks import FULL_BLOCKS
     from .index_runs import INDEX_RUNS
     from .matrix_products import MATRIX_PRODUCTS
     from .memo_calls import MEMO_CALLS
@@ -761,7 +763,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
     head += [MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
-    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + singles + [
+    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS, FULL_BLOCKS] + head + singles + [
         t for t in base if t not in head]
 
 
