@@ -22,7 +22,9 @@ merge_blocks (consecutive blocks whose reads are contiguous across blockIdx.x ru
 lanes of one SIMD loop, each with its own per-thread and shared state: merge_blocks.py),
 full_blocks (blocks where every bound guard such as `i < n` holds as in the interior of the problem,
 checked per block for all its threads, run a copy with those guards folded to constants, then
-wide_indices on it: full_blocks.py),
+wide_indices on it: full_blocks.py), stride_loops (a thread's loop over the block's or grid's
+stride, `for (c = tid; c < n; c += blockDim.x)`, run trip by trip across the threads, the thread
+loop innermost: stride_loops.py),
 grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space), specialize
 (the following six together, because they pay off together: a guard-free loop vectorizes only with
 the launch extents known and min/max as selects), specialize_parallel (the same without

@@ -744,7 +744,8 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     (matrix_products.py, block_scans.py), the barrier/shuffle patterns applied together
     (sync_transforms.py), work every block repeats done once per worker (block_invariant.py),
     small blocks merged into SIMD lanes once their shuffles are plain loops (merge_blocks.py), interior
-    blocks without their bound guards (full_blocks.py), then
+    blocks without their bound guards (full_blocks.py), loops striding over the threads run trip by
+    trip across them (stride_loops.py), then
     the structural steps that pay off most (flat grid-stride loops, specialize, the CPU's own
     tuning, shared calls, index runs: index runs leave no thread loop for shared calls, shared
     calls leave index runs the other kernels; then 64-bit subscripts), then the barrier/shuffle
@@ -752,6 +753,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     from .block_invariant import BLOCK_INVARIANT
     from .block_scans import BLOCK_SCANS
     from .full_blocks import FULL_BLOCKS
+    from .stride_loops import STRIDE_LOOPS
     from .index_runs import INDEX_RUNS
     from .matrix_products import MATRIX_PRODUCTS
     from .memo_calls import MEMO_CALLS
@@ -763,7 +765,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
     head += [MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
-    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS, FULL_BLOCKS] + head + singles + [
+    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS, FULL_BLOCKS, STRIDE_LOOPS] + head + singles + [
         t for t in base if t not in head]
 
 

@@ -1,0 +1,71 @@
+"""tools/optimize/stride_loops.py: a loop striding over the threads (grid- and block-stride loops,
+`if (G) for (...)`) runs trip by trip across the threads, the thread loop innermost. Corpus
+kernels stay correct with 1 and 2 threads, among them threads that return before the loop and
+uneven trip counts; loops that write shared memory, leave early, change their counter or run the
+same trips in every thread are refused. Real g++, real sandbox; no timing (speed:
+scripts/bench_speed.py --corpus --only-sync; dot_product_double 2.5x the faithful lowering with
+specialize_parallel, measured in one process)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tools.cuda import lower_task
+from tools.optimize.stride_loops import stride_loops
+from tools.optimize.transforms import Context
+from tools.spec import load_task
+from tools.verify import check
+
+CORPUS = Path(__file__).parent / "kernels"
+SEEDS = [3579, 3580]
+
+
+@pytest.mark.parametrize("name, loops", [
+    ("dot_product_double", 1),  # grid-stride accumulation: 30000 elements over 2560 threads, uneven trips
+    ("column_sums_2d_block", 1),  # if (col < cols) for (r = threadIdx.y; r < rows; r += 8)
+    ("matvec_warp_per_row", 1),  # threads past the last row return before the loop
+    ("softmax_rows", 3),  # three block-stride loops in three regions
+])
+def test_stride_loops_run_across_the_threads_and_stay_correct(box, name, loops):
+    task = load_task(CORPUS / name / "task.json")
+    new = stride_loops(Context(task), lower_task(task))
+    assert new is not None and new.count("trip by trip across the threads") == loops
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_the_trip_index_is_affine_in_the_thread():
+    task = load_task(CORPUS / "dot_product_double" / "task.json")
+    new = stride_loops(Context(task), lower_task(task))
+    assert "const int i = (blockIdx.x * blockDim.x + tid) + (int)cudaopt_n0 * (blockDim.x * gridDim.x);" in new
+    assert "double acc = cudaopt_s0_acc[cudaopt_t];" in new and "cudaopt_s0_acc[cudaopt_t] = acc;" in new
+
+
+REFUSED = r"""
+__global__ void refused(const float* x, float* y, int n) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    float a = 0.0f;
+    for (int c = t; c < n; c += blockDim.x) s[c % 64] += x[c];   // writes shared memory
+    for (int c = t; c < n; c += blockDim.x) { if (x[c] < 0.0f) break; a += x[c]; }   // leaves early
+    for (int c = t; c < n; c += blockDim.x) { a += x[c]; c += 1; }   // changes its counter
+    for (int c = 0; c < n; c += 1) a += x[c];   // the same trips in every thread
+    y[blockIdx.x * blockDim.x + t] = a + s[t];
+}
+"""
+
+
+def test_loops_that_are_not_independent_strides_are_refused(tmp_path):
+    (tmp_path / "refused.cu").write_text(REFUSED)
+    raw = {"name": "refused", "cuda": "refused.cu",
+           "buffers": [{"name": "x", "dtype": "float32", "shape": [500], "role": "input"},
+                       {"name": "y", "dtype": "float32", "shape": [128], "role": "output"}],
+           "scalars": [{"name": "n", "dtype": "int32", "value": 500}],
+           "launches": [{"kernel": "refused", "grid": [2], "block": [64], "args": ["x", "y", "n"]}],
+           "reference": {"kind": "lowered"}}
+    (tmp_path / "refused.json").write_text(json.dumps(raw))
+    task = load_task(tmp_path / "refused.json")
+    assert stride_loops(Context(task), lower_task(task)) is None

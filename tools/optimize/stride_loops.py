@@ -1,0 +1,234 @@
+"""stride_loops: a thread's loop over the threads' stride (`for (int c = tid; c < n; c +=
+blockDim.x)`, grid-stride loops inside a block) runs trip by trip across the threads, so that
+the thread loop is the inner one (issue 8: "make the innermost loop walk contiguous memory
+(interchange)").
+
+The lowering runs each thread's whole loop before the next thread's: trip k of thread t reads
+`row[t + k * blockDim.x]`, so the innermost loop strides by the block and stays scalar. Here the
+thread region `PRE; for (T c = INIT; COND; c += STEP) BODY; POST` becomes three thread loops:
+PRE (the values later statements read saved per thread), then for k = 0, 1, ... while some
+thread is still in its loop, `c = INIT + k * STEP; if (COND) BODY` for every thread (contiguous
+in t), then POST. Each thread does what it did, in its own order; only threads' steps are
+interleaved, which CUDA allows anywhere between barriers (the region has none). Refused when
+BODY stores anywhere but global memory through the kernel's pointers (or locals built from them)
+and the thread's own locals (a `__shared__` store could be read by another thread's later step),
+uses atomics, warp intrinsics or `break`/`continue`/`return`, assigns the counter, or when INIT,
+STEP and the bound of COND are not index arithmetic of the thread's coordinates, parameters the
+kernel never assigns, macros and such locals (then the trip's index is an affine function of the
+thread and g++ vectorizes the loads), or do not depend on the thread at all (nothing to
+interleave). Threads that returned before the loop skip it and what follows; values that PRE
+leaves for the loop and POST are kept per thread.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import code as C
+from .guards import Unproven, parse
+from .transforms import Context, Transform
+
+_NEST = re.compile(C.THREAD_NEST)
+_DECL = re.compile(r"(?P<type>(?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^<>;]*>)?(?:\s+(?:const\s+)?[A-Za-z_][\w:]*)*[\s*&]*?)\s*"
+                   r"(?<=[\s*&])(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<init>[^;]+);", re.S)
+_HEAD = re.compile(r"for\s*\(\s*(?P<type>(?:unsigned\s+)?(?:int|long|long long|size_t|std::size_t|unsigned))\s+(?P<var>\w+)\s*="
+                   r"\s*(?P<init>[^;]+);\s*(?P=var)\s*(?P<op><=?)\s*(?P<bound>[^;]+);\s*(?P=var)\s*\+=\s*(?P<step>[^)]+)\)", re.S)
+_BUILTINS = {f"{v}.{d}" for v in ("threadIdx", "blockIdx", "blockDim", "gridDim") for d in "xyz"} | \
+    {"tx", "ty", "tz", "bx", "by", "bz"}
+_STANDARD = ("const uint3 threadIdx = make_uint3(tx, ty, tz);", "const unsigned int tid = (tz * blockDim.y + ty) * blockDim.x + tx;")
+_FORBIDDEN = re.compile(r"\b(break|continue|return|goto|atomic\w*|__syncthreads|printf)\b|cudacpu::|cudaopt::")
+_MARK = "// tools.optimize: trip by trip across the threads"
+_PERTHREAD = re.compile(r"(?:cudacpu::PerThread<[^>]+>|cudaopt::Id<[^>]+>|cudaopt::Flag) (\w+)[(\[]")
+_TID = "const unsigned int cudaopt_t = (tz * blockDim.y + ty) * blockDim.x + tx;"
+_DECLARES = re.compile(r"(?:const\s+)?[A-Za-z_][\w:]*(?:<[^;]*>)?[\s*&]+[A-Za-z_]\w*\s*(?:\[|;|,|=)")
+
+
+def stride_loops(ctx: Context, code: str) -> str | None:
+    changed = False
+    for k in reversed(C.kernels(code)):
+        launches = ctx.launches_of(k.name)
+        if not launches:
+            continue
+        block = max(b[0] * b[1] * b[2] for _, b in (launch.dims() for launch in launches))
+        body = k.body(code)
+        params = {C.param_name(p) for p in C.split_params(k.params)}
+        allowed = _BUILTINS | {p for p in params if p and not C.changes(p, body)} | \
+            set(re.findall(r"^[ \t]*#define[ \t]+(\w+)[ \t]+[^\s(]", code, re.M))
+        pointers = {C.param_name(p) for p in C.split_params(k.params) if "*" in p} & allowed
+        new, count = body, 0
+        perthread = set(_PERTHREAD.findall(body))
+        while count < 8 and (step := _first_region(new, allowed, pointers, perthread, block, count)) is not None:
+            new, count = step, count + 1
+        if count:
+            code, changed = C.with_body(code, k, new), True
+    return code if changed else None
+
+
+def _first_region(body: str, allowed: set[str], pointers: set[str], perthread: set[str], block: int,
+                  number: int) -> str | None:
+    for m in _NEST.finditer(body):
+        open_brace = m.end() - 1
+        close = C.matching_brace(body, open_brace)
+        new = _region(body[open_brace + 1:close], allowed, pointers, perthread, block, number, "#pragma omp simd" in m[0])
+        if new is not None:
+            line = body.rfind("\n", 0, m.start()) + 1
+            indent = body[line:m.start()]
+            text = _reindent(new, indent)
+            return body[:line] + text + body[close + 1:]
+    return None
+
+
+def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str], block: int, number: int,
+            simd: bool) -> list[str] | None:
+    """The three thread loops (as lines, indented from 0) replacing a region, or None."""
+    spans = C.statements(text)
+    if spans is None:
+        return None
+    pure: dict[str, str] = {}  # locals recomputed in every loop (name -> declaration)
+    carried: dict[str, str] = {}  # locals saved per thread (name -> type)
+    for i, (s, e, compound) in enumerate(spans):
+        stmt = text[s:e].strip()
+        guard, looped = _guarded(stmt)
+        head = _HEAD.match(looped)
+        if compound and head and (guard is None or _pure(guard, allowed, pure)):
+            loop = _loop(looped, head, pure, allowed, pointers, perthread, guard)
+            if loop is not None:
+                std = [text[a:b].strip() for a, b, _ in spans if text[a:b].strip() in _STANDARD]
+                pre = [text[a:b].strip() for a, b, _ in spans[:i] if text[a:b].strip() not in _STANDARD]
+                post = [text[a:b].strip() for a, b, _ in spans[i + 1:]]
+                return _loops(std, pre, loop, post, pure, carried, block, number, simd)
+        if compound or stmt in _STANDARD:
+            continue
+        d = _DECL.fullmatch(stmt)
+        if d is None:
+            if _DECLARES.match(stmt) and not re.match(r"(return|delete|goto|case)\b", stmt):
+                return None  # a declaration the later loops could not see (an array, no initialiser)
+            continue
+        if _top_level_comma(d["init"]):
+            return None  # several declarators
+        name = d["name"]
+        if _pure(d["init"], allowed, pure) and not C.changes(name, text[e:]):
+            pure[name] = stmt
+        else:
+            carried[name] = re.sub(r"^const\s+", "", d["type"].strip())
+    return None
+
+
+def _top_level_comma(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == "," and depth == 0:
+            return True
+    return False
+
+
+def _guarded(stmt: str) -> tuple[str | None, str]:
+    """`if (G) for (...) ...` (no else) as (G, the loop); (None, stmt) for anything else."""
+    m = re.match(r"if\s*\(", stmt)
+    if not m:
+        return None, stmt
+    close = C.call_end(stmt, m.end() - 1)
+    rest = stmt[close + 1:].strip()
+    if rest.startswith("{") and rest.endswith("}"):
+        rest = rest[1:-1].strip()
+    spans = C.statements(rest)
+    if not spans or len(spans) != 1 or not _HEAD.match(rest):
+        return None, stmt
+    return stmt[m.end():close], rest
+
+
+def _loop(stmt, head, pure, allowed, pointers, perthread, guard) -> dict | None:
+    var = head["var"]
+    body = stmt[head.end():].strip()
+    if _FORBIDDEN.search(body) or C.changes(var, body):
+        return None
+    if not all(_pure(head[p], allowed, pure) for p in ("init", "bound", "step")):
+        return None
+    if not re.search(r"\b(threadIdx\.[xyz]|tx|ty|tz)\b", _expanded(head["init"], pure)):
+        return None  # every thread runs the same trips: nothing to interleave
+    if not _writes_global_or_own(body, pointers | set(pure), perthread):
+        return None
+    return {"head": head, "body": body, "guard": guard}
+
+
+_STORE = re.compile(r"(?P<target>\*[^=;]*|(?<![\w.])[A-Za-z_]\w*\s*(?:\[[^=;]*\])+)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+
+
+def _writes_global_or_own(body: str, bases: set[str], perthread: set[str]) -> bool:
+    """Every store of the loop's body goes through a pointer parameter or a local built from
+    one (global memory, which another thread reading within the region would race with on the GPU
+    too) or into the thread's own per-thread copy (`v[tid]`); writes through other pointers or into
+    `__shared__` arrays are refused."""
+    for m in _STORE.finditer(body):
+        target = re.sub(r"\s+", "", m["target"])
+        base = re.match(r"[A-Za-z_]\w*", target)
+        if target.startswith("*") or base is None:
+            return False
+        if base[0] not in bases and not (base[0] in perthread and target == f"{base[0]}[tid]"):
+            return False
+    return True
+
+
+def _pure(expr: str, allowed: set[str], pure: dict[str, str]) -> bool:
+    try:
+        parse(expr)
+    except Unproven:
+        return False
+    names = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*(?:\.[xyz])?", expr)) - {
+        "unsigned", "int", "long", "short", "signed", "char", "size_t", "std", "bool", "const"}
+    return all(n in allowed or n in pure or re.fullmatch(r"u?int(8|16|32|64)_t", n) for n in names)
+
+
+def _expanded(expr: str, pure: dict[str, str]) -> str:
+    """expr with the pure locals it reads replaced by their initialisers (to see what it depends on)."""
+    for _ in range(8):
+        new = re.sub(r"(?<![\w.])([A-Za-z_]\w*)\b", lambda m: f"({_DECL.fullmatch(pure[m[1]])['init']})" if m[1] in pure
+                     else m[0], expr)
+        if new == expr:
+            break
+        expr = new
+    return expr
+
+
+def _loops(std, pre, loop, post, pure, carried, block, number, simd) -> list[str]:
+    head, body = loop["head"], loop["body"]
+    n = f"cudaopt_n{number}"
+    on, any_ = f"cudaopt_on{number}", f"cudaopt_any{number}"
+    saved = {name: f"cudaopt_s{number}_{name}" for name in carried}
+    nest = ["for (unsigned int tz = 0; tz < blockDim.z; ++tz)", "    for (unsigned int ty = 0; ty < blockDim.y; ++ty)",
+            *(["        #pragma omp simd"] if simd else []), "        for (unsigned int tx = 0; tx < blockDim.x; ++tx) {"]
+    inner = "            "
+    std = [inner + line for line in std] + [inner + _TID]
+    restore = [f"{inner}{carried[name]} {name} = {saved[name]}[cudaopt_t];" for name in carried]
+    recompute = [inner + pure[name] for name in pure]
+    lines = [f"{{  {_MARK}", f"    unsigned char {on}[{block}];"]
+    lines += [f"    {carried[name]} {saved[name]}[{block}];" for name in carried]
+    lines += [f"    if (blockDim.x * blockDim.y * blockDim.z > {block}u) "
+              f"cudacpu::unsupported(\"stride_loops: optimized for blocks of at most {block} threads\");"]
+    first = nest + std + [f"{inner}{on}[cudaopt_t] = 0;"] + [inner + s for s in pre] + \
+        [f"{inner}{on}[cudaopt_t] = 1;"] + [f"{inner}{saved[name]}[cudaopt_t] = {name};" for name in carried] + ["        }"]
+    lines += ["    " + line for line in first]
+    trip = [f"{inner}if (!{on}[cudaopt_t]) continue;"] + recompute + restore + [
+        f"{inner}const {head['type']} {head['var']} = ({head['init']}) + ({head['type']}){n} * ({head['step']});",
+        *([f"{inner}if (!({loop['guard']})) continue;"] if loop["guard"] else []),
+        f"{inner}if (!({head['var']} {head['op']} {head['bound']})) continue;",
+        f"{inner}{any_} |= 1;",
+        f"{inner}{body}"] + [f"{inner}{saved[name]}[cudaopt_t] = {name};" for name in carried if C.changes(name, body)]
+    lines += [f"    for (unsigned long long {n} = 0;; ++{n}) {{", f"        unsigned char {any_} = 0;"]
+    trip_nest = [line.replace("#pragma omp simd", f"#pragma omp simd reduction(|:{any_})") for line in nest]
+    lines += ["        " + line for line in trip_nest + std + trip + ["        }"]]
+    lines += [f"        if (!{any_}) break;", "    }"]
+    last = nest + std + [f"{inner}if (!{on}[cudaopt_t]) continue;"] + recompute + restore + \
+        [inner + s for s in post] + ["        }"]
+    lines += ["    " + line for line in last] + ["}"]
+    return lines
+
+
+def _reindent(lines: list[str], indent: str) -> str:
+    return "\n".join(indent + line for line in lines)
+
+
+STRIDE_LOOPS = Transform("stride_loops", "loops striding over the threads run trip by trip across the threads "
+                         "(the thread loop innermost, contiguous)", stride_loops)
