@@ -146,3 +146,30 @@ def test_only_guards_of_plain_index_arithmetic_fold(tmp_path, box):
 def test_kernels_without_bound_guards_are_left_alone():
     task = _corpus("bitonic_sort_shared")
     assert full_blocks(Context(task), lower_task(task)) is None
+
+
+SHADOWED = r"""
+__global__ void shadowed(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = 0.0f;
+    {
+        int i = 0;
+        if (i < n) v = 1.0f;
+    }
+    for (int i = 5; i < n; ++i) { if (i < n) v += 0.0f; break; }
+    if (i < n) y[i] = v + x[i];
+}
+"""
+
+
+def test_a_local_declared_again_in_a_nested_statement_is_not_folded(tmp_path):
+    (tmp_path / "shadowed.cu").write_text(SHADOWED)
+    raw = {"name": "shadowed", "cuda": "shadowed.cu",
+           "buffers": [{"name": "x", "dtype": "float32", "shape": [100], "role": "input"},
+                       {"name": "y", "dtype": "float32", "shape": [100], "role": "output"}],
+           "scalars": [{"name": "n", "dtype": "int32", "value": 100}],
+           "launches": [{"kernel": "shadowed", "grid": [4], "block": [32], "args": ["x", "y", "n"]}],
+           "reference": {"kind": "lowered"}}
+    (tmp_path / "shadowed.json").write_text(json.dumps(raw))
+    task = load_task(tmp_path / "shadowed.json")
+    assert full_blocks(Context(task), lower_task(task)) is None  # no `i` here is one value: none folds

@@ -46,6 +46,7 @@ _BUILTINS = {f"{v}.{d}" for v in ("threadIdx", "blockIdx", "blockDim", "gridDim"
     {"tx", "ty", "tz", "bx", "by", "bz", "true", "false"}
 _STEP = re.compile(r"(?:\+\+(?P<a>\w+)|(?P<b>\w+)\+\+|(?P<c>\w+)\s*\+=\s*(?P<step>[\w.]+))$")
 _MARK = "// tools.optimize: interior blocks"
+_DECLARES = re.compile(r"(?:const\s+)?[A-Za-z_][\w:]*(?:<[^;]*>)?[\s*&]+(?=[A-Za-z_]\w*\s*(?:\[|;|,|=))")
 
 
 @dataclass
@@ -158,7 +159,7 @@ def _walk(text: str, start: int, end: int, names: _Names, region: _Region, loops
         elif re.match(r"for\s*\(", stmt):
             _for(text, s, e, names, region, loops)
         elif stmt.startswith("{"):
-            _walk(text, s + 1, e - 1, names, region, loops, top=False)
+            _walk(text, s + 1, e - 1, _scope(names), region, loops, top=False)
         elif not compound:
             _simple(text, s, e, names, region, loops, top)
 
@@ -174,10 +175,10 @@ def _if(text, s, e, names, region, loops) -> None:
     leaves = re.search(r"\b(continue|return|break)\s*;", then) is not None and not re.search(r"\b(for|while|do|switch)\b", then)
     if _fold(text, cond_open + 1, cond_close, not leaves, names, region, loops) and leaves:
         region.dead.append((then_start, then_end))
-    _walk(text, then_start, then_end, names, region, loops, top=False)
+    _walk(text, then_start, then_end, _scope(names), region, loops, top=False)
     after = C.skip_space(text, then_end)
     if after < e and re.match(r"else\b", text[after:]):
-        _walk(text, after + 4, e, names, region, loops, top=False)
+        _walk(text, after + 4, e, _scope(names), region, loops, top=False)
 
 
 def _for(text, s, e, names, region, loops) -> None:
@@ -196,10 +197,29 @@ def _for(text, s, e, names, region, loops) -> None:
                 and not C.changes(init[1], text[body_start:e]):
             counted = init[1]
     if counted is None:  # guards inside that do not read the counter are still checked (at least once)
-        _walk(text, body_start, e, names, region, loops, top=False)
+        _walk(text, body_start, e, _scope(names, parts[0] + ";"), region, loops, top=False)
         return
     inner = _Names(names.allowed, names.bounds, names.perthread, {**names.pure, counted: False})
     _walk(text, body_start, e, inner, region, loops + [text[s:head_close + 1]], top=False)
+
+
+def _scope(names: _Names, declaration: str = "") -> _Names:
+    """The names seen inside a nested statement: the usable locals it does not declare again
+    (a local declared there hides the region's one of the same name)."""
+    scoped = _Names(names.allowed, names.bounds, names.perthread, dict(names.pure))
+    _hide_declared(scoped, declaration)
+    return scoped
+
+
+def _hide_declared(names: _Names, stmt: str) -> None:
+    stmt = stmt.strip()
+    m = _DECLARES.match(stmt)
+    if m is None or re.match(r"(return|delete|goto|case|else)\b", stmt):
+        return
+    for declarator in _split_top(stmt[m.end():].rstrip(";")):
+        name = re.match(r"[\s*&]*([A-Za-z_]\w*)", declarator)
+        if name:
+            names.pure.pop(name[1], None)
 
 
 def _positive_step(step: str, names: _Names) -> bool:
@@ -215,6 +235,7 @@ def _simple(text, s, e, names, region, loops, top) -> None:
         if q is not None:
             _fold(text, s + rhs_at, s + q, True, names, region, loops)
     if not top or loops:
+        _hide_declared(names, stmt)
         return
     decl = _INT_DECL.fullmatch(stmt)
     if decl:
