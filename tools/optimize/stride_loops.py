@@ -46,10 +46,9 @@ _DECLARES = re.compile(r"(?:const\s+)?[A-Za-z_][\w:]*(?:<[^;]*>)?[\s*&]+[A-Za-z_
 def stride_loops(ctx: Context, code: str) -> str | None:
     changed = False
     for k in reversed(C.kernels(code)):
-        launches = ctx.launches_of(k.name)
-        if not launches:
+        block = ctx.largest_block(k.name)
+        if not block:
             continue
-        block = max(b[0] * b[1] * b[2] for _, b in (launch.dims() for launch in launches))
         body = k.body(code)
         params = {C.param_name(p) for p in C.split_params(k.params)}
         allowed = _BUILTINS | {p for p in params if p and not C.changes(p, body)} | \

@@ -565,10 +565,9 @@ def perthread_stack(ctx: Context, code: str) -> str | None:
     vectorizes the thread loops. A launch with a larger block stops with a message."""
     changed = False
     for k in reversed(C.kernels(code)):
-        launches = ctx.launches_of(k.name)
-        if not launches:
+        block = ctx.largest_block(k.name)
+        if not block:
             continue
-        block = max(b[0] * b[1] * b[2] for _, b in (launch.dims() for launch in launches))
         body = k.body(code)
         decls = list(_PERTHREAD_DECL.finditer(body))
         head = "const unsigned int nthreads = blockDim.x * blockDim.y * blockDim.z;"

@@ -32,6 +32,10 @@ class Context:
     def launches_of(self, kernel: str):
         return [launch for launch in self.task.launches if launch.kernel == kernel]
 
+    def largest_block(self, kernel: str) -> int:
+        """Threads in the largest block the task launches the kernel with (0: not launched)."""
+        return max((b[0] * b[1] * b[2] for _, b in (launch.dims() for launch in self.launches_of(kernel))), default=0)
+
 
 @dataclass(frozen=True)
 class Transform:
