@@ -95,6 +95,26 @@ def test_a_much_slower_variant_is_discarded(cancel, box):
     assert result.code.split("\n", 1)[1] == faithful
 
 
+def test_a_step_that_only_pays_on_the_input_replaces_the_steps_kept_before_it(cancel, box):
+    """A path trap: `halve` pays a little and is kept; `drop` pays a lot on the input but not after
+    `halve`. Marked fresh, `drop` is also tried on the input and replaces the best so far."""
+    task, faithful = cancel
+    k = C.kernel_named(faithful, "cancel_kernel")
+    spinning = faithful[:k.body_open + 1] + "for (volatile int spin = 0; spin < 2000000; ++spin) {}\n" + faithful[k.body_open + 1:]
+    halve = Transform("halve", "spins half as long", lambda ctx, code: code.replace("spin < 2000000", "spin < 1000000"))
+
+    def drop(ctx, code):
+        if "spin < 2000000" in code:
+            return code.replace("spin < 2000000", "spin < 0")
+        return code.replace("spin < 1000000", "spin < 4000000")
+
+    budget = Budget(max_variants=4, timing_s=0.05, rounds=2, seeds=2)
+    result = search(task, spinning, box, budget=budget, transforms=[halve, Transform("drop", "spins not", drop, fresh=True)])
+    assert [s.outcome for s in result.steps] == ["kept", "slower", "kept"], result.steps
+    assert "applied to the input instead of after halve" in result.steps[2].detail
+    assert result.applied == ["drop"] and "spin < 0" in result.code
+
+
 def test_fast_math_never_kept_where_it_changes_results(cancel, box):
     task, faithful = cancel
     result = search(task, faithful, box, budget=FAST, fast_math_ok=True, transforms=[_transform("fast_math")])

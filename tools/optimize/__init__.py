@@ -20,11 +20,6 @@ column sums of a fused `sum_broadcast`, run once per OpenMP thread and its share
 results copied: block_invariant.py),
 merge_blocks (consecutive blocks whose reads are contiguous across blockIdx.x run together as the
 lanes of one SIMD loop, each with its own per-thread and shared state: merge_blocks.py),
-full_blocks (blocks where every bound guard such as `i < n` holds as in the interior of the problem,
-checked per block for all its threads, run a copy with those guards folded to constants, then
-wide_indices on it: full_blocks.py), stride_loops (a thread's loop over the block's or grid's
-stride, `for (c = tid; c < n; c += blockDim.x)`, run trip by trip across the threads, the thread
-loop innermost: stride_loops.py),
 grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space), specialize
 (the following six together, because they pay off together: a guard-free loop vectorizes only with
 the launch extents known and min/max as selects), specialize_parallel (the same without
@@ -36,6 +31,11 @@ math calls that threads repeat with the same operands, computed once per block: 
 before index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls
 knows), index_runs (index_runs.py), wide_indices (subscripts built in unsigned 32-bit arithmetic
 computed in 64 bits where their bound, checked per call, is below 2^31: wide_indices.py),
+full_blocks (blocks where every bound guard such as `i < n` holds as in the interior of the problem,
+checked per block for all its threads, run a copy with those guards folded to constants, then
+wide_indices on it: full_blocks.py), stride_loops (a thread's loop over the block's or grid's
+stride, `for (c = tid; c < n; c += blockDim.x)`, run trip by trip across the threads, the thread
+loop innermost: stride_loops.py),
 threads_parallel (few blocks: the thread loop is the parallel loop), inline_minmax
 (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
 serial_small_grids (a serial twin of the parallel loop nest taken for small launches: no OpenMP call

@@ -210,6 +210,15 @@ def skip_space(text: str, i: int) -> int:
     return i
 
 
+_CONSTANT_MACRO = re.compile(r"^[ \t]*#define[ \t]+(\w+)[ \t]+(?:[-+*/%()<>&|^~ \t]|0[xX][0-9a-fA-F]+|\d+[uUlL]*)+$", re.M)
+
+
+def constant_macros(code: str) -> set[str]:
+    """Object-like macros defined as integer arithmetic of literals (`#define BS 16`,
+    `#define TILE (16 + 2)`): names that read nothing and never change."""
+    return set(_CONSTANT_MACRO.findall(code))
+
+
 def with_body(code: str, k: KernelText, body: str) -> str:
     """The translation unit with kernel k's body (the text between its braces) replaced."""
     return code[:k.body_open + 1] + body + code[k.end - 1:]

@@ -101,7 +101,7 @@ def _kernel(code: str, k: C.KernelText, body: str) -> str | None:
     rest = block[head_end:]
     scalars = {C.param_name(p) for p in C.split_params(k.params) if "*" not in p and "[" not in p}
     scalars = {s for s in scalars if s and not C.changes(s, body)}
-    macros = set(re.findall(r"^[ \t]*#define[ \t]+(\w+)[ \t]+[^\s(]", code, re.M))
+    macros = C.constant_macros(code)
     perthread = {m["name"] or m["name2"]: (m["t"] or m["t2"]).strip() for m in _PERTHREAD.finditer(body)}
     names = _Names(_BUILTINS | scalars | macros, scalars, perthread)
     regions = _regions(rest, names)
@@ -396,4 +396,4 @@ def _without_exit_flags(fast: str, body: str, rest: str, regions: list[_Region])
 
 
 FULL_BLOCKS = Transform("full_blocks", "blocks inside the problem run a copy without their bound guards "
-                        "(checked per block for all threads)", full_blocks)
+                        "(checked per block for all threads)", full_blocks, fresh=True)

@@ -606,4 +606,4 @@ def _base_text(form: Form, x: str, quotient: dict) -> str:
 
 
 INDEX_RUNS = Transform("index_runs", "thread loops split into runs of the flat index where every subscript is affine "
-                       "(no divisions, contiguous accesses)", index_runs)
+                       "(no divisions, contiguous accesses)", index_runs, fresh=True)

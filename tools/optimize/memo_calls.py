@@ -546,4 +546,4 @@ def _value(node: Node, env: dict[str, int]) -> int:
 
 
 MEMO_CALLS = Transform("memo_calls", "expressions around costly math calls that threads repeat with the same "
-                       "operands computed once per block and shared", memo_calls)
+                       "operands computed once per block and shared", memo_calls, fresh=True)

@@ -1,6 +1,9 @@
 """The search: transformations applied one after another to the best version so far; each
 result is checked against the reference (several seeds, 1 and N threads) before it is timed
 against the current best in the same run; it replaces the best only when correct and faster.
+A step marked `fresh` that does not pay after the steps kept so far is also applied to the input
+and timed against the best: the kept steps may be what stood in its way (group_conv2d_1: index
+runs 0.74x after specialize_parallel, 7.8x the best when applied to the input instead).
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ from .transforms import TRANSFORMS, Context, Transform
 
 @dataclass
 class Budget:
-    max_variants: int = 8  # versions checked (and timed when correct)
+    max_variants: int = 12  # versions checked (and timed when correct)
     max_seconds: float = 120.0  # wall time of the whole search (no new variant starts after it)
     timing_s: float = 0.4  # measured time per comparison (both versions together)
     rounds: int = 3
     seeds: int = 2  # fresh seeds per check (with 1 and N threads)
-    min_gain: float = 1.05  # a variant must beat the best by this factor to replace it
+    min_gain: float = 1.05  # a variant must beat the best by this factor to replace it (geomean over thread counts)
+    max_loss: float = 0.95  # ... and reach at least this share of the best's speed at every thread count
 
 
 @dataclass
@@ -70,24 +74,46 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
         if tried >= budget.max_variants or time.monotonic() - started > budget.max_seconds:
             result.steps.append(Step(t.name, "skipped", detail="budget spent"))
             continue
-        variant = _apply(t, ctx, result.code)
-        if variant is None:
+        variant, step = _attempt(task, t, ctx, result.code, result.code, sandbox, budget, seeds, nthreads)
+        if step is None:
             result.steps.append(Step(t.name, "not_applicable"))
             continue
         tried += 1
-        if isinstance(variant, list):  # alternatives: the first that matches the reference is timed
-            variant, failures = _first_correct(task, variant, sandbox, seeds)
-            step = Step(t.name, "incorrect", detail=failures)
-        if variant is not None:
-            step = _evaluate(task, t, result.code, variant, sandbox, budget, seeds, nthreads)
         result.steps.append(step)
         result.observations.append(_observation(t, step, nthreads))
         if step.outcome == "kept":
             result.code, result.speedup = variant, result.speedup * (step.ratio or 1.0)
             result.applied.append(t.name)
+        elif t.fresh and result.applied and tried < budget.max_variants:
+            # The steps kept so far may be what keeps this one from paying: applied to the input
+            # instead, it is timed against the best so far and replaces it where faster.
+            variant, step = _attempt(task, t, ctx, code, result.code, sandbox, budget, seeds, nthreads)
+            if step is None:
+                continue
+            tried += 1
+            dropped = ", ".join(result.applied)
+            step.detail = f"applied to the input instead of after {dropped}: {step.detail}"[:300]
+            result.steps.append(step)
+            result.observations.append(_observation(t, step, nthreads))
+            if step.outcome == "kept":
+                result.code, result.speedup = variant, result.speedup * (step.ratio or 1.0)
+                result.applied = [t.name]
     if result.steps and any(s.outcome not in ("not_applicable", "skipped") for s in result.steps):
         result.code = C.mark(result.code, result.applied)  # searched: a later call has nothing more to try
     return result
+
+
+def _attempt(task, t: Transform, ctx: Context, start: str, best: str, sandbox, budget: Budget, seeds, nthreads):
+    """t applied to `start`, checked, and timed against `best`: (the variant, its step), or
+    (None, None) where t does not apply."""
+    variant = _apply(t, ctx, start)
+    if variant is None:
+        return None, None
+    if isinstance(variant, list):  # alternatives: the first that matches the reference is timed
+        variant, failures = _first_correct(task, variant, sandbox, seeds)
+        if variant is None:
+            return None, Step(t.name, "incorrect", detail=failures)
+    return variant, _evaluate(task, t, best, variant, sandbox, budget, seeds, nthreads)
 
 
 def _apply(t: Transform, ctx: Context, code: str) -> str | list[str] | None:
@@ -126,14 +152,15 @@ def _evaluate(task, t: Transform, best: str, variant: str, sandbox, budget: Budg
                               budget_s=budget.timing_s)
     except (TimingError, VerifyError) as exc:
         return Step(t.name, "failed", detail=str(exc)[:300])
-    # Medians decide: faster in geomean over 1 and N threads, and slower at neither. On a shared
+    # Medians decide: faster in geomean over 1 and N threads, and not more than a few percent slower
+    # at either (a serial twin of a small launch: 3.5x with 2 threads, 0.96x with 1). On a shared
     # machine other load only adds time, so a variant kept must also not lose in its fastest runs.
     ratios = [times[("best", n)].median_s / times[("variant", n)].median_s for n in counts]
     ratio = _geomean(ratios)
     fastest = _geomean([times[("best", n)].min_s / times[("variant", n)].min_s for n in counts])
     detail = "; ".join(f"{n} thread{'s' if n > 1 else ''}: median {times[('variant', n)].median_s * 1e3:.3g} ms vs "
                        f"{times[('best', n)].median_s * 1e3:.3g} ms" for n in counts)
-    if ratio >= budget.min_gain and min(ratios) >= 1.0 and fastest >= 1.0:
+    if ratio >= budget.min_gain and min(ratios) >= budget.max_loss and fastest >= 1.0:
         return Step(t.name, "kept", ratio, detail)
     return Step(t.name, "slower", ratio, detail)
 

@@ -52,7 +52,7 @@ def stride_loops(ctx: Context, code: str) -> str | None:
         body = k.body(code)
         params = {C.param_name(p) for p in C.split_params(k.params)}
         allowed = _BUILTINS | {p for p in params if p and not C.changes(p, body)} | \
-            set(re.findall(r"^[ \t]*#define[ \t]+(\w+)[ \t]+[^\s(]", code, re.M))
+            C.constant_macros(code)
         pointers = {C.param_name(p) for p in C.split_params(k.params) if "*" in p} & allowed
         new, count = body, 0
         perthread = set(_PERTHREAD.findall(body))
@@ -230,4 +230,4 @@ def _reindent(lines: list[str], indent: str) -> str:
 
 
 STRIDE_LOOPS = Transform("stride_loops", "loops striding over the threads run trip by trip across the threads "
-                         "(the thread loop innermost, contiguous)", stride_loops)
+                         "(the thread loop innermost, contiguous)", stride_loops, fresh=True)

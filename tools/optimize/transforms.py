@@ -42,6 +42,7 @@ class Transform:
     name: str
     what: str  # one line for observations
     apply: Callable[[Context, str], "str | list[str] | None"]  # a list: alternatives, the first correct one counts
+    fresh: bool = False  # where not faster after the steps kept so far, also tried on the search's input
 
 
 # ---------------------------------------------------------------------------------------
@@ -747,13 +748,14 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     """The search's order: launches that are matrix products or block scans replaced whole
     (matrix_products.py, block_scans.py), the barrier/shuffle patterns applied together
     (sync_transforms.py), work every block repeats done once per worker (block_invariant.py),
-    small blocks merged into SIMD lanes once their shuffles are plain loops (merge_blocks.py), interior
-    blocks without their bound guards (full_blocks.py), loops striding over the threads run trip by
-    trip across them (stride_loops.py), then
+    small blocks merged into SIMD lanes once their shuffles are plain loops (merge_blocks.py), then
     the structural steps that pay off most (flat grid-stride loops, specialize, the CPU's own
     tuning, shared calls, index runs: index runs leave no thread loop for shared calls, shared
-    calls leave index runs the other kernels; then 64-bit subscripts), then the barrier/shuffle
-    patterns one by one, then the rest."""
+    calls leave index runs the other kernels; then 64-bit subscripts), then interior blocks without
+    their bound guards (full_blocks.py; after specialize, whose guard-free thread ranges a kept
+    interior copy would otherwise hide: hardsigmoid_1 4x instead of 27x) and loops striding over the
+    threads run trip by trip across them (stride_loops.py), then the barrier/shuffle patterns one by
+    one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .block_scans import BLOCK_SCANS
     from .full_blocks import FULL_BLOCKS
@@ -769,7 +771,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
     head += [MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
-    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS, FULL_BLOCKS, STRIDE_LOOPS] + head + singles + [
+    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + [FULL_BLOCKS, STRIDE_LOOPS] + singles + [
         t for t in base if t not in head]
 
 
