@@ -111,6 +111,7 @@ def test_a_step_that_only_pays_on_the_input_replaces_the_steps_kept_before_it(ca
     budget = Budget(max_variants=4, timing_s=0.05, rounds=2, seeds=2)
     result = search(task, spinning, box, budget=budget, transforms=[halve, Transform("drop", "spins not", drop, fresh=True)])
     assert [s.outcome for s in result.steps] == ["kept", "slower", "kept"], result.steps
+    assert [s.on_input for s in result.steps] == [False, False, True]
     assert "applied to the input instead of after halve" in result.steps[2].detail
     assert result.applied == ["drop"] and "spin < 0" in result.code
 

@@ -41,6 +41,7 @@ class Step:
     outcome: str  # kept, slower, incorrect, failed, not_applicable, skipped
     ratio: float | None = None  # best time / variant time (>1: the variant is faster)
     detail: str = ""
+    on_input: bool = False  # a fresh step's retry: applied to the search's input, not to the best so far
 
 
 @dataclass
@@ -91,6 +92,7 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
             if step is None:
                 continue
             tried += 1
+            step.on_input = True
             dropped = ", ".join(result.applied)
             step.detail = f"applied to the input instead of after {dropped}: {step.detail}"[:300]
             result.steps.append(step)
