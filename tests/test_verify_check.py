@@ -226,3 +226,27 @@ def test_entry_without_c_linkage_is_a_compile_error(box, vadd_task):
     r = check(vadd_task, VADD_OK.replace('extern "C" ', ""), box, seeds=[42], threads=[1])
     assert r.status == "compile_error"
     assert "defines no function 'vadd' with C linkage" in messages(r)
+
+
+def test_a_library_built_once_is_copied_until_it_is_changed(box, vadd_task, monkeypatch):
+    """The same source built again (the search checks a variant, then times it under another name)
+    is a copy of the first build; a library changed since it was built (candidate code runs in
+    the same directory) is compiled again."""
+    import importlib
+
+    check_module = importlib.import_module("tools.verify.check")
+    compiled = []
+    real = check_module.compile_cpp
+    monkeypatch.setattr(check_module, "compile_cpp", lambda *a, **k: compiled.append(a[2]) or real(*a, **k))
+    source = VADD_OK + "// built once\n"
+    first = check_module.build_candidate(box, vadd_task, source, lib="libfirst.so")
+    second = check_module.build_candidate(box, vadd_task, source, lib="libsecond.so")
+    assert first.ok and second.ok and len(compiled) == 1
+    work = check_module.WORK
+    assert box.get(f"{work}/libsecond.so") == box.get(f"{work}/libfirst.so")
+    box.put({f"{work}/libfirst.so": b"not a library"})
+    assert check_module.build_candidate(box, vadd_task, source, lib="libthird.so").ok and len(compiled) == 2
+    assert box.get(f"{work}/libthird.so")[:4] == b"\x7fELF"
+    other_flags = check_module.build_candidate(box, vadd_task, source, lib="libfourth.so", cxxflags=["-O1", "-fopenmp"])
+    assert other_flags.ok and len(compiled) == 3  # the flags are part of what a build is
+    assert check(vadd_task, source, box, seeds=[42]).status == "correct"

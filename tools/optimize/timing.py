@@ -28,7 +28,7 @@ def library_for(sandbox: Sandbox, task: Task, source: str, cxxflags=None) -> str
     key = hashlib.sha256(source.encode()).hexdigest()[:12]
     lib = f"opt_{key}.so"
     if not sandbox.exists(f"{WORK}/{lib}"):
-        build = build_candidate(sandbox, task, source, lib=lib, cxxflags=cxxflags, name=f"opt_{key}.cpp")
+        build = build_candidate(sandbox, task, source, lib=lib, cxxflags=cxxflags)  # a copy where it was just checked
         if not build.ok:
             raise TimingError(f"does not compile: {build.summary(3)}")
     return f"{WORK}/{lib}"

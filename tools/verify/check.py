@@ -13,6 +13,7 @@ lowered references: the agent checks many candidates of one task.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -75,20 +76,55 @@ def candidate_filename(task: Task) -> str:
     return f"{task.name}.cpp"
 
 
+# Libraries built in each sandbox, by all that determines them (file name, source, compiler,
+# flags), newest last: the search checks a variant (libcand.so), then times it (opt_<hash>.so),
+# and the second is a copy. Reused only while the library is the one built: candidate code runs
+# in the same directory and could replace it.
+_BUILT: OrderedDict[tuple[int, str], tuple[str, str, BuildResult]] = OrderedDict()
+_BUILT_MAX = 64
+
+
 def build_candidate(
     sandbox: Sandbox, task: Task, source: str, *, lib: str, cxx: str = "g++", cxxflags: Sequence[str] | None = None,
     extra: Sequence[str] = (), name: str | None = None,
 ) -> BuildResult:
     """Compile C++ source to a shared library in the sandbox's WORK dir; diagnostics name the bare file."""
     fname = name or candidate_filename(task)
+    flags = list(cxxflags or DEFAULT_CXXFLAGS)
+    out = f"{WORK}/{lib}"
+    key = (id(sandbox), hashlib.sha256("\0".join([fname, source, cxx, *flags, "", *extra]).encode()).hexdigest())
+    reused = _reuse_build(sandbox, key, out)
+    if reused is not None:
+        return reused
     includes = put_runtime_headers(sandbox, f"{WORK}/include") if not sandbox.exists(f"{WORK}/include") else [f"{WORK}/include"]
     sandbox.put({f"{WORK}/{fname}": source})
-    build = compile_cpp(sandbox, [f"{WORK}/{fname}"], f"{WORK}/{lib}", cxx=cxx, flags=list(cxxflags or DEFAULT_CXXFLAGS),
-                        shared=True, include_dirs=includes, extra=extra)
+    build = compile_cpp(sandbox, [f"{WORK}/{fname}"], out, cxx=cxx, flags=flags, shared=True, include_dirs=includes,
+                        extra=extra)
     for d in build.diagnostics:
         if d.file.startswith(f"{WORK}/"):
             d.file = d.file[len(WORK) + 1:]
+    reports = any(f.startswith("-fopt-info") for f in flags)  # a side effect a copy would not repeat
+    digest = _file_digest(sandbox, out) if build.ok and not reports else None
+    if digest:
+        _BUILT[key] = (out, digest, copy.deepcopy(build))
+        while len(_BUILT) > _BUILT_MAX:
+            _BUILT.popitem(last=False)
     return build
+
+
+def _reuse_build(sandbox: Sandbox, key: tuple[int, str], out: str) -> BuildResult | None:
+    """The build recorded under `key`, its library copied to `out`, while it is unchanged."""
+    if key not in _BUILT:
+        return None
+    path, digest, build = _BUILT[key]
+    data = sandbox.get(path) if sandbox.exists(path) else None
+    if data is None or hashlib.sha256(data).hexdigest() != digest:
+        del _BUILT[key]
+        return None
+    if path != out:
+        sandbox.put({out: data})
+    _BUILT.move_to_end(key)
+    return copy.deepcopy(build)
 
 
 @contextmanager
