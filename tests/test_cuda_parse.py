@@ -93,3 +93,28 @@ def test_launch_sites_and_runtime_calls(mod):
     assert (second.kernel, second.grid, second.block, second.shared_bytes) == ("total", "dim3(4)", "BLOCK", None)
     names = [c.name for c in mod.runtime_calls]
     assert names == ["cudaMalloc", "cudaMemcpyToSymbol", "cudaStreamCreate", "cudaDeviceSynchronize"]
+
+
+def test_the_precompiled_shim_parses_alike_and_a_damaged_one_is_replaced(tmp_path, monkeypatch):
+    """Parses use cuda_shim.h precompiled in the user's cache; the lowering is the same without it,
+    and a precompiled header that no longer loads (damaged, or built for other headers) is
+    parsed around, removed and built again."""
+    from pathlib import Path
+
+    from tools.cuda import frontend, lower_task
+    from tools.spec import load_task
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    frontend._shim_pch.cache_clear()
+    task = load_task(Path(__file__).parent / "kernels" / "reduce_warp_legacy" / "task.json")
+    with_pch = lower_task(task)
+    pch = Path(frontend._shim_pch())
+    assert pch.is_relative_to(tmp_path) and pch.stat().st_size > 100_000
+    with monkeypatch.context() as m:
+        m.setattr(frontend, "_shim_pch", lambda: None)
+        assert lower_task(task) == with_pch
+    pch.write_bytes(pch.read_bytes()[:5000])
+    assert lower_task(task) == with_pch
+    assert not pch.exists()
+    assert parse_cuda(SOURCE).kernels and pch.stat().st_size > 100_000  # built again
+    frontend._shim_pch.cache_clear()
