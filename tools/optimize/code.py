@@ -210,6 +210,31 @@ def skip_space(text: str, i: int) -> int:
     return i
 
 
+_DECLARATION_TYPE = re.compile(r"(?:const\s+)?[A-Za-z_][\w:]*(?:<[^;]*>)?[\s*&]+(?=[A-Za-z_]\w*\s*(?:\[|;|,|=))")
+
+
+def declaration_type(stmt: str) -> re.Match | None:
+    """The type of a statement (stripped) that declares variables (`const float* p = q;`,
+    `int a[4], b;`): the match ends where its declarators begin. None for other statements."""
+    if re.match(r"(return|delete|goto|case|else)\b", stmt):
+        return None
+    return _DECLARATION_TYPE.match(stmt)
+
+
+def split_top_level(text: str) -> list[str]:
+    """text split at its commas outside parentheses and brackets (declarators, initialisers)."""
+    out, depth, cur = [], 0, ""
+    for c in text:
+        depth += c in "(["
+        depth -= c in ")]"
+        if c == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += c
+    return out + [cur]
+
+
 _CONSTANT_MACRO = re.compile(r"^[ \t]*#define[ \t]+(\w+)[ \t]+(?:[-+*/%()<>&|^~ \t]|0[xX][0-9a-fA-F]+|\d+[uUlL]*)+$", re.M)
 
 

@@ -46,7 +46,6 @@ _BUILTINS = {f"{v}.{d}" for v in ("threadIdx", "blockIdx", "blockDim", "gridDim"
     {"tx", "ty", "tz", "bx", "by", "bz", "true", "false"}
 _STEP = re.compile(r"(?:\+\+(?P<a>\w+)|(?P<b>\w+)\+\+|(?P<c>\w+)\s*\+=\s*(?P<step>[\w.]+))$")
 _MARK = "// tools.optimize: interior blocks"
-_DECLARES = re.compile(r"(?:const\s+)?[A-Za-z_][\w:]*(?:<[^;]*>)?[\s*&]+(?=[A-Za-z_]\w*\s*(?:\[|;|,|=))")
 
 
 @dataclass
@@ -213,10 +212,10 @@ def _scope(names: _Names, declaration: str = "") -> _Names:
 
 def _hide_declared(names: _Names, stmt: str) -> None:
     stmt = stmt.strip()
-    m = _DECLARES.match(stmt)
-    if m is None or re.match(r"(return|delete|goto|case|else)\b", stmt):
+    m = C.declaration_type(stmt)
+    if m is None:
         return
-    for declarator in _split_top(stmt[m.end():].rstrip(";")):
+    for declarator in C.split_top_level(stmt[m.end():].rstrip(";")):
         name = re.match(r"[\s*&]*([A-Za-z_]\w*)", declarator)
         if name:
             names.pure.pop(name[1], None)
@@ -239,11 +238,11 @@ def _simple(text, s, e, names, region, loops, top) -> None:
         return
     decl = _INT_DECL.fullmatch(stmt)
     if decl:
-        for part in _split_top(decl["decls"]):
+        for part in C.split_top_level(decl["decls"]):
             m = re.fullmatch(r"\s*(\w+)\s*=\s*(.+?)\s*", part, re.S)
             if not m or not _usable(m[2], names) or _assigned_again(m[1], text, e, region.end):
                 return
-        for part in _split_top(decl["decls"]):
+        for part in C.split_top_level(decl["decls"]):
             name, init = (x.strip() for x in part.split("=", 1))
             names.pure[name] = _varies_by_block(init, names)
         region.checks.append(stmt)
@@ -344,19 +343,6 @@ def _top_level(text: str, ch: str, start: int) -> int | None:
         if c == ch and depth == 0:
             return i
     return None
-
-
-def _split_top(text: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for c in text:
-        depth += c in "(["
-        depth -= c in ")]"
-        if c == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += c
-    return out + [cur]
 
 
 def _assigned_again(name: str, text: str, after: int, region_end: int) -> bool:

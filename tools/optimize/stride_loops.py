@@ -40,7 +40,6 @@ _FORBIDDEN = re.compile(r"\b(break|continue|return|goto|atomic\w*|__syncthreads|
 _MARK = "// tools.optimize: trip by trip across the threads"
 _PERTHREAD = re.compile(r"(?:cudacpu::PerThread<[^>]+>|cudaopt::Id<[^>]+>|cudaopt::Flag) (\w+)[(\[]")
 _TID = "const unsigned int cudaopt_t = (tz * blockDim.y + ty) * blockDim.x + tx;"
-_DECLARES = re.compile(r"(?:const\s+)?[A-Za-z_][\w:]*(?:<[^;]*>)?[\s*&]+[A-Za-z_]\w*\s*(?:\[|;|,|=)")
 
 
 def stride_loops(ctx: Context, code: str) -> str | None:
@@ -50,10 +49,10 @@ def stride_loops(ctx: Context, code: str) -> str | None:
         if not block:
             continue
         body = k.body(code)
-        params = {C.param_name(p) for p in C.split_params(k.params)}
-        allowed = _BUILTINS | {p for p in params if p and not C.changes(p, body)} | \
-            C.constant_macros(code)
-        pointers = {C.param_name(p) for p in C.split_params(k.params) if "*" in p} & allowed
+        params = C.split_params(k.params)
+        names = {C.param_name(p) for p in params}
+        allowed = _BUILTINS | {p for p in names if p and not C.changes(p, body)} | C.constant_macros(code)
+        pointers = {C.param_name(p) for p in params if "*" in p} & allowed
         new, count = body, 0
         perthread = set(_PERTHREAD.findall(body))
         while count < 8 and (step := _first_region(new, allowed, pointers, perthread, block, count)) is not None:
@@ -100,10 +99,10 @@ def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str
             continue
         d = _DECL.fullmatch(stmt)
         if d is None:
-            if _DECLARES.match(stmt) and not re.match(r"(return|delete|goto|case)\b", stmt):
+            if C.declaration_type(stmt):
                 return None  # a declaration the later loops could not see (an array, no initialiser)
             continue
-        if _top_level_comma(d["init"]):
+        if len(C.split_top_level(d["init"])) > 1:
             return None  # several declarators
         name = d["name"]
         if _pure(d["init"], allowed, pure) and not C.changes(name, text[e:]):
@@ -111,16 +110,6 @@ def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str
         else:
             carried[name] = re.sub(r"^const\s+", "", d["type"].strip())
     return None
-
-
-def _top_level_comma(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += ch in "(["
-        depth -= ch in ")]"
-        if ch == "," and depth == 0:
-            return True
-    return False
 
 
 def _guarded(stmt: str) -> tuple[str | None, str]:
