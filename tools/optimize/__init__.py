@@ -35,7 +35,12 @@ full_blocks (blocks where every bound guard such as `i < n` holds as in the inte
 checked per block for all its threads, run a copy with those guards folded to constants, then
 wide_indices on it: full_blocks.py), stride_loops (a thread's loop over the block's or grid's
 stride, `for (c = tid; c < n; c += blockDim.x)`, run trip by trip across the threads, the thread
-loop innermost: stride_loops.py),
+loop innermost: stride_loops.py), owned_stores (a thread's own per-thread copies loaded before and
+stored after each branch or inner loop of its thread loop, so that g++ updates locals with selects
+instead of storing through masks, and a `__shared__` flag the threads only set to one literal set
+once after the loop from an OR-reduced local: owned_stores.py; after stride_loops, whose loops it
+would wrap), the barrier/shuffle ones one by one (uniform_exits among them: a loop with barriers
+left on a shared flag by the whole block at once, without per-thread loop flags: uniform_exits.py),
 threads_parallel (few blocks: the thread loop is the parallel loop), inline_minmax
 (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
 serial_small_grids (a serial twin of the parallel loop nest taken for small launches: no OpenMP call

@@ -20,6 +20,8 @@ THREAD_NEST = (r"for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)\s*"
                r"for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\s*(?:#pragma omp simd\s*)?"
                r"for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
 MARKER = "// tools.optimize:"
+# A block's `__shared__` memory as the lowering declares it (static, or the dynamic buffer's view)
+SHARED_DECL = re.compile(r"(\w+)(?:\[[^\]]*\])*;  // __shared__: one per block|(\w+) = dynamic_shared\.as<[^>]*>\(\);  // extern __shared__")
 
 
 @dataclass

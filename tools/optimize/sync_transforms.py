@@ -16,6 +16,8 @@ lane_arrays: the lowering's `cudacpu::WarpExchange` (16-byte slots, round stamps
 perthread_stack: per-thread copies (values live across a barrier) as stack arrays sized by the
     task's largest block, bools as bytes, indexed by a 64-bit thread id: no aliasing with the
     kernel's pointers, affine accesses, vectorizable thread loops.
+uniform_exits: loops whose exits test only values the block's threads share left once per block
+    (tools/optimize/uniform_exits.py).
 direct_shuffles: straight-line shuffles (TVM's cross-thread reductions) read the sender's
     per-thread copy instead of a lane array (tools/optimize/direct_shuffles.py).
 live_lanes: then each step of such a reduction computes only the lanes read later
@@ -33,6 +35,7 @@ from .direct_shuffles import direct_shuffles
 from .live_lanes import live_lanes
 from .own_lane_simd import own_lane_simd
 from .transforms import Context, Transform
+from .uniform_exits import uniform_exits
 
 # ---------------------------------------------------------------------------------------
 # warp exchanges as plain per-site lane arrays
@@ -681,7 +684,6 @@ inline unsigned short atomicCAS(unsigned short* a, unsigned short c, unsigned sh
 }  // namespace cudaopt
 #endif  // CUDAOPT_PLAIN_ATOMICS
 """
-_SHARED_DECL = re.compile(r"(\w+)(?:\[[^\]]*\])*;  // __shared__: one per block|(\w+) = dynamic_shared\.as<[^>]*>\(\);  // extern __shared__")
 _ATOMIC_CALL = re.compile(r"(?<![\w.:>])(atomic(?:Add|Sub|Exch|Min|Max|Inc|Dec|And|Or|Xor|CAS))(?:_block)?\(")
 _SIMD_TX = re.compile(r"#pragma omp simd\s*for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
 
@@ -701,7 +703,7 @@ def shared_atomics_plain(ctx: Context, code: str) -> str | None:
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
-        shared = {a or b for a, b in _SHARED_DECL.findall(body)}
+        shared = {a or b for a, b in C.SHARED_DECL.findall(body)}
         if not shared or "cudaopt::plain::" in body:
             continue
         edits = []
@@ -740,11 +742,13 @@ def sync_together(ctx: Context, code: str) -> str | None:
 
 SYNC_TRANSFORMS: list[Transform] = [
     Transform("sync_together", "warp rounds per warp, plain shared atomics, lane arrays, stack per-thread copies, "
-              "direct shuffle reads, live lanes only and own-lane loops vectorized, together", sync_together),
+              "uniform loop exits, direct shuffle reads, live lanes only and own-lane loops vectorized, together", sync_together),
     Transform("warp_rounds", "loops of warp-shuffle rounds run warp by warp on a local array of the 32 lanes", warp_rounds),
     Transform("shared_atomics_plain", "atomics on a block's own shared memory as plain read-modify-writes", shared_atomics_plain),
     Transform("lane_arrays", "warp exchanges as plain per-site lane arrays (no round stamps, inline reads)", lane_arrays),
     Transform("perthread_stack", "per-thread copies as stack arrays sized by the task's largest block", perthread_stack),
+    Transform("uniform_exits", "loops with barriers whose exits test only shared or uniform values left by the whole block "
+              "at once (no per-thread loop flags)", uniform_exits),
     Transform("direct_shuffles", "straight-line shuffles read the sender's per-thread copy (no lane arrays)", direct_shuffles),
     Transform("live_lanes", "shuffle-reduction steps computed only for the lanes read later", live_lanes),
     Transform("own_lane_simd", "thread loops that touch only their own thread's copies vectorized", own_lane_simd),

@@ -754,14 +754,16 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     calls leave index runs the other kernels; then 64-bit subscripts), then interior blocks without
     their bound guards (full_blocks.py; after specialize, whose guard-free thread ranges a kept
     interior copy would otherwise hide: hardsigmoid_1 4x instead of 27x) and loops striding over the
-    threads run trip by trip across them (stride_loops.py), then the barrier/shuffle patterns one by
-    one, then the rest."""
+    threads run trip by trip across them (stride_loops.py), a thread's own copies loaded and stored
+    once around its branches and inner loops (owned_stores.py; after stride_loops, whose loops it
+    would wrap), then the barrier/shuffle patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .block_scans import BLOCK_SCANS
     from .full_blocks import FULL_BLOCKS
     from .stride_loops import STRIDE_LOOPS
     from .index_runs import INDEX_RUNS
     from .matrix_products import MATRIX_PRODUCTS
+    from .owned_stores import OWNED_STORES
     from .memo_calls import MEMO_CALLS
     from .merge_blocks import MERGE_BLOCKS
     from .sync_transforms import SYNC_TRANSFORMS
@@ -771,7 +773,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
     head += [MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
-    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + [FULL_BLOCKS, STRIDE_LOOPS] + singles + [
+    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + [FULL_BLOCKS, STRIDE_LOOPS, OWNED_STORES] + singles + [
         t for t in base if t not in head]
 
 
