@@ -231,3 +231,31 @@ def test_an_exit_whose_region_writes_what_it_tests_keeps_its_flag(tmp_path):
     lowered = lower_task(task)
     assert "in_loop" in _kernel(lowered)
     assert uniform_exits(Context(task), lowered) is None
+
+
+THROUGH_POINTER = r"""
+__global__ void through_pointer(const int* x, int* y, int n) {
+    __shared__ int done;
+    int* flag = &done;
+    int t = threadIdx.x;
+    int v = x[blockIdx.x * blockDim.x + t];
+    __syncthreads();
+    if (t == 0) done = 0;
+    __syncthreads();
+    while (true) {
+        __syncthreads();
+        if (done) break;
+        if (v > 55) *flag = 1;   // the region writes what its exit tests, through a pointer
+        v = v + 1;
+        __syncthreads();
+    }
+    y[blockIdx.x * blockDim.x + t] = v;
+}
+"""
+
+
+def test_shared_scalars_a_pointer_reaches_are_neither_exits_nor_flags(tmp_path):
+    task = _task(tmp_path, THROUGH_POINTER)
+    lowered = lower_task(task)
+    assert uniform_exits(Context(task), lowered) is None
+    assert "cudaopt_set_done" not in (owned_stores(Context(task), lowered) or "")

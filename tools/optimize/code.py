@@ -246,6 +246,12 @@ def constant_macros(code: str) -> set[str]:
     return set(_CONSTANT_MACRO.findall(code))
 
 
+def address_kept(body: str, name: str) -> bool:
+    """Is `&name` taken anywhere but as the target of an atomic (where no pointer outlives the call)?"""
+    return any(not re.search(r"atomic\w*\(\s*$", body[max(0, m.start() - 40):m.start()])
+               for m in re.finditer(rf"&\s*{name}\b", body))
+
+
 def with_body(code: str, k: KernelText, body: str) -> str:
     """The translation unit with kernel k's body (the text between its braces) replaced."""
     return code[:k.body_open + 1] + body + code[k.end - 1:]

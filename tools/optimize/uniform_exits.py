@@ -6,13 +6,12 @@ as a masked loop, because a `break` might be taken by some threads only: every t
 `in_loop[tid]`, every region of the body skips the threads that left, and the block asks each
 iteration whether some thread is still in. Where the threads all entered (the flag was set for
 every thread, with no condition), the loop's condition is uniform, and each `break` is the first
-statement of its region with a condition that reads only `__shared__` memory, scalar parameters,
-launch extents and constant macros, none of which the rest of its region touches, all threads
-evaluate that condition on the same values (the regions before it ended for every thread, and
-nothing in its own region writes them), so they all leave in the same iteration, at the same
-place. The flag then carries no
-information: the break happens once per block, before its region, and the flag, its checks and
-the per-iteration question go.
+statement of its region with a condition that reads only `__shared__` scalars (no pointer to them
+kept), scalar parameters, launch extents and constant macros, none of which the rest of its
+region touches, all threads evaluate that condition on the same values (the regions before it
+ended for every thread, and nothing in its own region writes them), so they all leave in the
+same iteration, at the same place. The flag then carries no information: the break happens once
+per block, before its region, and the flag, its checks and the per-iteration question go.
 
 Not where a thread can return inside the loop (the block might wait on a flag no thread sets any
 more), nor where the flag is used in any other way than the lowering's.
@@ -38,7 +37,9 @@ def uniform_exits(ctx: Context, code: str) -> str | None:
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
-        shared = {a or b for a, b in C.SHARED_DECL.findall(body)}
+        # shared scalars no pointer reaches (a store through one would escape the checks below)
+        shared = {a for a, _ in C.SHARED_DECL.findall(body) if a and re.search(rf"\b{a};  // __shared__", body)
+                  and not C.address_kept(body, a)}
         scalars = {C.param_name(p) for p in C.split_params(k.params) if not re.search(r"[*&\[]", p)}
         uniform = _WORDS_OK | macros | shared | {s for s in scalars if s}
         new = body
