@@ -155,11 +155,9 @@ def _gcc_include_dir() -> str | None:
 
 def clang_args(filename: str, include_dirs: list[str] | None = None) -> list[str]:
     args = _shim_args()
-    args[-2:-2] = ["-include", str(SHIM_DIR / "cuda_shim.h")]  # ahead of the file's own directories
-    args[-2:-2] = ["-I", str(Path(filename).parent or ".")]
-    for inc in include_dirs or []:
-        args[-2:-2] = ["-I", inc]
-    return args
+    own = ["-include", str(SHIM_DIR / "cuda_shim.h"), "-I", str(Path(filename).parent or ".")]
+    own += [arg for inc in include_dirs or [] for arg in ("-I", inc)]
+    return args[:-2] + own + args[-2:]  # ahead of the runtime's last-resort -idirafter
 
 
 def _shim_args() -> list[str]:
