@@ -10,7 +10,7 @@ import pytest
 from tools.cuda import lower_task
 from tools.optimize import code as C
 from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, hoisted_guards, param_shapes
-from tools.optimize.transforms import Context, serial_small_grids, specialize
+from tools.optimize.transforms import Context, parallel_small_grids, serial_small_grids, specialize, specialize_parallel
 from tools.spec import load_task
 from tools.verify import check
 
@@ -110,6 +110,27 @@ def test_large_launches_keep_their_parallel_loop():
     assert small is not None and small.count("#pragma omp parallel for") == faithful.count("#pragma omp parallel for")
     big = task.model_copy(update={"launches": [launch.model_copy(update={"grid": [400]}) for launch in task.launches]})
     assert serial_small_grids(Context(big), faithful) is None
+
+
+@pytest.mark.parametrize("fixture", [("optimize_fixtures", "tvm_guarded"), ("kernels", "int64_block_sums"),
+                                     ("kernels", "argmax_block")])
+def test_small_launches_made_parallel_again_are_specialize_without_the_serial_twin(fixture, box):
+    # both forms serial_small_grids writes (a serial twin of the loop nest, an OpenMP `if` clause)
+    task = load_task(ROOT.joinpath(*fixture) / "task.json")
+    ctx, faithful = Context(task), lower_task(task)
+    serial = specialize(ctx, faithful)
+    assert "small launches on the calling thread" in serial
+    parallel = parallel_small_grids(ctx, serial)
+    assert parallel == specialize_parallel(ctx, faithful)
+    assert "small launches" not in parallel and parallel_small_grids(ctx, parallel) is None
+    report = check(task, parallel, box, seeds=[11], threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_the_if_clause_form_is_undone_too():
+    region = ("    #pragma omp parallel if(1ull * gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z "
+              ">= 32768ull)  // tools.optimize: small launches on the calling thread\n    {\n    }\n")
+    assert parallel_small_grids(None, region) == "    #pragma omp parallel\n    {\n    }\n"
 
 
 TVM_STEP = (f"{LOWERING_DECL}\nint cse_v1 = ((int)threadIdx.x) / 12;\n"

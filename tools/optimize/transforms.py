@@ -602,6 +602,28 @@ def _serial_twin(body: str) -> str | None:
     return body[:m.start()] + text + body[end:]
 
 
+_SMALL = "// tools.optimize: small launches on the calling thread"
+_IF_CLAUSE = re.compile(rf" if\({re.escape(_TOTAL_THREADS)} >= \d+ull\)  {_SMALL}")
+_TWIN = re.compile(rf"^(?P<ind>[ \t]*)if \({re.escape(_TOTAL_THREADS)} < \d+ull\) \{{  {_SMALL}\n", re.M)
+
+
+def parallel_small_grids(ctx: Context, code: str) -> str | None:
+    """Undo serial_small_grids (taken with specialize) where a small launch still has enough work
+    for its cores: the parallel loop nest alone, its serial twin and the OpenMP `if` clause gone.
+    The threshold of serial_small_grids counts CUDA threads, not their work, so the search decides."""
+    new = _IF_CLAUSE.sub("", code)
+    while m := _TWIN.search(new):
+        serial_end = C.matching_brace(new, m.end() - len(_SMALL) - 4)
+        else_open = new.find("{", serial_end + 1)
+        if not re.fullmatch(r"\s*else\s*", new[serial_end + 1:else_open]):
+            return None
+        else_close = C.matching_brace(new, else_open)
+        parallel = new[else_open + 1:else_close].rstrip().lstrip("\n")
+        lines = [line[4:] if line.strip() and line.startswith(m["ind"] + "    ") else line for line in parallel.split("\n")]
+        new = new[:m.start()] + "\n".join(lines) + new[else_close + 1:]
+    return new if new != code else None
+
+
 def _for_statement_end(text: str, pos: int) -> int | None:
     """End offset of the `for` statement (loops nested without braces included) starting at pos."""
     m = re.match(r"\s*for\s*\(", text[pos:])
@@ -727,6 +749,8 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
               "serial, __restrict__, together", specialize),
     Transform("specialize_parallel", "launch extents as constants, guard-free thread ranges, min/max as selects, "
               "__restrict__, together (launches stay parallel)", specialize_parallel),
+    Transform("parallel_small_grids", "small launches parallel again (their serial twin from specialize gone: "
+              "enough work per thread for the cores)", parallel_small_grids),
     Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel),
     Transform("inline_minmax", "min/max/fminf/fmaxf as vectorizable selects (same NaN rules)", inline_minmax),
     Transform("serial_small_grids", "small launches run on the calling thread (OpenMP if clause)", serial_small_grids),
@@ -771,7 +795,8 @@ def _search_order(base: list[Transform]) -> list[Transform]:
 
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
-    head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "tune_cpu")]
+    head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "parallel_small_grids",
+                                          "tune_cpu")]
     head += [MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
     return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + [FULL_BLOCKS, STRIDE_LOOPS, OWNED_STORES] + singles + [
         t for t in base if t not in head]
