@@ -25,8 +25,8 @@ grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the inde
 the launch extents known and min/max as selects), specialize_parallel (the same without
 serial_small_grids, where specialize was not kept: a small launch with much work per thread keeps
 its cores), parallel_small_grids (where it was kept: the serial twin removed again, the launch
-parallel, since serial_small_grids counts CUDA threads and not their work), tune_cpu (where g++ knows the CPU's instruction set but not its model, -march=native
-tunes for a generic x86 whose vectorizer refuses TVM's guarded reads next to plain ones: `#pragma
+parallel, since serial_small_grids counts CUDA threads and not their work), tune_cpu (where g++
+knows the CPU's instruction set but not its model, -march=native tunes for a generic x86 whose vectorizer refuses TVM's guarded reads next to plain ones: `#pragma
 GCC target("tune=<the family it chose>")` first in the file), memo_calls (expressions around costly
 math calls that threads repeat with the same operands, computed once per block: memo_calls.py;
 before index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls
