@@ -59,7 +59,7 @@ def test_launch_constants_and_restrict_stay_correct(accumulate, box):
     task, faithful = accumulate
     ctx = Context(task)
     variant = _transform("restrict").apply(ctx, _transform("launch_constants").apply(ctx, faithful))
-    assert "constexpr dim3 gridDim(4, 1, 1), blockDim(32, 1, 1)" in variant
+    assert "constexpr cudaopt::Extent<4, 1, 1> gridDim{}; constexpr cudaopt::Extent<32, 1, 1> blockDim{};" in variant
     assert "const float* __restrict__ x" in variant
     report = check(task, variant, box, seeds=[11, 12], threads=[1, 2])
     assert report.correct, report.summary()

@@ -39,7 +39,8 @@ from .transforms import Context, Transform, launch_constants, specialize
 BLOCK_INDEX = {"bx", "blockIdx.x"}
 THREAD_INDEX = {"tx", "threadIdx.x"}
 _THREAD_COORDS = re.compile(r"const uint3 threadIdx = make_uint3\(tx, (\w+), (\w+)\);")  # declared in the loop
-_LAUNCH = re.compile(r"constexpr dim3 gridDim\((\d+), (\d+), (\d+)\), blockDim\((\d+), (\d+), (\d+)\);")
+_LAUNCH = re.compile(r"constexpr cudaopt::Extent<(\d+), (\d+), (\d+)> gridDim\{\}; "
+                     r"constexpr cudaopt::Extent<(\d+), (\d+), (\d+)> blockDim\{\};")
 THREAD_LOOP = re.compile(r"(?P<ind>[ \t]*)(?P<simd>#pragma omp simd\n[ \t]*)?"
                       r"for \(unsigned int tx = (?P<lo>\w+); tx < (?P<hi>[\w.]+); \+\+tx\) \{")
 _INT_TYPES = r"(?:unsigned\s+|signed\s+)?(?:long\s+long|long|int)|unsigned|size_t|std::size_t|u?int(?:32|64)_t"
@@ -314,7 +315,7 @@ class Subscript:
 def index_runs(ctx: Context, code: str) -> str | None:
     """Thread loops whose thread-dependent subscripts all have a Form with a floor term run as
     runs of X in which every subscript is affine (see the module's docstring)."""
-    if "constexpr dim3 gridDim(" not in code:
+    if "> gridDim{};" not in code:
         code = _specialised(ctx, code)
         if code is None:
             return None

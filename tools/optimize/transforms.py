@@ -488,12 +488,29 @@ def launch_constants(ctx: Context, code: str) -> str | None:
         head = head.replace("dim3 gridDim, dim3 blockDim,", "dim3 gridDim_arg, dim3 blockDim_arg,", 1)
         dims = ", ".join(str(v) for v in grid), ", ".join(str(v) for v in block)
         guard = " || ".join(f"{n}_arg.{d} != {n}.{d}" for n in ("gridDim", "blockDim") for d in DIMS)
-        prologue = (f"\n    constexpr dim3 gridDim({dims[0]}), blockDim({dims[1]});  // tools.optimize: the task's only launch shape\n"
+        prologue = (f"\n    constexpr cudaopt::Extent<{dims[0]}> gridDim{{}}; constexpr cudaopt::Extent<{dims[1]}> blockDim{{}};"
+                    f"  // tools.optimize: the task's only launch shape\n"
                     f"    if ({guard})\n"
                     f"        cudacpu::unsupported(\"{k.name}: optimized for the task's launch shape only\");")
         code = code[:k.start] + head + "{" + prologue + code[k.body_open + 1:]
         changed = True
+    if changed and "struct Extent {" not in code:
+        code = C.with_support(code, EXTENT)
     return code if changed else None
+
+
+EXTENT = """// ---- tools.optimize: launch extents as compile-time constants -----------------------------------
+// Static members are constants in every scope. A `constexpr dim3` local is an object, which an
+// OpenMP region shares by reference: there its members are loads, the thread loops' trip counts
+// unknown and `blockIdx.x * blockDim.x + threadIdx.x` a gather (stencil_1d_shared 4x slower).
+namespace cudaopt {
+template <unsigned int X, unsigned int Y, unsigned int Z>
+struct Extent {
+  static constexpr unsigned int x = X, y = Y, z = Z;
+  operator dim3() const { return dim3(X, Y, Z); }
+};
+}  // namespace cudaopt
+"""
 
 
 _SIMD_TX = re.compile(r"(?P<ty>[ \t]*for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\n)(?P<ind>[ \t]*)#pragma omp simd\n")
