@@ -160,3 +160,25 @@ def test_guards_that_may_change_or_be_skipped_stay_in_the_loop(old, new):
     assert old in TVM_STEP
     changed = TVM_STEP.replace(old, new).replace("if (((int)threadIdx.x) < 144) {\n  y[((int)threadIdx.x)] = 0.0f;\n}\n", "")
     assert hoisted_guards(changed) is None
+
+
+def test_launch_extents_stay_constants_inside_the_parallel_region(tmp_path):
+    # A `constexpr dim3` local is shared by reference with the OpenMP region: its loops then read
+    # the extents from memory and g++ left this stencil's thread loops scalar (gathers).
+    import re
+    import subprocess
+
+    from tools.cuda import runtime_include_dir
+
+    task = load_task(ROOT / "kernels" / "stencil_1d_shared" / "task.json")
+    variant = specialize_parallel(Context(task), lower_task(task))
+    assert "constexpr cudaopt::Extent<79, 1, 1> gridDim{}; constexpr cudaopt::Extent<128, 1, 1> blockDim{};" in variant
+    source = tmp_path / "k.cpp"
+    source.write_text(variant)
+    out = subprocess.run(["g++", "-O3", "-march=native", "-fopenmp", "-fPIC", "-c", f"-I{runtime_include_dir()}",
+                          str(source), "-o", str(tmp_path / "k.o"), "-fopt-info-vec-optimized"],
+                         capture_output=True, text=True, check=True)
+    region = variant[:variant.index("#pragma omp parallel for")].count("\n") + 1  # its first line
+    assert variant.count("#pragma omp simd") == 2  # the tile's load and the stencil, both in the region
+    vectorized = {int(n) for n in re.findall(r"k\.cpp:(\d+):\d+: optimized: loop vectorized", out.stderr)}
+    assert len({n for n in vectorized if n > region}) == 2, out.stderr[-2000:]
