@@ -3,11 +3,13 @@ and the guard-free regions the `specialize` step makes of them (checked with rea
 
 from __future__ import annotations
 
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tools.cuda import lower_task
+from tools.cuda import lower_task, runtime_include_dir
 from tools.optimize import code as C
 from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, hoisted_guards, param_shapes
 from tools.optimize.transforms import Context, parallel_small_grids, serial_small_grids, specialize, specialize_parallel
@@ -165,11 +167,6 @@ def test_guards_that_may_change_or_be_skipped_stay_in_the_loop(old, new):
 def test_launch_extents_stay_constants_inside_the_parallel_region(tmp_path):
     # A `constexpr dim3` local is shared by reference with the OpenMP region: its loops then read
     # the extents from memory and g++ left this stencil's thread loops scalar (gathers).
-    import re
-    import subprocess
-
-    from tools.cuda import runtime_include_dir
-
     task = load_task(ROOT / "kernels" / "stencil_1d_shared" / "task.json")
     variant = specialize_parallel(Context(task), lower_task(task))
     assert "constexpr cudaopt::Extent<79, 1, 1> gridDim{}; constexpr cudaopt::Extent<128, 1, 1> blockDim{};" in variant

@@ -252,6 +252,13 @@ def address_kept(body: str, name: str) -> bool:
                for m in re.finditer(rf"&\s*{name}\b", body))
 
 
+def shared_scalars(body: str) -> set[str]:
+    """The kernel body's static `__shared__` scalars that no kept pointer reaches (see address_kept):
+    a store through such a pointer would escape any test of the name itself."""
+    return {a for a, _ in SHARED_DECL.findall(body) if a and re.search(rf"\b{a};  // __shared__", body)
+            and not address_kept(body, a)}
+
+
 def with_body(code: str, k: KernelText, body: str) -> str:
     """The translation unit with kernel k's body (the text between its braces) replaced."""
     return code[:k.body_open + 1] + body + code[k.end - 1:]

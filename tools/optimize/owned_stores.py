@@ -36,8 +36,7 @@ def owned_stores(ctx: Context, code: str) -> str | None:
     for k in reversed(C.kernels(code)):
         body = k.body(code)
         own = {m["a"] or m["b"] for m in _OWN_DECL.finditer(body) if "[" not in (m["pt"] or m["st"] or "")}
-        flags = {a for a, _ in C.SHARED_DECL.findall(body) if a and re.search(rf"\b{a};  // __shared__", body)
-                 and not C.address_kept(body, a)}  # scalars no pointer reaches
+        flags = C.shared_scalars(body)
         new = body
         for open_index, close in reversed(C.thread_loop_bodies(body)):
             loop = _rewritten_loop(new, open_index, close, own, flags)

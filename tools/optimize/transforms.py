@@ -579,6 +579,7 @@ SMALL_GRID_THREADS = 1 << 15  # below this many CUDA threads, waking a team cost
 _PARALLEL_FOR = re.compile(r"^(?P<ind>[ \t]*)#pragma omp parallel for\b[^\n]*\n", re.M)
 _PARALLEL_REGION = re.compile(r"^(?P<ind>[ \t]*)#pragma omp parallel[ \t]*\n", re.M)
 _TOTAL_THREADS = "1ull * gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z"
+_SMALL = "// tools.optimize: small launches on the calling thread"
 
 
 def serial_small_grids(ctx: Context, code: str) -> str | None:
@@ -592,12 +593,12 @@ def serial_small_grids(ctx: Context, code: str) -> str | None:
         if not launches or any(_threads(launch) >= SMALL_GRID_THREADS for launch in launches):
             continue
         body = k.body(code)
-        if "tools.optimize: small launches" in body:
+        if _SMALL in body:
             continue
         new = _serial_twin(body)
         if new is None:
             new = _PARALLEL_REGION.sub(lambda m: f"{m[0][:-1]} if({_TOTAL_THREADS} >= {SMALL_GRID_THREADS}ull)"
-                                       f"  // tools.optimize: small launches on the calling thread\n", body, count=1)
+                                       f"  {_SMALL}\n", body, count=1)
         if new != body:
             code = C.with_body(code, k, new)
             changed = True
@@ -614,12 +615,11 @@ def _serial_twin(body: str) -> str | None:
     nest, ind = body[m.end():end], m["ind"]
     indented = "\n".join("    " + line if line.strip() else line for line in nest.split("\n"))
     pragma = body[m.start():m.end()]
-    text = (f"{ind}if ({_TOTAL_THREADS} < {SMALL_GRID_THREADS}ull) {{  // tools.optimize: small launches on the calling thread\n"
+    text = (f"{ind}if ({_TOTAL_THREADS} < {SMALL_GRID_THREADS}ull) {{  {_SMALL}\n"
             f"{indented}\n{ind}}} else {{\n    {pragma}{indented}\n{ind}}}")
     return body[:m.start()] + text + body[end:]
 
 
-_SMALL = "// tools.optimize: small launches on the calling thread"
 _IF_CLAUSE = re.compile(rf" if\({re.escape(_TOTAL_THREADS)} >= \d+ull\)  {_SMALL}")
 _TWIN = re.compile(rf"^(?P<ind>[ \t]*)if \({re.escape(_TOTAL_THREADS)} < \d+ull\) \{{  {_SMALL}\n", re.M)
 

@@ -37,9 +37,7 @@ def uniform_exits(ctx: Context, code: str) -> str | None:
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
-        # shared scalars no pointer reaches (a store through one would escape the checks below)
-        shared = {a for a, _ in C.SHARED_DECL.findall(body) if a and re.search(rf"\b{a};  // __shared__", body)
-                  and not C.address_kept(body, a)}
+        shared = C.shared_scalars(body)
         scalars = {C.param_name(p) for p in C.split_params(k.params) if not re.search(r"[*&\[]", p)}
         uniform = _WORDS_OK | macros | shared | {s for s in scalars if s}
         new = body
