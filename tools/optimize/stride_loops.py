@@ -15,9 +15,14 @@ and the thread's own locals (a `__shared__` store could be read by another threa
 uses atomics, warp intrinsics or `break`/`continue`/`return`, assigns the counter, or when INIT,
 STEP and the bound of COND are not index arithmetic of the thread's coordinates, parameters the
 kernel never assigns, macros and such locals (then the trip's index is an affine function of the
-thread and g++ vectorizes the loads), or do not depend on the thread at all (nothing to
-interleave). Threads that returned before the loop skip it and what follows; values that PRE
-leaves for the loop and POST are kept per thread.
+thread and g++ vectorizes the loads), or do not depend on the thread at all (uniform_loops' case).
+Threads that returned before the loop skip it and what follows; values that PRE leaves for the
+loop and POST are kept per thread.
+
+uniform_loops takes the loops stride_loops leaves, those whose trips are the same in every thread
+(`for (int k = 0; k < BLOCK; ++k) a[tid] = interact(me[tid], sh[k], a[tid]);`, no guard): one
+loop over the trips around the thread loop, which g++ then vectorizes across the threads (nbody's
+interactions; the thread's own loop over the tile stayed scalar). Same refusals, same argument.
 """
 
 from __future__ import annotations
@@ -32,17 +37,20 @@ _NEST = re.compile(C.THREAD_NEST)
 _DECL = re.compile(r"(?P<type>(?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^<>;]*>)?(?:\s+(?:const\s+)?[A-Za-z_][\w:]*)*[\s*&]*?)\s*"
                    r"(?<=[\s*&])(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<init>[^;]+);", re.S)
 _HEAD = re.compile(r"for\s*\(\s*(?P<type>(?:unsigned\s+)?(?:int|long|long long|size_t|std::size_t|unsigned))\s+(?P<var>\w+)\s*="
-                   r"\s*(?P<init>[^;]+);\s*(?P=var)\s*(?P<op><=?)\s*(?P<bound>[^;]+);\s*(?P=var)\s*\+=\s*(?P<step>[^)]+)\)", re.S)
+                   r"\s*(?P<init>[^;]+);\s*(?P=var)\s*(?P<op><=?)\s*(?P<bound>[^;]+);\s*"
+                   r"(?:(?P=var)\s*\+=\s*(?P<step>[^)]+)|\+\+\s*(?P=var)|(?P=var)\s*\+\+)\s*\)", re.S)
 _BUILTINS = {f"{v}.{d}" for v in ("threadIdx", "blockIdx", "blockDim", "gridDim") for d in "xyz"} | \
     {"tx", "ty", "tz", "bx", "by", "bz"}
-_STANDARD = ("const uint3 threadIdx = make_uint3(tx, ty, tz);", "const unsigned int tid = (tz * blockDim.y + ty) * blockDim.x + tx;")
+_TID = "const unsigned int cudaopt_t = (tz * blockDim.y + ty) * blockDim.x + tx;"
+# the thread loop's own declarations (the last one this step's, where a loop it made holds another)
+_STANDARD = ("const uint3 threadIdx = make_uint3(tx, ty, tz);",
+             "const unsigned int tid = (tz * blockDim.y + ty) * blockDim.x + tx;", _TID)
 _FORBIDDEN = re.compile(r"\b(break|continue|return|goto|atomic\w*|__syncthreads|printf)\b|cudacpu::|cudaopt::")
 _MARK = "// tools.optimize: trip by trip across the threads"
 _PERTHREAD = re.compile(r"(?:cudacpu::PerThread<[^>]+>|cudaopt::Id<[^>]+>|cudaopt::Flag) (\w+)[(\[]")
-_TID = "const unsigned int cudaopt_t = (tz * blockDim.y + ty) * blockDim.x + tx;"
 
 
-def stride_loops(ctx: Context, code: str) -> str | None:
+def stride_loops(ctx: Context, code: str, uniform: bool = False) -> str | None:
     changed = False
     for k in reversed(C.kernels(code)):
         block = ctx.largest_block(k.name)
@@ -55,19 +63,24 @@ def stride_loops(ctx: Context, code: str) -> str | None:
         pointers = {C.param_name(p) for p in params if "*" in p} & allowed
         new, count = body, 0
         perthread = set(_PERTHREAD.findall(body))
-        while count < 8 and (step := _first_region(new, allowed, pointers, perthread, block, count)) is not None:
+        while count < 8 and (step := _first_region(new, allowed, pointers, perthread, block, count, uniform)) is not None:
             new, count = step, count + 1
         if count:
             code, changed = C.with_body(code, k, new), True
     return code if changed else None
 
 
+def uniform_loops(ctx: Context, code: str) -> str | None:
+    return stride_loops(ctx, code, uniform=True)
+
+
 def _first_region(body: str, allowed: set[str], pointers: set[str], perthread: set[str], block: int,
-                  number: int) -> str | None:
+                  number: int, uniform: bool) -> str | None:
     for m in _NEST.finditer(body):
         open_brace = m.end() - 1
         close = C.matching_brace(body, open_brace)
-        new = _region(body[open_brace + 1:close], allowed, pointers, perthread, block, number, "#pragma omp simd" in m[0])
+        new = _region(body[open_brace + 1:close], allowed, pointers, perthread, block, number, "#pragma omp simd" in m[0],
+                      uniform)
         if new is not None:
             line = body.rfind("\n", 0, m.start()) + 1
             indent = body[line:m.start()]
@@ -77,7 +90,7 @@ def _first_region(body: str, allowed: set[str], pointers: set[str], perthread: s
 
 
 def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str], block: int, number: int,
-            simd: bool) -> list[str] | None:
+            simd: bool, uniform: bool) -> list[str] | None:
     """The three thread loops (as lines, indented from 0) replacing a region, or None."""
     spans = C.statements(text)
     if spans is None:
@@ -89,7 +102,7 @@ def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str
         guard, looped = _guarded(stmt)
         head = _HEAD.match(looped)
         if compound and head and (guard is None or _pure(guard, allowed, pure)):
-            loop = _loop(looped, head, pure, allowed, pointers, perthread, guard)
+            loop = _loop(looped, head, pure, allowed, pointers, perthread, guard, uniform)
             if loop is not None:
                 std = [text[a:b].strip() for a, b, _ in spans if text[a:b].strip() in _STANDARD]
                 pre = [text[a:b].strip() for a, b, _ in spans[:i] if text[a:b].strip() not in _STANDARD]
@@ -127,18 +140,21 @@ def _guarded(stmt: str) -> tuple[str | None, str]:
     return stmt[m.end():close], rest
 
 
-def _loop(stmt, head, pure, allowed, pointers, perthread, guard) -> dict | None:
-    var = head["var"]
-    body = stmt[head.end():].strip()
-    if _FORBIDDEN.search(body) or C.changes(var, body):
+def _loop(stmt, match, pure, allowed, pointers, perthread, guard, uniform) -> dict | None:
+    head = {**match.groupdict(), "step": match["step"] or "1"}
+    body = stmt[match.end():].strip()
+    if _FORBIDDEN.search(body) or C.changes(head["var"], body):
         return None
     if not all(_pure(head[p], allowed, pure) for p in ("init", "bound", "step")):
         return None
-    if not re.search(r"\b(threadIdx\.[xyz]|tx|ty|tz)\b", _expanded(head["init"], pure)):
-        return None  # every thread runs the same trips: nothing to interleave
+    threads = [bool(re.search(r"\b(threadIdx\.[xyz]|tx|ty|tz)\b", _expanded(head[p], pure))) for p in ("init", "bound", "step")]
+    if uniform and (any(threads) or guard is not None):
+        return None  # uniform_loops: only loops whose trips are the same in every thread
+    if not uniform and not threads[0]:
+        return None  # every thread runs the same trips: nothing to interleave (uniform_loops' case)
     if not _writes_global_or_own(body, pointers | set(pure), perthread):
         return None
-    return {"head": head, "body": body, "guard": guard}
+    return {"head": head, "body": body, "guard": guard, "uniform": uniform}
 
 
 _STORE = re.compile(r"(?P<target>\*[^=;]*|(?<![\w.])[A-Za-z_]\w*\s*(?:\[[^=;]*\])+)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
@@ -188,30 +204,45 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd) -> list[str
     nest = ["for (unsigned int tz = 0; tz < blockDim.z; ++tz)", "    for (unsigned int ty = 0; ty < blockDim.y; ++ty)",
             *(["        #pragma omp simd"] if simd else []), "        for (unsigned int tx = 0; tx < blockDim.x; ++tx) {"]
     inner = "            "
-    std = [inner + line for line in std] + [inner + _TID]
+    std = [inner + line for line in std + ([] if _TID in std else [_TID])]
     restore = [f"{inner}{carried[name]} {name} = {saved[name]}[cudaopt_t];" for name in carried]
     recompute = [inner + pure[name] for name in pure]
-    lines = [f"{{  {_MARK}", f"    unsigned char {on}[{block}];"]
+    # Only where PRE can leave the thread early (a thread that returned) do the later loops test that it got there:
+    # the test is a branch that keeps g++ from vectorizing a body with calls or struct stores.
+    leaves = any(re.search(r"\b(continue|break|return)\b", s) for s in pre)
+    active = [f"{inner}if (!{on}[cudaopt_t]) continue;"] if leaves else []
+    lines = [f"{{  {_MARK}", *([f"    unsigned char {on}[{block}];"] if leaves else [])]
     lines += [f"    {carried[name]} {saved[name]}[{block}];" for name in carried]
     lines += [f"    if (blockDim.x * blockDim.y * blockDim.z > {block}u) "
               f"cudacpu::unsupported(\"stride_loops: optimized for blocks of at most {block} threads\");"]
-    first = nest + std + [f"{inner}{on}[cudaopt_t] = 0;"] + [inner + s for s in pre] + \
-        [f"{inner}{on}[cudaopt_t] = 1;"] + [f"{inner}{saved[name]}[cudaopt_t] = {name};" for name in carried] + ["        }"]
-    lines += ["    " + line for line in first]
-    trip = [f"{inner}if (!{on}[cudaopt_t]) continue;"] + recompute + restore + [
-        f"{inner}const {head['type']} {head['var']} = ({head['init']}) + ({head['type']}){n} * ({head['step']});",
-        *([f"{inner}if (!({loop['guard']})) continue;"] if loop["guard"] else []),
-        f"{inner}if (!({head['var']} {head['op']} {head['bound']})) continue;",
-        f"{inner}{any_} |= 1;",
-        f"{inner}{body}"] + [f"{inner}{saved[name]}[cudaopt_t] = {name};" for name in carried if C.changes(name, body)]
-    lines += [f"    for (unsigned long long {n} = 0;; ++{n}) {{", f"        unsigned char {any_} = 0;"]
-    trip_nest = [line.replace("#pragma omp simd", f"#pragma omp simd reduction(|:{any_})") for line in nest]
-    lines += ["        " + line for line in trip_nest + std + trip + ["        }"]]
-    lines += [f"        if (!{any_}) break;", "    }"]
-    last = nest + std + [f"{inner}if (!{on}[cudaopt_t]) continue;"] + recompute + restore + \
-        [inner + s for s in post] + ["        }"]
-    lines += ["    " + line for line in last] + ["}"]
-    return lines
+    if leaves or pre or carried:
+        first = nest + std + ([f"{inner}{on}[cudaopt_t] = 0;"] if leaves else []) + [inner + s for s in pre] + \
+            ([f"{inner}{on}[cudaopt_t] = 1;"] if leaves else []) + \
+            [f"{inner}{saved[name]}[cudaopt_t] = {name};" for name in carried] + ["        }"]
+        lines += ["    " + line for line in first]
+    saves = [f"{inner}{saved[name]}[cudaopt_t] = {name};" for name in carried if C.changes(name, body)]
+    if loop["uniform"]:  # the same trips in every thread: one loop around the thread loop
+        bound = {p: _expanded(head[p], pure) for p in ("init", "bound", "step")}
+        var = head["var"]
+        trip = active + recompute + restore + [f"{inner}{body}"] + saves
+        lines += [f"    for ({head['type']} {var} = {bound['init']}; {var} {head['op']} {bound['bound']}; "
+                  f"{var} += {bound['step']}) {{"]
+        lines += ["        " + line for line in nest + std + trip + ["        }"]] + ["    }"]
+    else:
+        trip = active + recompute + restore + [
+            f"{inner}const {head['type']} {head['var']} = ({head['init']}) + ({head['type']}){n} * ({head['step']});",
+            *([f"{inner}if (!({loop['guard']})) continue;"] if loop["guard"] else []),
+            f"{inner}if (!({head['var']} {head['op']} {head['bound']})) continue;",
+            f"{inner}{any_} |= 1;",
+            f"{inner}{body}"] + saves
+        lines += [f"    for (unsigned long long {n} = 0;; ++{n}) {{", f"        unsigned char {any_} = 0;"]
+        trip_nest = [line.replace("#pragma omp simd", f"#pragma omp simd reduction(|:{any_})") for line in nest]
+        lines += ["        " + line for line in trip_nest + std + trip + ["        }"]]
+        lines += [f"        if (!{any_}) break;", "    }"]
+    if post:
+        last = nest + std + active + recompute + restore + [inner + s for s in post] + ["        }"]
+        lines += ["    " + line for line in last]
+    return lines + ["}"]
 
 
 def _reindent(lines: list[str], indent: str) -> str:
@@ -220,3 +251,5 @@ def _reindent(lines: list[str], indent: str) -> str:
 
 STRIDE_LOOPS = Transform("stride_loops", "loops striding over the threads run trip by trip across the threads "
                          "(the thread loop innermost, contiguous)", stride_loops, fresh=True)
+UNIFORM_LOOPS = Transform("uniform_loops", "loops with the same trips in every thread run trip by trip across the "
+                          "threads (the thread loop innermost, vectorized across the threads)", uniform_loops)

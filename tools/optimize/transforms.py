@@ -735,7 +735,7 @@ def _with_pragma(code: str, pragma: str) -> str | None:
     return code[:first] + pragma + "\n" + code[first:]
 
 
-SPECIALIZE = ("hoist_guards", "guarded_thread_range", "launch_constants", "inline_minmax", "serial_small_grids", "restrict")
+SPECIALIZE = ("dead_exit_flags", "hoist_guards", "guarded_thread_range", "launch_constants", "inline_minmax", "serial_small_grids", "restrict")
 
 
 def specialize(ctx: Context, code: str, members: tuple[str, ...] = SPECIALIZE) -> str | None:
@@ -800,8 +800,10 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     would wrap), then the barrier/shuffle patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .block_scans import BLOCK_SCANS
+    from .exit_flags import DEAD_EXIT_FLAGS
+    from .thread_fission import GUARDED_FISSION
     from .full_blocks import FULL_BLOCKS
-    from .stride_loops import STRIDE_LOOPS
+    from .stride_loops import STRIDE_LOOPS, UNIFORM_LOOPS
     from .index_runs import INDEX_RUNS
     from .matrix_products import MATRIX_PRODUCTS
     from .owned_stores import OWNED_STORES
@@ -814,8 +816,8 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "parallel_small_grids",
                                           "tune_cpu")]
-    head += [MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
-    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + [FULL_BLOCKS, STRIDE_LOOPS, OWNED_STORES] + singles + [
+    head += [DEAD_EXIT_FLAGS, GUARDED_FISSION, MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
+    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + [FULL_BLOCKS, STRIDE_LOOPS, UNIFORM_LOOPS, OWNED_STORES] + singles + [
         t for t in base if t not in head]
 
 

@@ -1,0 +1,106 @@
+"""tools/optimize/stride_loops.py uniform_loops: a thread's loop whose trips are the same in every
+thread (`for (int k = 0; k < BLOCK; ++k) a[tid] = interact(me[tid], sh[k], a[tid]);`) runs trip by
+trip with the thread loop inside it, so that g++ vectorizes across the threads; and the build
+flags that let a loop with a square root vectorize at all (-fno-math-errno). Real g++, real
+sandbox; no timing (speed: scripts/bench_speed.py --corpus --only-sync; nbody_tiles 2.3x the
+faithful lowering with specialize_parallel, measured in one process)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools.build import DEFAULT_CXXFLAGS
+from tools.cuda import lower_task
+from tools.optimize.stride_loops import stride_loops, uniform_loops
+from tools.optimize.transforms import Context, specialize_parallel
+from tools.spec import load_task
+from tools.verify import check
+from tools.verify.references import runtime_include_dir
+
+CORPUS = Path(__file__).parent / "kernels"
+SEEDS = [2468, 2469]
+
+
+def _task(name):
+    return load_task(CORPUS / name / "task.json")
+
+
+@pytest.mark.parametrize("name, loops", [
+    ("nbody_tiles", 1),  # the interaction loop over a shared tile, per-thread float3 accumulator
+    ("layernorm_rows", 2),  # sums over a row's shared values, the same in every thread
+    ("conv2d_3x3", 2),  # the filter's two loops, the inner one made trip by trip inside the outer's
+])
+def test_uniform_loops_put_the_thread_loop_inside_and_stay_correct(box, name, loops):
+    task = _task(name)
+    new = uniform_loops(Context(task), lower_task(task))
+    assert new is not None and new.count("trip by trip across the threads") == loops
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_the_interaction_loop_vectorizes_across_the_threads(tmp_path):
+    task = _task("nbody_tiles")
+    variant = uniform_loops(Context(task), specialize_parallel(Context(task), lower_task(task)))
+    loop = re.search(r"for \(int k = 0; k < BLOCK; k \+= 1\) \{\s*for \(unsigned int tz", variant)
+    assert loop, "the trip loop is outside the thread loop"
+    assert "cudaopt_on" not in variant  # no thread leaves before the loop: no test in it
+    source = tmp_path / "k.cpp"
+    source.write_text(variant)
+    local = ["-fPIC", "-fno-semantic-interposition"]  # as the shared library is built: interact() inlined
+    out = subprocess.run(["g++", *DEFAULT_CXXFLAGS, *local, "-c", f"-I{runtime_include_dir()}", str(source),
+                          "-o", str(tmp_path / "k.o"), "-fopt-info-vec-optimized"], capture_output=True, text=True, check=True)
+    first = variant[:loop.start()].count("\n") + 1
+    vectorized = {int(n) for n in re.findall(r"k\.cpp:(\d+):\d+: optimized: loop vectorized", out.stderr)}
+    assert any(first < n < first + 8 for n in vectorized), out.stderr[-2000:]
+
+
+def test_a_square_root_loop_vectorizes_with_the_default_flags(tmp_path):
+    # With errno, g++ calls sqrtf for negative arguments: control flow that keeps the loop scalar.
+    source = tmp_path / "s.cpp"
+    source.write_text("#include <cmath>\nvoid f(float* __restrict a, const float* __restrict b, int n) {\n"
+                      "    for (int i = 0; i < n; ++i) a[i] = 1.0f / sqrtf(b[i]);\n}\n")
+    def vectorized(flags):
+        out = subprocess.run(["g++", *flags, "-c", str(source), "-o", str(tmp_path / "s.o"), "-fopt-info-vec-optimized"],
+                             capture_output=True, text=True, check=True)
+        return "loop vectorized" in out.stderr
+    assert "-fno-math-errno" in DEFAULT_CXXFLAGS
+    assert vectorized(DEFAULT_CXXFLAGS)
+    assert not vectorized([f for f in DEFAULT_CXXFLAGS if f != "-fno-math-errno"])
+
+
+REFUSED = r"""
+__global__ void refused(const float* x, float* y, int n) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    float a = 0.0f;
+    for (int c = 0; c < 64; ++c) s[c] += x[c];   // writes shared memory
+    for (int c = 0; c < n; ++c) { if (x[c] < 0.0f) break; a += x[c]; }   // leaves early
+    for (int c = 0; c < n; ++c) { a += x[c]; c += 1; }   // changes its counter
+    for (int c = 0; c < t; ++c) a += x[c];   // trips that differ between threads
+    if (t < 4) for (int c = 0; c < n; ++c) a += x[c];   // some threads only
+    y[blockIdx.x * blockDim.x + t] = a + s[t];
+}
+"""
+
+
+def test_loops_that_are_not_the_same_trips_of_independent_threads_are_refused(tmp_path):
+    (tmp_path / "refused.cu").write_text(REFUSED)
+    raw = {"name": "refused", "cuda": "refused.cu",
+           "buffers": [{"name": "x", "dtype": "float32", "shape": [500], "role": "input"},
+                       {"name": "y", "dtype": "float32", "shape": [128], "role": "output"}],
+           "scalars": [{"name": "n", "dtype": "int32", "value": 500}],
+           "launches": [{"kernel": "refused", "grid": [2], "block": [64], "args": ["x", "y", "n"]}],
+           "reference": {"kind": "lowered"}}
+    (tmp_path / "refused.json").write_text(json.dumps(raw))
+    task = load_task(tmp_path / "refused.json")
+    assert uniform_loops(Context(task), lower_task(task)) is None
+
+
+def test_stride_loops_leave_the_uniform_ones_to_uniform_loops():
+    task = _task("nbody_tiles")
+    assert stride_loops(Context(task), lower_task(task)) is None
