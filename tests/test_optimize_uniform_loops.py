@@ -73,32 +73,42 @@ def test_a_square_root_loop_vectorizes_with_the_default_flags(tmp_path):
     assert not vectorized([f for f in DEFAULT_CXXFLAGS if f != "-fno-math-errno"])
 
 
-REFUSED = r"""
-__global__ void refused(const float* x, float* y, int n) {
+ONE_LOOP = r"""
+__global__ void one_loop(const float* x, float* y, int n) {
     __shared__ float s[64];
+    __shared__ float4 q[4];
     int t = threadIdx.x;
     float a = 0.0f;
-    for (int c = 0; c < 64; ++c) s[c] += x[c];   // writes shared memory
-    for (int c = 0; c < n; ++c) { if (x[c] < 0.0f) break; a += x[c]; }   // leaves early
-    for (int c = 0; c < n; ++c) { a += x[c]; c += 1; }   // changes its counter
-    for (int c = 0; c < t; ++c) a += x[c];   // trips that differ between threads
-    if (t < 4) for (int c = 0; c < n; ++c) a += x[c];   // some threads only
-    y[blockIdx.x * blockDim.x + t] = a + s[t];
+    s[t] = 0.0f;
+    q[t % 4].x = 0.0f;
+    __syncthreads();
+    LOOP
+    y[blockIdx.x * blockDim.x + t] = a + s[t] + q[t % 4].x;
 }
 """
 
 
-def test_loops_that_are_not_the_same_trips_of_independent_threads_are_refused(tmp_path):
-    (tmp_path / "refused.cu").write_text(REFUSED)
-    raw = {"name": "refused", "cuda": "refused.cu",
+@pytest.mark.parametrize("loop, accepted", [
+    ("for (int c = 0; c < n; ++c) a += x[c];", True),  # the same trips, own locals: interchanged
+    ("for (int c = 0; c < 64; ++c) s[c] += x[c];", False),  # writes shared memory
+    ("for (int c = 0; c < 64; ++c) ++s[c];", False),  # increments it
+    ("for (int c = 0; c < 4; ++c) q[c].x = x[c];", False),  # writes a member of it
+    ("for (int c = 0; c < n; ++c) { if (x[c] < 0.0f) break; a += x[c]; }", False),  # leaves early
+    ("for (int c = 0; c < n; ++c) { a += x[c]; c += 1; }", False),  # changes its counter
+    ("for (int c = 0; c < t; ++c) a += x[c];", False),  # trips that differ between threads
+    ("if (t < 4) for (int c = 0; c < n; ++c) a += x[c];", False),  # some threads only
+])
+def test_only_the_same_trips_of_independent_threads_are_interchanged(tmp_path, loop, accepted):
+    (tmp_path / "one_loop.cu").write_text(ONE_LOOP.replace("LOOP", loop))
+    raw = {"name": "one_loop", "cuda": "one_loop.cu",
            "buffers": [{"name": "x", "dtype": "float32", "shape": [500], "role": "input"},
                        {"name": "y", "dtype": "float32", "shape": [128], "role": "output"}],
            "scalars": [{"name": "n", "dtype": "int32", "value": 500}],
-           "launches": [{"kernel": "refused", "grid": [2], "block": [64], "args": ["x", "y", "n"]}],
+           "launches": [{"kernel": "one_loop", "grid": [2], "block": [64], "args": ["x", "y", "n"]}],
            "reference": {"kind": "lowered"}}
-    (tmp_path / "refused.json").write_text(json.dumps(raw))
-    task = load_task(tmp_path / "refused.json")
-    assert uniform_loops(Context(task), lower_task(task)) is None
+    (tmp_path / "one_loop.json").write_text(json.dumps(raw))
+    task = load_task(tmp_path / "one_loop.json")
+    assert (uniform_loops(Context(task), lower_task(task)) is not None) == accepted
 
 
 def test_stride_loops_leave_the_uniform_ones_to_uniform_loops():

@@ -147,7 +147,7 @@ def _loop(stmt, match, pure, allowed, pointers, perthread, guard, uniform) -> di
         return None
     if not all(_pure(head[p], allowed, pure) for p in ("init", "bound", "step")):
         return None
-    threads = [bool(re.search(r"\b(threadIdx\.[xyz]|tx|ty|tz)\b", _expanded(head[p], pure))) for p in ("init", "bound", "step")]
+    threads = [bool(_THREAD.search(_expanded(head[p], pure))) for p in ("init", "bound", "step")]
     if uniform and (any(threads) or guard is not None):
         return None  # uniform_loops: only loops whose trips are the same in every thread
     if not uniform and not threads[0]:
@@ -157,22 +157,84 @@ def _loop(stmt, match, pure, allowed, pointers, perthread, guard, uniform) -> di
     return {"head": head, "body": body, "guard": guard, "uniform": uniform}
 
 
-_STORE = re.compile(r"(?P<target>\*[^=;]*|(?<![\w.])[A-Za-z_]\w*\s*(?:\[[^=;]*\])+)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+_ASSIGN = re.compile(r"(?<![=!<>])(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+_THREAD = re.compile(r"\b(threadIdx\.[xyz]|tx|ty|tz|tid)\b")
 
 
 def _writes_global_or_own(body: str, bases: set[str], perthread: set[str]) -> bool:
     """Every store of the loop's body goes through a pointer parameter or a local built from
     one (global memory, which another thread reading within the region would race with on the GPU
-    too) or into the thread's own per-thread copy (`v[tid]`); writes through other pointers or into
-    `__shared__` arrays are refused."""
-    for m in _STORE.finditer(body):
-        target = re.sub(r"\s+", "", m["target"])
+    too) or into the thread's own per-thread copy (`v[tid]`, `v[tid].x`), or is a plain local's;
+    writes through other pointers or into `__shared__` arrays are refused."""
+    for target in _store_targets(body):
+        if target is None:
+            return False
         base = re.match(r"[A-Za-z_]\w*", target)
-        if target.startswith("*") or base is None:
+        if base is None:
             return False
-        if base[0] not in bases and not (base[0] in perthread and target == f"{base[0]}[tid]"):
-            return False
+        place = re.sub(r"(\.|->)\w+$", "", target)  # `v[tid].x` is stored where `v[tid]` is
+        while place != (place := re.sub(r"(\.|->)\w+$", "", place)):
+            pass
+        if place == base[0] or base[0] in bases or (base[0] in perthread and place == f"{base[0]}[tid]"):
+            continue
+        return False
     return True
+
+
+def _store_targets(body: str):
+    """The assigned (or incremented) expression of every store in body, without spaces (`a[i].x`);
+    None for a target this reader does not follow (through `*`, or a parenthesised expression)."""
+    for m in _ASSIGN.finditer(body):
+        yield _target_before(body, m.start())
+    for m in re.finditer(r"\+\+|--", body):
+        before = body[:m.start()].rstrip()
+        if before and (before[-1].isalnum() or before[-1] in "_]"):
+            yield _target_before(body, m.start())  # x++
+        else:
+            yield _target_after(body, m.end())  # ++x
+
+
+def _target_before(body: str, end: int) -> str | None:
+    while end > 0 and body[end - 1].isspace():
+        end -= 1
+    i = end
+    while i > 0:
+        ch = body[i - 1]
+        if ch == "]":
+            depth = 0
+            while i > 0:
+                i -= 1
+                depth += {"]": 1, "[": -1}.get(body[i], 0)
+                if depth == 0:
+                    break
+        elif ch.isalnum() or ch in "_.":
+            i -= 1
+        elif body[i - 2:i] == "->":
+            i -= 2
+        else:
+            break
+    target = re.sub(r"\s+", "", body[i:end])
+    return None if not target or body[:i].rstrip().endswith(("*", "&")) else target  # `*p = v`, `&r = v`
+
+
+def _target_after(body: str, start: int) -> str | None:
+    m = re.match(r"\s*[A-Za-z_][\w.]*", body[start:])
+    if m is None:
+        return None
+    i = start + m.end()
+    while i < len(body) and body[i] == "[":
+        i = _bracket_end(body, i)
+    return re.sub(r"\s+", "", body[start:i])
+
+
+def _bracket_end(text: str, i: int) -> int:
+    depth = 0
+    while i < len(text):
+        depth += {"[": 1, "]": -1}.get(text[i], 0)
+        i += 1
+        if depth == 0:
+            break
+    return i
 
 
 def _pure(expr: str, allowed: set[str], pure: dict[str, str]) -> bool:
