@@ -21,13 +21,17 @@ results copied: block_invariant.py),
 merge_blocks (consecutive blocks whose reads are contiguous across blockIdx.x run together as the
 lanes of one SIMD loop, each with its own per-thread and shared state: merge_blocks.py),
 grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space), specialize
-(the following six together, because they pay off together: a guard-free loop vectorizes only with
+(dead_exit_flags and the following six together, because they pay off together: a guard-free loop vectorizes only with
 the launch extents known and min/max as selects), specialize_parallel (the same without
 serial_small_grids, where specialize was not kept: a small launch with much work per thread keeps
 its cores), parallel_small_grids (where it was kept: the serial twin removed again, the launch
 parallel, since serial_small_grids counts CUDA threads and not their work), tune_cpu (where g++
 knows the CPU's instruction set but not its model, -march=native tunes for a generic x86 whose vectorizer refuses TVM's guarded reads next to plain ones: `#pragma
-GCC target("tune=<the family it chose>")` first in the file), memo_calls (expressions around costly
+GCC target("tune=<the family it chose>")` first in the file), dead_exit_flags (the lowering's flags
+for threads that returned neither tested where no region before has set one nor set where no later
+region reads them: exit_flags.py), guarded_fission (a region's work for a few threads, `if
+(threadIdx.x == 0) {...}` next to every thread's work, split into a loop of its own over just those
+threads: thread_fission.py), memo_calls (expressions around costly
 math calls that threads repeat with the same operands, computed once per block: memo_calls.py;
 before index_runs, which takes the other kernels of a file but leaves no thread loop memo_calls
 knows), index_runs (index_runs.py), wide_indices (subscripts built in unsigned 32-bit arithmetic
@@ -36,7 +40,9 @@ full_blocks (blocks where every bound guard such as `i < n` holds as in the inte
 checked per block for all its threads, run a copy with those guards folded to constants, then
 wide_indices on it: full_blocks.py), stride_loops (a thread's loop over the block's or grid's
 stride, `for (c = tid; c < n; c += blockDim.x)`, run trip by trip across the threads, the thread
-loop innermost: stride_loops.py), owned_stores (a thread's own per-thread copies loaded before and
+loop innermost: stride_loops.py), uniform_loops (a thread's loop with the same trips in every thread,
+such as nbody's over a shared tile, run around the thread loop, vectorized across the threads:
+stride_loops.py), owned_stores (a thread's own per-thread copies loaded before and
 stored after each branch or inner loop of its thread loop, so that g++ updates locals with selects
 instead of storing through masks, and a `__shared__` flag the threads only set to one literal set
 once after the loop from an OR-reduced local: owned_stores.py; after stride_loops, whose loops it
@@ -53,7 +59,8 @@ guarded_thread_range (a region guarded by comparisons proven monotone in threadI
 admitted range only, with no condition left, seeing through TVM's loops of one trip: guards.py),
 dynamic_schedule, fast_math (only when the configuration allows it and the task's rtol >= 1e-4).
 Compiler options travel in the code as `#pragma GCC optimize` (and `target`), since the result is
-one translation unit.
+one translation unit. Every build has -fno-math-errno (tools/build.py: CUDA's math never sets
+errno, and the check for it kept loops with sqrtf scalar); g++ 12 ignores it in a pragma.
 """
 
 from __future__ import annotations
