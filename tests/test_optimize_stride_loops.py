@@ -40,6 +40,8 @@ def test_stride_loops_run_across_the_threads_and_stay_correct(box, name, loops):
 def test_the_trip_index_is_affine_in_the_thread():
     task = load_task(CORPUS / "dot_product_double" / "task.json")
     new = stride_loops(Context(task), lower_task(task))
+    # each trip runs over the threads whose index is still below n, found per trip: no test per thread
+    assert "cudaopt_any0 |= tx_lo < tx_hi;" in new and "if (!(i < n)) continue;" not in new
     assert "const int i = (blockIdx.x * blockDim.x + tid) + (int)cudaopt_n0 * (blockDim.x * gridDim.x);" in new
     assert "double acc = cudaopt_s0_acc[cudaopt_t];" in new and "cudaopt_s0_acc[cudaopt_t] = acc;" in new
 

@@ -21,7 +21,7 @@ results copied: block_invariant.py),
 merge_blocks (consecutive blocks whose reads are contiguous across blockIdx.x run together as the
 lanes of one SIMD loop, each with its own per-thread and shared state: merge_blocks.py),
 grid_stride_flat (grid-stride loops -> one `omp parallel for simd` over the index space), specialize
-(dead_exit_flags and the following six together, because they pay off together: a guard-free loop vectorizes only with
+(dead_exit_flags, the following six and vector_math together, because they pay off together: a guard-free loop vectorizes only with
 the launch extents known and min/max as selects), specialize_parallel (the same without
 serial_small_grids, where specialize was not kept: a small launch with much work per thread keeps
 its cores), parallel_small_grids (where it was kept: the serial twin removed again, the launch
@@ -40,9 +40,12 @@ full_blocks (blocks where every bound guard such as `i < n` holds as in the inte
 checked per block for all its threads, run a copy with those guards folded to constants, then
 wide_indices on it: full_blocks.py), stride_loops (a thread's loop over the block's or grid's
 stride, `for (c = tid; c < n; c += blockDim.x)`, run trip by trip across the threads, the thread
-loop innermost: stride_loops.py), uniform_loops (a thread's loop with the same trips in every thread,
+loop innermost, each trip's thread loop over the threads whose trip it is where guards.py proves
+them one range: stride_loops.py), uniform_loops (a thread's loop with the same trips in every thread,
 such as nbody's over a shared tile, run around the thread loop, vectorized across the threads:
-stride_loops.py), owned_stores (a thread's own per-thread copies loaded before and
+stride_loops.py), vector_math (calls of expf, logf, tanhf, pow, ... in vectorized loops made to
+glibc's vector math library, up to 4 ulp from the scalar functions: only where the task's rtol >= 1e-5;
+vector_math.py), owned_stores (a thread's own per-thread copies loaded before and
 stored after each branch or inner loop of its thread loop, so that g++ updates locals with selects
 instead of storing through masks, and a `__shared__` flag the threads only set to one literal set
 once after the loop from an OR-reduced local: owned_stores.py; after stride_loops, whose loops it

@@ -30,8 +30,8 @@ from __future__ import annotations
 import re
 
 from . import code as C
-from .guards import Unproven, parse
-from .transforms import Context, Transform
+from .guards import Unproven, guarded_region, param_shapes, parse
+from .transforms import GUARD_RANGE, Context, Transform
 
 _NEST = re.compile(C.THREAD_NEST)
 _DECL = re.compile(r"(?P<type>(?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^<>;]*>)?(?:\s+(?:const\s+)?[A-Za-z_][\w:]*)*[\s*&]*?)\s*"
@@ -63,10 +63,14 @@ def stride_loops(ctx: Context, code: str, uniform: bool = False) -> str | None:
         pointers = {C.param_name(p) for p in params if "*" in p} & allowed
         new, count = body, 0
         perthread = set(_PERTHREAD.findall(body))
-        while count < 8 and (step := _first_region(new, allowed, pointers, perthread, block, count, uniform)) is not None:
+        shapes = param_shapes(params)
+        while count < 8 and (step := _first_region(new, allowed, pointers, perthread, shapes, block, count,
+                                                   uniform)) is not None:
             new, count = step, count + 1
         if count:
             code, changed = C.with_body(code, k, new), True
+    if changed and "cudaopt::first_true" in code and "CUDAOPT_GUARD_RANGE" not in code:
+        code = C.with_support(code, GUARD_RANGE)  # the helpers of the trips' thread ranges
     return code if changed else None
 
 
@@ -74,13 +78,13 @@ def uniform_loops(ctx: Context, code: str) -> str | None:
     return stride_loops(ctx, code, uniform=True)
 
 
-def _first_region(body: str, allowed: set[str], pointers: set[str], perthread: set[str], block: int,
+def _first_region(body: str, allowed: set[str], pointers: set[str], perthread: set[str], shapes: dict, block: int,
                   number: int, uniform: bool) -> str | None:
     for m in _NEST.finditer(body):
         open_brace = m.end() - 1
         close = C.matching_brace(body, open_brace)
-        new = _region(body[open_brace + 1:close], allowed, pointers, perthread, block, number, "#pragma omp simd" in m[0],
-                      uniform)
+        new = _region(body[open_brace + 1:close], allowed, pointers, perthread, shapes, block, number,
+                      "#pragma omp simd" in m[0], uniform)
         if new is not None:
             line = body.rfind("\n", 0, m.start()) + 1
             indent = body[line:m.start()]
@@ -89,8 +93,8 @@ def _first_region(body: str, allowed: set[str], pointers: set[str], perthread: s
     return None
 
 
-def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str], block: int, number: int,
-            simd: bool, uniform: bool) -> list[str] | None:
+def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str], shapes: dict, block: int,
+            number: int, simd: bool, uniform: bool) -> list[str] | None:
     """The three thread loops (as lines, indented from 0) replacing a region, or None."""
     spans = C.statements(text)
     if spans is None:
@@ -107,7 +111,7 @@ def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str
                 std = [text[a:b].strip() for a, b, _ in spans if text[a:b].strip() in _STANDARD]
                 pre = [text[a:b].strip() for a, b, _ in spans[:i] if text[a:b].strip() not in _STANDARD]
                 post = [text[a:b].strip() for a, b, _ in spans[i + 1:]]
-                return _loops(std, pre, loop, post, pure, carried, block, number, simd)
+                return _loops(std, pre, loop, post, pure, carried, block, number, simd, shapes)
         if compound or stmt in _STANDARD:
             continue
         d = _DECL.fullmatch(stmt)
@@ -258,7 +262,7 @@ def _expanded(expr: str, pure: dict[str, str]) -> str:
     return expr
 
 
-def _loops(std, pre, loop, post, pure, carried, block, number, simd) -> list[str]:
+def _loops(std, pre, loop, post, pure, carried, block, number, simd, shapes) -> list[str]:
     head, body = loop["head"], loop["body"]
     n = f"cudaopt_n{number}"
     on, any_ = f"cudaopt_on{number}", f"cudaopt_any{number}"
@@ -290,6 +294,17 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd) -> list[str
         lines += [f"    for ({head['type']} {var} = {bound['init']}; {var} {head['op']} {bound['bound']}; "
                   f"{var} += {bound['step']}) {{"]
         lines += ["        " + line for line in nest + std + trip + ["        }"]] + ["    }"]
+    elif (ranged := _ranged_trip(std, recompute + restore, loop, saves, n, shapes) if not leaves else None):
+        # the threads whose trip n is in the loop, found per trip (guards.py proves them one range of
+        # threadIdx.x): no test left in the thread loop, whose calls and stores then vectorize
+        lines += [f"    for (unsigned long long {n} = 0;; ++{n}) {{", f"        unsigned char {any_} = 0;",
+                  "        for (unsigned int tz = 0; tz < blockDim.z; ++tz)",
+                  "            for (unsigned int ty = 0; ty < blockDim.y; ++ty) {"]
+        lines += ["                " + line for line in ranged.bounds]
+        lines += [f"                {any_} |= tx_lo < tx_hi;", *(["                #pragma omp simd"] if simd else []),
+                  "                for (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {"]
+        lines += ["                    " + line.strip() for line in ranged.body.split("\n")]
+        lines += ["                }", "            }", f"        if (!{any_}) break;", "    }"]
     else:
         trip = active + recompute + restore + [
             f"{inner}const {head['type']} {head['var']} = ({head['init']}) + ({head['type']}){n} * ({head['step']});",
@@ -305,6 +320,19 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd) -> list[str
         last = nest + std + active + recompute + restore + [inner + s for s in post] + ["        }"]
         lines += ["    " + line for line in last]
     return lines + ["}"]
+
+
+def _ranged_trip(std, locals_, loop, saves, n, shapes):
+    """Trip n's thread loop as guards.py's Region (the admitted threads' range, the body without its
+    test), or None where the test is not proven to admit one range of threadIdx.x."""
+    head = loop["head"]
+    test = f"{head['var']} {head['op']} {head['bound']}"
+    if loop["guard"]:
+        test = f"({loop['guard']}) && ({test})"
+    lines = [line.strip() for line in std + locals_] + [
+        f"const {head['type']} {head['var']} = ({head['init']}) + ({head['type']}){n} * ({head['step']});",
+        f"if ({test}) {{", loop["body"], *(line.strip() for line in saves), "}"]
+    return guarded_region("\n".join(lines), shapes)
 
 
 def _reindent(lines: list[str], indent: str) -> str:

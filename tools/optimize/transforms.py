@@ -735,7 +735,8 @@ def _with_pragma(code: str, pragma: str) -> str | None:
     return code[:first] + pragma + "\n" + code[first:]
 
 
-SPECIALIZE = ("dead_exit_flags", "hoist_guards", "guarded_thread_range", "launch_constants", "inline_minmax", "serial_small_grids", "restrict")
+SPECIALIZE = ("dead_exit_flags", "hoist_guards", "guarded_thread_range", "launch_constants", "inline_minmax",
+              "serial_small_grids", "restrict", "vector_math")
 
 
 def specialize(ctx: Context, code: str, members: tuple[str, ...] = SPECIALIZE) -> str | None:
@@ -763,9 +764,9 @@ def specialize_parallel(ctx: Context, code: str) -> str | None:
 TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first, flags last
     Transform("grid_stride_flat", "grid-stride loops as one flat parallel simd loop", grid_stride_flat),
     Transform("specialize", "launch extents as constants, guard-free thread ranges, min/max as selects, small launches "
-              "serial, __restrict__, together", specialize),
+              "serial, __restrict__, vector math where the tolerance allows, together", specialize),
     Transform("specialize_parallel", "launch extents as constants, guard-free thread ranges, min/max as selects, "
-              "__restrict__, together (launches stay parallel)", specialize_parallel),
+              "__restrict__, vector math where the tolerance allows, together (launches stay parallel)", specialize_parallel),
     Transform("parallel_small_grids", "small launches parallel again (their serial twin from specialize gone: "
               "enough work per thread for the cores)", parallel_small_grids),
     Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel),
@@ -802,6 +803,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     from .block_scans import BLOCK_SCANS
     from .exit_flags import DEAD_EXIT_FLAGS
     from .thread_fission import GUARDED_FISSION
+    from .vector_math import VECTOR_MATH
     from .full_blocks import FULL_BLOCKS
     from .stride_loops import STRIDE_LOOPS, UNIFORM_LOOPS
     from .index_runs import INDEX_RUNS
@@ -817,8 +819,8 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     head = [t for t in base if t.name in ("grid_stride_flat", "specialize", "specialize_parallel", "parallel_small_grids",
                                           "tune_cpu")]
     head += [DEAD_EXIT_FLAGS, GUARDED_FISSION, MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
-    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + [FULL_BLOCKS, STRIDE_LOOPS, UNIFORM_LOOPS, OWNED_STORES] + singles + [
-        t for t in base if t not in head]
+    return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + [
+        FULL_BLOCKS, STRIDE_LOOPS, UNIFORM_LOOPS, OWNED_STORES, VECTOR_MATH] + singles + [t for t in base if t not in head]
 
 
 TRANSFORMS[:] = _search_order(TRANSFORMS)
