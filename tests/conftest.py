@@ -11,3 +11,22 @@ def box():
     test_build.py and test_sandbox.py define their own."""
     with LocalSandbox() as sandbox:
         yield sandbox
+
+
+@pytest.fixture
+def kernel_task(tmp_path):
+    """A task made from CUDA source: `kernel_task(source, name, buffers, scalars, grid, block)`,
+    its one launch passing the buffers then the scalars, checked against its own lowering."""
+    import json
+
+    from tools.spec import load_task
+
+    def make(source, name, buffers, scalars, grid, block):
+        (tmp_path / f"{name}.cu").write_text(source)
+        raw = {"name": name, "cuda": f"{name}.cu", "buffers": buffers, "scalars": scalars,
+               "launches": [{"kernel": name, "grid": grid, "block": block,
+                             "args": [b["name"] for b in buffers] + [s["name"] for s in scalars]}],
+               "reference": {"kind": "lowered"}}
+        (tmp_path / f"{name}.json").write_text(json.dumps(raw))
+        return load_task(tmp_path / f"{name}.json")
+    return make

@@ -8,7 +8,6 @@ measured in one process)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -35,8 +34,7 @@ def test_exit_flags_nobody_reads_are_gone_and_the_kernel_stays_correct(box, name
     assert "exited[tid] = true;" in lowered and "if (exited[tid]) continue;" in lowered
     new = dead_exit_flags(Context(task), lowered)
     assert new is not None and "exited" not in new[new.index("// CUDA kernel"):]
-    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
-    assert report.correct, report.summary()
+    _assert_correct(box, task, new)
 
 
 @pytest.mark.parametrize("name", ["matvec_warp_per_row", "block_dependent_trip_count"])
@@ -45,8 +43,7 @@ def test_exit_flags_a_later_loop_reads_are_kept(box, name):
     task = _task(name)
     new = dead_exit_flags(Context(task), lower_task(task))
     assert new is not None and "if (exited[tid]) continue;" in new and "exited[tid] = true;" in new
-    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
-    assert report.correct, report.summary()
+    _assert_correct(box, task, new)
 
 
 LOOPED = r"""
@@ -64,20 +61,19 @@ __global__ void looped(const float* x, float* y, int n) {
 """
 
 
-def _fixture(tmp_path, source, name):
-    (tmp_path / f"{name}.cu").write_text(source)
-    raw = {"name": name, "cuda": f"{name}.cu",
-           "buffers": [{"name": "x", "dtype": "float32", "shape": [192], "role": "input"},
-                       {"name": "y", "dtype": "float32", "shape": [192], "role": "output", "init": "zeros"}],
-           "scalars": [{"name": "n", "dtype": "int32", "value": 192}],
-           "launches": [{"kernel": name, "grid": [1], "block": [64], "args": ["x", "y", "n"]}],
-           "reference": {"kind": "lowered"}}
-    (tmp_path / f"{name}.json").write_text(json.dumps(raw))
-    return load_task(tmp_path / f"{name}.json")
+def _fixture(kernel_task, source, name):
+    return kernel_task(source, name, [{"name": "x", "dtype": "float32", "shape": [192], "role": "input"},
+                                      {"name": "y", "dtype": "float32", "shape": [192], "role": "output", "init": "zeros"}],
+                       [{"name": "n", "dtype": "int32", "value": 192}], [1], [64])
 
 
-def test_exit_flags_inside_a_loop_of_the_block_are_kept(tmp_path):
-    task = _fixture(tmp_path, LOOPED, "looped")
+def _assert_correct(box, task, code):
+    report = check(task, code, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_exit_flags_inside_a_loop_of_the_block_are_kept(kernel_task):
+    task = _fixture(kernel_task, LOOPED, "looped")
     lowered = lower_task(task)
     assert "exited[tid] = true;" in lowered
     assert dead_exit_flags(Context(task), lowered) is None
@@ -94,8 +90,7 @@ def test_work_for_a_few_threads_gets_its_own_loop_and_the_kernel_stays_correct(b
     new = guarded_fission(ctx, specialize_parallel(ctx, lower_task(task)))
     assert new is not None and new.count("for a few threads and for all, one loop each") == splits
     assert new.count("tx_lo; tx < tx_hi") >= splits  # the few threads' loop over those threads only
-    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
-    assert report.correct, report.summary()
+    _assert_correct(box, task, new)
 
 
 SPLIT = r"""
@@ -116,6 +111,6 @@ __global__ void split(const float* x, float* y, int n) {
     ("float w = x[t];", "w", False),  # a local declared before the guarded part and read after it
     ("atomicAdd(&s[1], x[t]);", "atomicAdd(&s[1], 1.0f)", False),  # float atomics of two parts: another sum order
 ])
-def test_regions_whose_parts_would_leave_early_or_carry_a_local_are_not_split(tmp_path, leave, local, splits):
-    task = _fixture(tmp_path, SPLIT.replace("LEAVE", leave).replace("LOCAL", local), "split")
+def test_regions_whose_parts_would_leave_early_or_carry_a_local_are_not_split(kernel_task, leave, local, splits):
+    task = _fixture(kernel_task, SPLIT.replace("LEAVE", leave).replace("LOCAL", local), "split")
     assert (guarded_fission(Context(task), lower_task(task)) is not None) == splits

@@ -7,7 +7,6 @@ faithful lowering with specialize_parallel, measured in one process)."""
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
@@ -98,16 +97,11 @@ __global__ void one_loop(const float* x, float* y, int n) {
     ("for (int c = 0; c < t; ++c) a += x[c];", False),  # trips that differ between threads
     ("if (t < 4) for (int c = 0; c < n; ++c) a += x[c];", False),  # some threads only
 ])
-def test_only_the_same_trips_of_independent_threads_are_interchanged(tmp_path, loop, accepted):
-    (tmp_path / "one_loop.cu").write_text(ONE_LOOP.replace("LOOP", loop))
-    raw = {"name": "one_loop", "cuda": "one_loop.cu",
-           "buffers": [{"name": "x", "dtype": "float32", "shape": [500], "role": "input"},
-                       {"name": "y", "dtype": "float32", "shape": [128], "role": "output"}],
-           "scalars": [{"name": "n", "dtype": "int32", "value": 500}],
-           "launches": [{"kernel": "one_loop", "grid": [2], "block": [64], "args": ["x", "y", "n"]}],
-           "reference": {"kind": "lowered"}}
-    (tmp_path / "one_loop.json").write_text(json.dumps(raw))
-    task = load_task(tmp_path / "one_loop.json")
+def test_only_the_same_trips_of_independent_threads_are_interchanged(kernel_task, loop, accepted):
+    task = kernel_task(ONE_LOOP.replace("LOOP", loop), "one_loop",
+                       [{"name": "x", "dtype": "float32", "shape": [500], "role": "input"},
+                        {"name": "y", "dtype": "float32", "shape": [128], "role": "output"}],
+                       [{"name": "n", "dtype": "int32", "value": 500}], [2], [64])
     assert (uniform_loops(Context(task), lower_task(task)) is not None) == accepted
 
 

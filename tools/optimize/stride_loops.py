@@ -176,9 +176,7 @@ def _writes_global_or_own(body: str, bases: set[str], perthread: set[str]) -> bo
         base = re.match(r"[A-Za-z_]\w*", target)
         if base is None:
             return False
-        place = re.sub(r"(\.|->)\w+$", "", target)  # `v[tid].x` is stored where `v[tid]` is
-        while place != (place := re.sub(r"(\.|->)\w+$", "", place)):
-            pass
+        place = re.sub(r"(?:(?:\.|->)\w+)+$", "", target)  # `v[tid].x` is stored where `v[tid]` is
         if place == base[0] or base[0] in bases or (base[0] in perthread and place == f"{base[0]}[tid]"):
             continue
         return False

@@ -28,7 +28,7 @@ from .stride_loops import _BUILTINS, _DECL, _STANDARD, _expanded, _pure
 from .transforms import Context, Transform, guarded_thread_range
 
 _NEST = re.compile(C.THREAD_NEST)
-_EXIT_TEST = re.compile(r"if \((?:exited|in_loop)\w*\[tid\]\) continue;")
+_EXIT_TEST = re.compile(r"if \(exited\w*\[tid\]\) continue;")
 _ATOMIC = re.compile(r"\batomic\w*\s*\(")
 _JUMP = re.compile(r"\b(continue|break|return|goto)\b")
 _THREAD = re.compile(r"\b(threadIdx\.[xyz]|tid|tx|ty|tz)\b")
