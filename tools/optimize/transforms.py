@@ -792,26 +792,29 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     (sync_transforms.py), work every block repeats done once per worker (block_invariant.py),
     small blocks merged into SIMD lanes once their shuffles are plain loops (merge_blocks.py), then
     the structural steps that pay off most (flat grid-stride loops, specialize, the CPU's own
-    tuning, shared calls, index runs: index runs leave no thread loop for shared calls, shared
-    calls leave index runs the other kernels; then 64-bit subscripts), then interior blocks without
+    tuning, exit flags nobody reads, work for a few threads split off (exit_flags.py,
+    thread_fission.py), shared calls, index runs: index runs leave no thread loop for shared calls,
+    shared calls leave index runs the other kernels; then 64-bit subscripts), then interior blocks without
     their bound guards (full_blocks.py; after specialize, whose guard-free thread ranges a kept
     interior copy would otherwise hide: hardsigmoid_1 4x instead of 27x) and loops striding over the
-    threads run trip by trip across them (stride_loops.py), a thread's own copies loaded and stored
-    once around its branches and inner loops (owned_stores.py; after stride_loops, whose loops it
-    would wrap), then the barrier/shuffle patterns one by one, then the rest."""
+    threads run trip by trip across them, then those with the same trips in every thread (both
+    stride_loops.py), a thread's own copies loaded and stored once around its branches and inner
+    loops (owned_stores.py; after stride_loops, whose loops it would wrap), libm calls from the
+    vector library (vector_math.py; after the steps that vectorize the loops calling them), then the
+    barrier/shuffle patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .block_scans import BLOCK_SCANS
     from .exit_flags import DEAD_EXIT_FLAGS
-    from .thread_fission import GUARDED_FISSION
-    from .vector_math import VECTOR_MATH
     from .full_blocks import FULL_BLOCKS
-    from .stride_loops import STRIDE_LOOPS, UNIFORM_LOOPS
     from .index_runs import INDEX_RUNS
     from .matrix_products import MATRIX_PRODUCTS
-    from .owned_stores import OWNED_STORES
     from .memo_calls import MEMO_CALLS
     from .merge_blocks import MERGE_BLOCKS
+    from .owned_stores import OWNED_STORES
+    from .stride_loops import STRIDE_LOOPS, UNIFORM_LOOPS
     from .sync_transforms import SYNC_TRANSFORMS
+    from .thread_fission import GUARDED_FISSION
+    from .vector_math import VECTOR_MATH
     from .wide_indices import WIDE_INDICES
 
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
