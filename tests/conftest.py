@@ -30,3 +30,24 @@ def kernel_task(tmp_path):
         (tmp_path / f"{name}.json").write_text(json.dumps(raw))
         return load_task(tmp_path / f"{name}.json")
     return make
+
+
+@pytest.fixture
+def vectorized_lines(tmp_path):
+    """`vectorized_lines(source)`: the lines of a translation unit whose loops g++ reports
+    vectorized, compiled with the candidates' flags as their shared library is (local calls bind
+    locally, so the kernels' helpers inline); the whole report comes back too, for messages."""
+    import re
+    import subprocess
+
+    from tools.build import DEFAULT_CXXFLAGS
+    from tools.cuda import runtime_include_dir
+
+    def compile_(source):
+        path = tmp_path / "k.cpp"
+        path.write_text(source)
+        out = subprocess.run(["g++", *DEFAULT_CXXFLAGS, "-fPIC", "-fno-semantic-interposition", "-c",
+                              f"-I{runtime_include_dir()}", str(path), "-o", str(tmp_path / "k.o"),
+                              "-fopt-info-vec-optimized"], capture_output=True, text=True, check=True)
+        return {int(n) for n in re.findall(r"k\.cpp:(\d+):\d+: optimized: loop vectorized", out.stderr)}, out.stderr
+    return compile_

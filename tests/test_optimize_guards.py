@@ -3,13 +3,11 @@ and the guard-free regions the `specialize` step makes of them (checked with rea
 
 from __future__ import annotations
 
-import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tools.cuda import lower_task, runtime_include_dir
+from tools.cuda import lower_task
 from tools.optimize import code as C
 from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, hoisted_guards, param_shapes
 from tools.optimize.transforms import Context, parallel_small_grids, serial_small_grids, specialize, specialize_parallel
@@ -164,18 +162,13 @@ def test_guards_that_may_change_or_be_skipped_stay_in_the_loop(old, new):
     assert hoisted_guards(changed) is None
 
 
-def test_launch_extents_stay_constants_inside_the_parallel_region(tmp_path):
+def test_launch_extents_stay_constants_inside_the_parallel_region(vectorized_lines):
     # A `constexpr dim3` local is shared by reference with the OpenMP region: its loops then read
     # the extents from memory and g++ left this stencil's thread loops scalar (gathers).
     task = load_task(ROOT / "kernels" / "stencil_1d_shared" / "task.json")
     variant = specialize_parallel(Context(task), lower_task(task))
     assert "constexpr cudaopt::Extent<79, 1, 1> gridDim{}; constexpr cudaopt::Extent<128, 1, 1> blockDim{};" in variant
-    source = tmp_path / "k.cpp"
-    source.write_text(variant)
-    out = subprocess.run(["g++", "-O3", "-march=native", "-fopenmp", "-fPIC", "-c", f"-I{runtime_include_dir()}",
-                          str(source), "-o", str(tmp_path / "k.o"), "-fopt-info-vec-optimized"],
-                         capture_output=True, text=True, check=True)
+    vectorized, report = vectorized_lines(variant)
     region = variant[:variant.index("#pragma omp parallel for")].count("\n") + 1  # its first line
     assert variant.count("#pragma omp simd") == 2  # the tile's load and the stencil, both in the region
-    vectorized = {int(n) for n in re.findall(r"k\.cpp:(\d+):\d+: optimized: loop vectorized", out.stderr)}
-    assert len({n for n in vectorized if n > region}) == 2, out.stderr[-2000:]
+    assert len({n for n in vectorized if n > region}) == 2, report[-2000:]

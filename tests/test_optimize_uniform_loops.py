@@ -19,7 +19,6 @@ from tools.optimize.stride_loops import stride_loops, uniform_loops
 from tools.optimize.transforms import Context, specialize_parallel
 from tools.spec import load_task
 from tools.verify import check
-from tools.verify.references import runtime_include_dir
 
 CORPUS = Path(__file__).parent / "kernels"
 SEEDS = [2468, 2469]
@@ -42,20 +41,15 @@ def test_uniform_loops_put_the_thread_loop_inside_and_stay_correct(box, name, lo
     assert report.correct, report.summary()
 
 
-def test_the_interaction_loop_vectorizes_across_the_threads(tmp_path):
+def test_the_interaction_loop_vectorizes_across_the_threads(vectorized_lines):
     task = _task("nbody_tiles")
     variant = uniform_loops(Context(task), specialize_parallel(Context(task), lower_task(task)))
     loop = re.search(r"for \(int k = 0; k < BLOCK; k \+= 1\) \{\s*for \(unsigned int tz", variant)
     assert loop, "the trip loop is outside the thread loop"
     assert "cudaopt_on" not in variant  # no thread leaves before the loop: no test in it
-    source = tmp_path / "k.cpp"
-    source.write_text(variant)
-    local = ["-fPIC", "-fno-semantic-interposition"]  # as the shared library is built: interact() inlined
-    out = subprocess.run(["g++", *DEFAULT_CXXFLAGS, *local, "-c", f"-I{runtime_include_dir()}", str(source),
-                          "-o", str(tmp_path / "k.o"), "-fopt-info-vec-optimized"], capture_output=True, text=True, check=True)
+    vectorized, report = vectorized_lines(variant)  # interact() inlined, as in the shared library
     first = variant[:loop.start()].count("\n") + 1
-    vectorized = {int(n) for n in re.findall(r"k\.cpp:(\d+):\d+: optimized: loop vectorized", out.stderr)}
-    assert any(first < n < first + 8 for n in vectorized), out.stderr[-2000:]
+    assert any(first < n < first + 8 for n in vectorized), report[-2000:]
 
 
 def test_a_square_root_loop_vectorizes_with_the_default_flags(tmp_path):

@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 
 from tools.build import DEFAULT_CXXFLAGS
-from tools.cuda import lower_task
+from tools.cuda import lower_task, runtime_include_dir
 from tools.optimize.stride_loops import stride_loops
 from tools.optimize.transforms import SPECIALIZE, Context, specialize, specialize_parallel
 from tools.optimize.vector_math import MIN_RTOL, vector_math
 from tools.spec import load_task
 from tools.verify import check
-from tools.verify.references import runtime_include_dir
 
 CORPUS = Path(__file__).parent / "kernels"
 SEEDS = [8642, 8643]

@@ -285,6 +285,7 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd, shapes) -> 
             [f"{inner}{saved[name]}[cudaopt_t] = {name};" for name in carried] + ["        }"]
         lines += ["    " + line for line in first]
     saves = [f"{inner}{saved[name]}[cudaopt_t] = {name};" for name in carried if C.changes(name, body)]
+    counter = f"const {head['type']} {head['var']} = ({head['init']}) + ({head['type']}){n} * ({head['step']});"
     if loop["uniform"]:  # the same trips in every thread: one loop around the thread loop
         bound = {p: _expanded(head[p], pure) for p in ("init", "bound", "step")}
         var = head["var"]
@@ -292,7 +293,7 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd, shapes) -> 
         lines += [f"    for ({head['type']} {var} = {bound['init']}; {var} {head['op']} {bound['bound']}; "
                   f"{var} += {bound['step']}) {{"]
         lines += ["        " + line for line in nest + std + trip + ["        }"]] + ["    }"]
-    elif (ranged := _ranged_trip(std, recompute + restore, loop, saves, n, shapes) if not leaves else None):
+    elif (ranged := _ranged_trip(std + recompute + restore + [counter], loop, saves, shapes) if not leaves else None):
         # the threads whose trip n is in the loop, found per trip (guards.py proves them one range of
         # threadIdx.x): no test left in the thread loop, whose calls and stores then vectorize
         lines += [f"    for (unsigned long long {n} = 0;; ++{n}) {{", f"        unsigned char {any_} = 0;",
@@ -305,7 +306,7 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd, shapes) -> 
         lines += ["                }", "            }", f"        if (!{any_}) break;", "    }"]
     else:
         trip = active + recompute + restore + [
-            f"{inner}const {head['type']} {head['var']} = ({head['init']}) + ({head['type']}){n} * ({head['step']});",
+            inner + counter,
             *([f"{inner}if (!({loop['guard']})) continue;"] if loop["guard"] else []),
             f"{inner}if (!({head['var']} {head['op']} {head['bound']})) continue;",
             f"{inner}{any_} |= 1;",
@@ -320,16 +321,15 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd, shapes) -> 
     return lines + ["}"]
 
 
-def _ranged_trip(std, locals_, loop, saves, n, shapes):
-    """Trip n's thread loop as guards.py's Region (the admitted threads' range, the body without its
-    test), or None where the test is not proven to admit one range of threadIdx.x."""
+def _ranged_trip(decls, loop, saves, shapes):
+    """A trip's thread loop (its declarations up to the trip's counter, then the loop's test and
+    body) as guards.py's Region: the admitted threads' range and the body without its test; None
+    where the test is not proven to admit one range of threadIdx.x."""
     head = loop["head"]
     test = f"{head['var']} {head['op']} {head['bound']}"
     if loop["guard"]:
         test = f"({loop['guard']}) && ({test})"
-    lines = [line.strip() for line in std + locals_] + [
-        f"const {head['type']} {head['var']} = ({head['init']}) + ({head['type']}){n} * ({head['step']});",
-        f"if ({test}) {{", loop["body"], *(line.strip() for line in saves), "}"]
+    lines = [line.strip() for line in decls] + [f"if ({test}) {{", loop["body"], *(line.strip() for line in saves), "}"]
     return guarded_region("\n".join(lines), shapes)
 
 

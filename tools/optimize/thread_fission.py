@@ -41,6 +41,7 @@ def guarded_fission(ctx: Context, code: str) -> str | None:
     for k in reversed(C.kernels(code)):
         body = k.body(code)
         params = C.split_params(k.params)
+        shapes = param_shapes(params)
         allowed = _BUILTINS | {"tid"} | {p for p in map(C.param_name, params) if p and not C.changes(p, body)} | \
             C.constant_macros(code)
         new, pos, edits = [], 0, 0
@@ -48,7 +49,7 @@ def guarded_fission(ctx: Context, code: str) -> str | None:
             if m.start() < pos:
                 continue
             close = C.matching_brace(body, m.end() - 1)
-            parts = _parts(body[m.end():close], allowed, param_shapes(params))
+            parts = _parts(body[m.end():close], allowed, shapes)
             if parts is None:
                 continue
             indent = body[body.rfind("\n", 0, m.start()) + 1:m.start()]

@@ -13,6 +13,7 @@ stays as it was.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -38,17 +39,18 @@ def vector_math(ctx: Context, code: str) -> str | None:
     called = set(re.findall(r"(?<![\w.:])([a-z_][a-z0-9_]*)\s*\(", C.strip_comments(kernels)))
     for name in called & set(_INTRINSICS):
         called |= set(_INTRINSICS[name].split())
-    names = [f"{base}{suffix}" for base in _available() for suffix in ("f", "") if f"{base}{suffix}" in called]
-    if not names:
+    declared = [(base, suffix, t) for base in _available() for suffix, t in (("f", "float"), ("", "double"))
+                if base + suffix in called]
+    if not declared:
         return None
     lines = [_MARK, 'extern "C" {']
-    for name in names:
-        t = "float" if name.endswith("f") and name[:-1] in _available() else "double"
-        args = ", ".join([t] * (2 if name.rstrip("f") in _TWO_ARGS else 1))
-        lines += ["#pragma omp declare simd notinbranch", f"{t} {name}({args}) noexcept;"]
+    for base, suffix, t in declared:
+        args = ", ".join([t] * (2 if base in _TWO_ARGS else 1))
+        lines += ["#pragma omp declare simd notinbranch", f"{t} {base}{suffix}({args}) noexcept;"]
     return C.with_support(code, "\n".join(lines + ["}"]))
 
 
+@functools.cache
 def _available() -> tuple[str, ...]:
     """The functions this machine's glibc has vector versions of."""
     try:
