@@ -49,7 +49,10 @@ vector_math.py), owned_stores (a thread's own per-thread copies loaded before an
 stored after each branch or inner loop of its thread loop, so that g++ updates locals with selects
 instead of storing through masks, and a `__shared__` flag the threads only set to one literal set
 once after the loop from an OR-reduced local: owned_stores.py; after stride_loops, whose loops it
-would wrap), the barrier/shuffle ones one by one (uniform_exits among them: a loop with barriers
+would wrap), warp_lanes (a thread loop that computes lane and warp numbers, `threadIdx.x % 32`,
+`(blockIdx.x * blockDim.x + threadIdx.x) / 32`, as a loop over the warps around one over the 32
+lanes, the numbers read from the counters: warp_lanes.py; after the steps that look for the
+lowering's thread loops), the barrier/shuffle ones one by one (uniform_exits among them: a loop with barriers
 left on a shared flag by the whole block at once, without per-thread loop flags: uniform_exits.py),
 threads_parallel (few blocks: the thread loop is the parallel loop), inline_minmax
 (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),
