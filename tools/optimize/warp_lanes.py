@@ -49,16 +49,17 @@ def _binds(text: str, start: int, end: int, op: str) -> bool:
 
 def _rewrite_idioms(body: str) -> str:
     for pattern, kind in _IDIOMS:
-        def sub(m: re.Match) -> str:
-            if kind != "global" and not _binds(body_now, m.start(), m.end(), m["op"]):
+        text = body  # what this pattern's matches lie in
+
+        def sub(m: re.Match, kind: str = kind, text: str = text) -> str:
+            if kind != "global" and not _binds(text, m.start(), m.end(), m["op"]):
                 return m[0]
             lead = m[0][:m.start("x") - m.start()]
             cast = "(int)" if "(int)" in m["x"] else ""
             if kind == "global":
                 return f"{lead}(blockIdx.x * (blockDim.x / {WARP}) + cudaopt_warp)"
             return f"{lead}{cast}{'cudaopt_lane' if kind == 'lane' else 'cudaopt_warp'}"
-        body_now = body
-        body = pattern.sub(sub, body)
+        body = pattern.sub(sub, text)
     return body
 
 
