@@ -192,6 +192,9 @@ def config_show() -> None:
 
 
 def _interrupted() -> None:
+    from .runner import ignore_further_interrupts
+
+    ignore_further_interrupts()
     err_console.print("[yellow]interrupted[/]: the trace and checkpoint are kept; run the same command to resume")
 
 

@@ -18,6 +18,8 @@ import json
 import sqlite3
 import sys
 import operator
+import signal
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Callable, TypedDict
@@ -210,6 +212,7 @@ def run_tasks(
             else:
                 outcomes = [one(task) for task in tasks]
     except KeyboardInterrupt:
+        ignore_further_interrupts()
         trace.event("error", node="run", data={"error": "interrupted (KeyboardInterrupt); run the same command to resume"})
         console.print(f"[yellow]interrupted[/]: trace and checkpoints kept in {out}; run the same command to resume", highlight=False, soft_wrap=True)
         raise
@@ -219,6 +222,13 @@ def run_tasks(
         saver.conn.close()
     console.print(summary_table(outcomes))
     return outcomes
+
+
+def ignore_further_interrupts() -> None:
+    """Once Ctrl-C has stopped a run, another one must not cut short the saving of its trace and
+    checkpoint, nor the interpreter's exit (a second SIGINT there prints a traceback)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _FanOut(TypedDict):
