@@ -20,6 +20,9 @@ THREAD_NEST = (r"for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)\s*"
                r"for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\s*(?:#pragma omp simd\s*)?"
                r"for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
 MARKER = "// tools.optimize:"
+# The launch extents as compile-time constants (launch_constants, specialize): grid x, y, z, block x, y, z
+CONSTANT_EXTENTS = re.compile(r"constexpr cudaopt::Extent<(\d+), (\d+), (\d+)> gridDim\{\}; "
+                              r"constexpr cudaopt::Extent<(\d+), (\d+), (\d+)> blockDim\{\};")
 # A block's `__shared__` memory as the lowering declares it (static, or the dynamic buffer's view)
 SHARED_DECL = re.compile(r"(\w+)(?:\[[^\]]*\])*;  // __shared__: one per block|(\w+) = dynamic_shared\.as<[^>]*>\(\);  // extern __shared__")
 

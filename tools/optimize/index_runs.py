@@ -39,8 +39,6 @@ from .transforms import Context, Transform, launch_constants, specialize
 BLOCK_INDEX = {"bx", "blockIdx.x"}
 THREAD_INDEX = {"tx", "threadIdx.x"}
 _THREAD_COORDS = re.compile(r"const uint3 threadIdx = make_uint3\(tx, (\w+), (\w+)\);")  # declared in the loop
-_LAUNCH = re.compile(r"constexpr cudaopt::Extent<(\d+), (\d+), (\d+)> gridDim\{\}; "
-                     r"constexpr cudaopt::Extent<(\d+), (\d+), (\d+)> blockDim\{\};")
 THREAD_LOOP = re.compile(r"(?P<ind>[ \t]*)(?P<simd>#pragma omp simd\n[ \t]*)?"
                       r"for \(unsigned int tx = (?P<lo>\w+); tx < (?P<hi>[\w.]+); \+\+tx\) \{")
 _INT_TYPES = r"(?:unsigned\s+|signed\s+)?(?:long\s+long|long|int)|unsigned|size_t|std::size_t|u?int(?:32|64)_t"
@@ -334,7 +332,7 @@ def _specialised(ctx: Context, code: str) -> str | None:
 
 def _kernel(code: str, k: C.KernelText) -> str | None:
     body = k.body(code)
-    m = _LAUNCH.search(body)
+    m = C.CONSTANT_EXTENTS.search(body)
     if m is None or BLOCK_LOOP not in body:
         return None
     values = [int(v) for v in m.groups()]

@@ -63,17 +63,14 @@ def _rewrite_idioms(body: str) -> str:
     return body
 
 
-def _fits(ctx: Context, kernel: str) -> bool:
-    launches = ctx.launches_of(kernel)
-    if not launches:
+def _fits(extents: re.Match | None) -> bool:
+    """Blocks of whole warps along x, fixed as constants; and the global warp number as
+    blockIdx.x * (blockDim.x / 32) + warp exact: the unsigned sum blockIdx.x * blockDim.x +
+    threadIdx.x does not wrap."""
+    if extents is None:
         return False
-    for launch in launches:
-        grid, block = launch.dims()
-        # the global warp number as blockIdx.x * (blockDim.x / 32) + warp: exact while the
-        # unsigned sum blockIdx.x * blockDim.x + threadIdx.x does not wrap
-        if block[0] % WARP or grid[0] * block[0] > 2**32:
-            return False
-    return True
+    grid_x, block_x = int(extents[1]), int(extents[4])
+    return block_x % WARP == 0 and grid_x * block_x <= 2**32
 
 
 def warp_lanes(ctx: Context, code: str) -> str | None:
@@ -81,8 +78,9 @@ def warp_lanes(ctx: Context, code: str) -> str | None:
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
-        if "constexpr cudaopt::Extent<" not in body or not _fits(ctx, k.name):
-            continue  # the split needs blockDim.x fixed to a multiple of 32
+        extents = C.CONSTANT_EXTENTS.search(body)
+        if not _fits(extents):
+            continue
         out, pos = [], 0
         for m in _SIMD_X.finditer(body):
             close = C.matching_brace(body, m.end() - 1)
@@ -99,9 +97,8 @@ def warp_lanes(ctx: Context, code: str) -> str | None:
             pos = close
         if out:
             guard = f"\n    static_assert(blockDim.x % {WARP} == 0, \"warp_lanes: blocks of whole warps along x\");"
+            at = body.index("\n", extents.end())  # after the extents' line
             body = "".join(out) + body[pos:]
-            at = body.index("constexpr cudaopt::Extent<")
-            at = body.index("\n", at)
             code = C.with_body(code, k, body[:at] + guard + body[at:])
             changed = True
     return code if changed else None
