@@ -83,6 +83,8 @@ def measure(task, sandbox, threads_all: int, budget: Budget, timing_s: float) ->
         row[f"vs_reference_{label}"] = rep.speedup_vs_reference
         if rep.reference and rep.baseline:
             row[f"faithful_vs_reference_{label}"] = rep.reference.median_s / rep.baseline.median_s
+        if any(note.startswith("machine busy") for note in rep.notes):
+            row.setdefault("busy", []).append(label)  # timed with passive OpenMP threads: a tiny kernel's figure suffers
     row["status"] = "correct"
     row["seconds"] = round(time.monotonic() - started, 1)
     return row
@@ -168,7 +170,8 @@ def main() -> int:
                 print(f"{bench:13} {category:16} {task.name:28} {row['status']:12} "
                       f"faithful 1t {fmt(row.get('vs_faithful_1t'))} nt {fmt(row.get('vs_faithful_nt'))}  "
                       f"ref 1t {fmt(row.get('vs_reference_1t'))} nt {fmt(row.get('vs_reference_nt'))}  "
-                      f"{','.join(row.get('applied', [])) or '-'} {row.get('detail', '')}", flush=True)
+                      f"{','.join(row.get('applied', [])) or '-'} {row.get('detail', '')}"
+                      f"{'  (machine busy: ' + ','.join(row['busy']) + ')' if row.get('busy') else ''}", flush=True)
                 if args.json:
                     args.json.write_text(json.dumps(rows, indent=1))
     print("\nper category: geomean speedups of the optimized code (correct tasks only; ratios = other time / optimized time)")

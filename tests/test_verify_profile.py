@@ -214,3 +214,24 @@ def test_busy_means_runnable_now_not_the_lagging_load_average(monkeypatch, tmp_p
     assert harness.omp_env(2, "time")["OMP_WAIT_POLICY"] == "passive"
     loadavg.write_text("garbage")  # unreadable: the load average decides
     assert harness.machine_busy(2) == (True, 1.9)
+
+
+def test_busy_is_not_decided_by_one_passing_process(monkeypatch):
+    """A compile's exiting processes show for a moment: the median of the samples decides."""
+    from tools.verify import harness
+
+    class Loadavg:
+        def __init__(self, runnable):
+            self.runnable = iter(runnable)
+
+        def read_text(self):
+            return f"1.90 1.50 1.00 {next(self.runnable)}/312 4242\n"
+
+    monkeypatch.setattr(harness.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(harness.time, "sleep", lambda _: None)
+    blip = Loadavg([3, 1, 1, 1, 1, 1, 1, 1, 1])  # two others once, then only this process
+    monkeypatch.setattr(harness, "Path", lambda _: blip)
+    assert harness.machine_busy(2)[0] is False
+    steady = Loadavg([3, 3, 1, 3, 3, 4, 3, 3, 1])  # two or more others most of the time
+    monkeypatch.setattr(harness, "Path", lambda _: steady)
+    assert harness.machine_busy(2)[0] is True

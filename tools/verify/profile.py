@@ -296,9 +296,8 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
         if not ok:
             break  # wrong results: more rounds would only repeat the observations
     report.correct_after_timing = ok
-    load = machine_load_note(nthreads) if busy else None
-    if load:
-        report.notes.append(load)
+    if busy:
+        report.notes.append(machine_load_note(nthreads))
     if not ok and report.status == "correct":
         report.status = "incorrect"
     _summarize(report, times)
@@ -306,13 +305,11 @@ def _timed_rounds(task, source, sandbox, exe, ref, report: ProfileReport, with_b
         _perf_observations(task, source, sandbox, exe, indir, nthreads, min_time_s, report)
 
 
-def machine_load_note(threads: int) -> str | None:
-    """Timings taken on a busy machine are not worth much: say so when the load exceeds the cores."""
-    busy, load = machine_busy(threads)
-    if not busy:
-        return None
+def machine_load_note(threads: int) -> str:
+    """Timings taken on a busy machine are not worth much: say so (the rounds found it busy)."""
     waiting = "; OpenMP threads waited passively" if threads > 1 else ""
-    return f"machine busy while timing (load average {load:.1f} on {os.cpu_count()} cores, {threads} threads): timings are noisy{waiting}"
+    return (f"machine busy while timing (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, "
+            f"{threads} threads): timings are noisy{waiting}")
 
 
 def _verify_timed(task, sandbox, outdir, expected, seed, nthreads, report: ProfileReport) -> bool:
