@@ -44,7 +44,8 @@ _BUILTINS = {f"{v}.{d}" for v in ("threadIdx", "blockIdx", "blockDim", "gridDim"
 _TID = "const unsigned int cudaopt_t = (tz * blockDim.y + ty) * blockDim.x + tx;"
 # the thread loop's own declarations (the last one this step's, where a loop it made holds another)
 _STANDARD = ("const uint3 threadIdx = make_uint3(tx, ty, tz);",
-             "const unsigned int tid = (tz * blockDim.y + ty) * blockDim.x + tx;", _TID)
+             "const unsigned int tid = (tz * blockDim.y + ty) * blockDim.x + tx;",
+             "const std::size_t tid = (std::size_t(tz) * blockDim.y + ty) * blockDim.x + tx;", _TID)
 _FORBIDDEN = re.compile(r"\b(break|continue|return|goto|atomic\w*|__syncthreads|printf)\b|cudacpu::|cudaopt::")
 _MARK = "// tools.optimize: trip by trip across the threads"
 _PERTHREAD = re.compile(r"(?:cudacpu::PerThread<[^>]+>|cudaopt::Id<[^>]+>|cudaopt::Flag) (\w+)[(\[]")
