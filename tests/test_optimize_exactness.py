@@ -5,7 +5,8 @@ exact_float_reductions (float sums of values of very different magnitudes as a s
 tree, warp shuffles and a per-thread loop; NaN and Inf through max/min/sum reductions,
 comparisons and selects), exact_int_semantics (unsigned wrap-around, overflowing int32 products
 widened or summed, / and % of negative values), exact_alias_shift (one buffer behind two
-pointers at shifted indices). Each reference follows the kernel's own order, and each fixture has
+pointers at shifted indices), exact_butterflies (`t ^ j` steps: a bitonic sort with NaN and Inf
+among the values, Walsh-Hadamard sums of values of very different magnitudes). Each reference follows the kernel's own order, and each fixture has
 a `wrong.cu`: what an unsafe optimization would compute, which the checks must reject.
 
 For every fixture, every transformation in tools.optimize.TRANSFORMS (whatever it holds when
@@ -49,6 +50,7 @@ WRONG_OUTPUTS = {
                                "tmax", "wmax", "nan_count", "row_max", "row_below"},  # NaN rules
     "exact_int_semantics": {"widened", "dot", "q8", "r8", "hash", "mixed"},  # widening, >> for /, & for %, signedness
     "exact_alias_shift": {"a", "b"},  # loads hoisted above aliasing stores
+    "exact_butterflies": {"sorted", "walsh"},  # NaN rules of a compare-and-swap, the order of butterfly steps
 }
 
 

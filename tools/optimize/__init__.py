@@ -52,7 +52,9 @@ once after the loop from an OR-reduced local: owned_stores.py; after stride_loop
 would wrap), warp_lanes (a thread loop that computes lane and warp numbers, `threadIdx.x % 32`,
 `(blockIdx.x * blockDim.x + threadIdx.x) / 32`, as a loop over the warps around one over the 32
 lanes, the numbers read from the counters: warp_lanes.py; after the steps that look for the
-lowering's thread loops), the barrier/shuffle ones one by one (uniform_exits among them: a loop with barriers
+lowering's thread loops), xor_pairs (a butterfly step `p = t ^ j; if (p > t) ...`, j proven a
+power of two, runs over the pairs' lower threads only, run by run, the partner `t + j` affine;
+short runs as groups with j a constant and a guarded swap as selects: xor_pairs.py), the barrier/shuffle ones one by one (uniform_exits among them: a loop with barriers
 left on a shared flag by the whole block at once, without per-thread loop flags: uniform_exits.py),
 threads_parallel (few blocks: the thread loop is the parallel loop), inline_minmax
 (min/max/fminf/fmaxf as vectorizable selects with fmax's NaN rules),

@@ -802,8 +802,8 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     loops (owned_stores.py; after stride_loops, whose loops it would wrap), libm calls from the
     vector library (vector_math.py; after the steps that vectorize the loops calling them), thread
     loops that compute lane and warp numbers split into warps and lanes (warp_lanes.py; after the
-    steps that look for the lowering's thread loops), then the barrier/shuffle patterns one by one,
-    then the rest."""
+    steps that look for the lowering's thread loops), butterfly steps over the pairs' lower threads
+    (xor_pairs.py), then the barrier/shuffle patterns one by one, then the rest."""
     from .block_invariant import BLOCK_INVARIANT
     from .block_scans import BLOCK_SCANS
     from .exit_flags import DEAD_EXIT_FLAGS
@@ -819,6 +819,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
     from .vector_math import VECTOR_MATH
     from .warp_lanes import WARP_LANES
     from .wide_indices import WIDE_INDICES
+    from .xor_pairs import XOR_PAIRS
 
     together = [t for t in SYNC_TRANSFORMS if t.name == "sync_together"]
     singles = [t for t in SYNC_TRANSFORMS if t.name != "sync_together"]
@@ -826,7 +827,7 @@ def _search_order(base: list[Transform]) -> list[Transform]:
                                           "tune_cpu")]
     head += [DEAD_EXIT_FLAGS, GUARDED_FISSION, MEMO_CALLS, INDEX_RUNS, WIDE_INDICES]
     return [MATRIX_PRODUCTS, BLOCK_SCANS] + together + [BLOCK_INVARIANT, MERGE_BLOCKS] + head + [
-        FULL_BLOCKS, STRIDE_LOOPS, UNIFORM_LOOPS, OWNED_STORES, VECTOR_MATH, WARP_LANES] + singles + [t for t in base if t not in head]
+        FULL_BLOCKS, STRIDE_LOOPS, UNIFORM_LOOPS, OWNED_STORES, VECTOR_MATH, WARP_LANES, XOR_PAIRS] + singles + [t for t in base if t not in head]
 
 
 TRANSFORMS[:] = _search_order(TRANSFORMS)
