@@ -10,7 +10,7 @@ import pytest
 from tools.cuda import lower_task
 from tools.optimize import code as C
 from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, hoisted_guards, param_shapes
-from tools.optimize.transforms import Context, parallel_small_grids, serial_small_grids, specialize, specialize_parallel
+from tools.optimize.transforms import Context, guarded_thread_range, parallel_small_grids, serial_small_grids, specialize, specialize_parallel
 from tools.spec import load_task
 from tools.verify import check
 
@@ -82,6 +82,32 @@ def test_a_guard_inside_a_loop_of_one_trip_is_found_and_the_loop_kept_as_a_const
     # statements after the loop, or a loop of more trips, are not the guarded region
     assert guarded_region(region + "y[0] = 1;\n", {}) is None
     assert guarded_region(region.replace("ax1_0 < 1;", "ax1_0 < 2;"), {}) is None
+
+
+def test_a_term_the_same_for_every_thread_is_evaluated_once(kernel_task, box):
+    """`blockIdx.x < m` does not vary with threadIdx.x: one call decides all threads or none, no
+    binary search (stride_loops' row trips, TVM's sum_1 1.48x); the kernel stays correct with
+    blocks on both sides of it."""
+    region = f"{LOWERING_DECL}\nint i = threadIdx.x;\nif (i < n && blockIdx.x < m) {{ y[i] = 2 * x[i]; }}\n"
+    found = guarded_region(region, {"n": Shape(0, True, False), "m": Shape(0, True, False)})
+    assert found is not None and len(found.bounds) == 3
+    assert "cudaopt::first_true(blockDim.x" in found.bounds[1] and "(i < n)" in found.bounds[1]
+    assert "(0u) ? 0u : blockDim.x)" in found.bounds[2] and "(blockIdx.x < m)" in found.bounds[2]
+    source = """
+__global__ void rows(const float* x, float* y, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x < n && blockIdx.x < m)
+        y[i] = 2.0f * x[i];
+}
+"""
+    buffers = [{"name": "x", "dtype": "float32", "shape": [256], "role": "input"},
+               {"name": "y", "dtype": "float32", "shape": [256], "role": "output", "init": "zeros"}]
+    scalars = [{"name": "n", "dtype": "int32", "value": 40}, {"name": "m", "dtype": "int32", "value": 3}]
+    task = kernel_task(source, "rows", buffers, scalars, [4], [64])
+    variant = guarded_thread_range(Context(task), lower_task(task))
+    assert variant is not None and "(0u) ? 0u : blockDim.x)" in variant
+    report = check(task, variant, box, seeds=[11, 12], threads=[1, 2])
+    assert report.correct, report.summary()
 
 
 def test_param_types_decide_signedness():

@@ -234,6 +234,7 @@ class Bound:
 
     side: str  # "lo" or "hi"
     pred: str  # C++ boolean expression of x, monotone false -> true
+    uniform: bool = False  # the same for every x: one evaluation tells (no search)
 
 
 def conjuncts(node: Node, op: str) -> list[Node]:
@@ -283,13 +284,14 @@ def _comparison_bounds(part: Node, env: dict, admits_when_true: bool) -> list[Bo
         if op == "==":
             raise Unproven("`==` as an exclusion")
         op = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
+    uniform = d == 0  # neither side varies with x (a row's or the block's own test)
     if op == "==":  # an interval: from where L stops being below R to where it gets above
         below, above = ("<", ">") if d >= 0 else (">", "<")
-        return [Bound("lo", f"!({l_text} {below} {r_text})"), Bound("hi", f"({l_text} {above} {r_text})")]
+        return [Bound("lo", f"!({l_text} {below} {r_text})", uniform), Bound("hi", f"({l_text} {above} {r_text})", uniform)]
     cond = f"({l_text} {op} {r_text})"
     # L - R non-decreasing (d >= 0): `<` holds on a prefix, `>` on a suffix; the other way round otherwise
     holds_on_prefix = (op in ("<", "<=")) == (d >= 0)
-    return [Bound("hi", f"!{cond}")] if holds_on_prefix else [Bound("lo", cond)]
+    return [Bound("hi", f"!{cond}", uniform)] if holds_on_prefix else [Bound("lo", cond, uniform)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -364,7 +366,12 @@ def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
     lines = ["unsigned int tx_lo = 0, tx_hi = blockDim.x;  // tools.optimize: the threads the guard admits"]
     for b in bounds:
         fold = "at_least" if b.side == "lo" else "at_most"
-        lines.append(f"tx_{b.side} = cudaopt::{fold}(tx_{b.side}, cudaopt::first_true(blockDim.x, {head}{b.pred}; }}));")
+        lambda_ = f"{head}{b.pred}; }}"
+        # a predicate the same for every x is first true at 0 or nowhere: one call, not a binary search
+        # (stride_loops' trips over rows of a 2D block tested `r < rows` log2(blockDim.x) times per row)
+        first = f"(blockDim.x && ({lambda_})(0u) ? 0u : blockDim.x)" if b.uniform else \
+            f"cudaopt::first_true(blockDim.x, {lambda_})"
+        lines.append(f"tx_{b.side} = cudaopt::{fold}(tx_{b.side}, {first});")
     body = "\n".join(stmt for stmt, _, _ in decls) + "\n" + after.strip()
     return Region(lines, body)
 
