@@ -39,28 +39,35 @@ def test_bitonic_sort_runs_the_lower_threads_vectorized_and_correct(box, vectori
     assert report.correct, report.summary()
 
 
-WALSH = """
+def _butterflies(name: str, steps: str, step: str) -> str:
+    """A kernel over a block's values in shared memory (SIZE of them, zeros past the block), one
+    butterfly `step` per trip of `steps`, each between barriers."""
+    return f"""
 #define SIZE 128
 
-__global__ void walsh(float* data) {
+__global__ void {name}(float* data) {{
     __shared__ float s[SIZE];
     unsigned int t = threadIdx.x;
     s[t] = data[blockIdx.x * blockDim.x + t];
     if (t + blockDim.x < SIZE)
         s[t + blockDim.x] = 0.0f;
     __syncthreads();
-    for (unsigned int h = SIZE / 2; h > 0; h /= 2) {
+    {steps} {{
         unsigned int p = t ^ h;
-        if (p > t) {
+        if (p > t) {{
+{step}
+        }}
+        __syncthreads();
+    }}
+    data[blockIdx.x * blockDim.x + t] = s[t];
+}}
+"""
+
+
+WALSH = _butterflies("walsh", "for (unsigned int h = SIZE / 2; h > 0; h /= 2)", """\
             float a = s[t], b = s[p];
             s[t] = a + b;
-            s[p] = a - b;
-        }
-        __syncthreads();
-    }
-    data[blockIdx.x * blockDim.x + t] = s[t];
-}
-"""
+            s[p] = a - b;""")
 
 
 def _walsh_task(kernel_task, source, block):
@@ -91,30 +98,12 @@ def test_partners_not_proven_pairs_are_refused(kernel_task, change):
     assert xor_pairs(Context(task), lower_task(task)) is None
 
 
-SWAPS = """
-#define SIZE 128
-
-__global__ void swaps(float* data) {
-    __shared__ float s[SIZE];
-    unsigned int t = threadIdx.x;
-    s[t] = data[blockIdx.x * blockDim.x + t];
-    if (t + blockDim.x < SIZE)
-        s[t + blockDim.x] = 0.0f;
-    __syncthreads();
-    for (unsigned int h = 1; h < SIZE; h <<= 1) {
-        unsigned int p = t ^ h;
-        if (p > t) {
+SWAPS = _butterflies("swaps", "for (unsigned int h = 1; h < SIZE; h <<= 1)", """\
             float a = s[t], b = s[p];
             if (a < b) {
                 s[t] = b;
                 s[p] = a;
-            }
-        }
-        __syncthreads();
-    }
-    data[blockIdx.x * blockDim.x + t] = s[t];
-}
-"""
+            }""")
 
 
 def _swaps_task(kernel_task, source, block):
