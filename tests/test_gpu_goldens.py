@@ -30,8 +30,15 @@ from tools.verify.references import GoldenReference, golden_path
 from test_cuda_corpus import CORPUS, TASKS
 
 FIXTURES = Path(__file__).parent / "optimize_fixtures"
+# Tasks added in a session that had no GPU machine: named here, with why, until their goldens are
+# recorded (a test below fails once they are, so that the entry goes).
+AWAITING_GOLDENS = {
+    "exact_butterflies": "added 2026-12-02 without a GPU machine; record with "
+                         "scripts/record_gpu_goldens.py tests/optimize_fixtures/exact_butterflies",
+}
 TASK_DIRS = {**{name: CORPUS / name for name in TASKS},
-             **{p.parent.name: p.parent for p in sorted(FIXTURES.glob("*/task.json"))}}
+             **{p.parent.name: p.parent for p in sorted(FIXTURES.glob("*/task.json"))
+                if p.parent.name not in AWAITING_GOLDENS}}
 
 
 def load_with_golden(name: str):
@@ -57,6 +64,14 @@ def test_reference_agrees_with_the_gpu(name, tmp_path):
             mismatches = compare_outputs(task, golden.outputs(seed, inputs), reference.outputs(seed, inputs),
                                          seed=seed, threads=1, run="reference vs GPU")
             assert not mismatches, "\n".join(str(m) for m in mismatches)
+
+
+@pytest.mark.parametrize("name", AWAITING_GOLDENS)
+def test_tasks_awaiting_goldens_have_none_yet(name):
+    """Each entry of AWAITING_GOLDENS is a fixture without goldens: once they are recorded, the
+    entry goes and the tests above cover the task."""
+    task = load_task(FIXTURES / name / "task.json")
+    assert not golden_path(task).exists(), f"{name} has goldens now: remove it from AWAITING_GOLDENS"
 
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
