@@ -26,12 +26,12 @@ from __future__ import annotations
 import re
 
 from . import code as C
+from .guards import LOWERING_DECL
 from .transforms import Context, Transform
 
 _NEST = re.compile(r"(?P<ind>[ \t]*)for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)\s*"
                    r"for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\s*(?P<simd>#pragma omp simd\s*)?"
                    r"for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
-_THREAD_INDEX = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
 _ALIAS = re.compile(r"(?:const\s+)?(?:unsigned int|unsigned|int) (?P<name>\w+) = (?:threadIdx\.x|tx);")
 _PARTNER = re.compile(r"(?:const\s+)?(?:unsigned int|unsigned) (?P<name>\w+) = (?P<a>\w+(?:\.x)?) \^ (?P<b>\w+);")
 _LOOP = re.compile(r"for\s*\(\s*(?:unsigned int|unsigned) (?P<var>\w+) = (?P<init>[^;]+);[^;]*;\s*(?P<step>[^)]+)\)\s*\{")
@@ -89,7 +89,7 @@ def _pairs(region: str, known: set[str], shared: set[str]) -> tuple[list[str], s
     if spans is None or len(spans) < 3:
         return None
     stmts = [region[s:e].strip() for s, e, _ in spans]
-    if stmts[0] != _THREAD_INDEX:
+    if stmts[0] != LOWERING_DECL:
         return None
     aliases = {"threadIdx.x", "tx"}
     kept = []
