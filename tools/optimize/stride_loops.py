@@ -124,10 +124,26 @@ def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str
             return None  # several declarators
         name = d["name"]
         if _pure(d["init"], allowed, pure) and not C.changes(name, text[e:]):
-            pure[name] = stmt
+            pure[name] = _signed(stmt, d)
         else:
             carried[name] = re.sub(r"^const\s+", "", d["type"].strip())
     return None
+
+
+_LAUNCH_WORD = re.compile(r"(?<![\w.])(?:(?:threadIdx|blockIdx|blockDim|gridDim)\.[xyz]|[tb][xyz])(?![\w.])")
+_SUMS_OF_PRODUCTS = re.compile(r"[\w.\s()+*]+")
+
+
+def _signed(stmt: str, d: re.Match) -> str:
+    """`int col = blockIdx.x * 32 + threadIdx.x;` recomputed in int arithmetic, its launch coordinates
+    cast to int: computed in unsigned arithmetic and converted, the value is not affine in the thread
+    loop for g++, and every access through it became a gather (column_sums_2d_block). The same value
+    wherever nothing overflows, as for the trip's counter (see _loops). Only sums of products."""
+    if re.sub(r"^const\s+", "", d["type"].strip()) != "int" or not _SUMS_OF_PRODUCTS.fullmatch(d["init"]):
+        return stmt
+    init = _LAUNCH_WORD.sub(lambda m: f"(int){m[0]}", d["init"])
+    init = re.sub(r"(?<![\w.])(\d+)[uU]\b", r"\1", init)
+    return f"{stmt[:d.start('init')]}{init}{stmt[d.end('init'):]}"
 
 
 def _guarded(stmt: str) -> tuple[str | None, str]:
@@ -287,6 +303,12 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd, shapes) -> 
         lines += ["    " + line for line in first]
     saves = [f"{inner}{saved[name]}[cudaopt_t] = {name};" for name in carried if C.changes(name, body)]
     counter = f"const {head['type']} {head['var']} = ({head['init']}) + ({head['type']}){n} * ({head['step']});"
+    if head["type"] == "int":
+        # `threadIdx.x + n * blockDim.x` is unsigned arithmetic converted back to int: g++ cannot prove
+        # it affine in the thread loop, and every load through the counter became a gather (layernorm_rows
+        # 1.4x slower). In int arithmetic it is the same value wherever the counter does not overflow,
+        # which the trip-by-trip order assumes anyway (guards.py: no overflow, as in the CUDA source).
+        counter = f"const int {head['var']} = (int)({head['init']}) + (int){n} * (int)({head['step']});"
     if loop["uniform"]:  # the same trips in every thread: one loop around the thread loop
         bound = {p: _expanded(head[p], pure) for p in ("init", "bound", "step")}
         var = head["var"]
