@@ -85,7 +85,8 @@ def test_unsigned_subscripts_become_64_bit_and_stay_correct(tmp_path, box):
     wide = "x[((std::size_t)blockIdx.x * (std::size_t)blockDim.x * 2 + (std::size_t)threadIdx.x) + (std::size_t)blockDim.x]"
     assert wide in new
     assert "void block_sums_cudaopt_narrow(" in new and "return block_sums_cudaopt_narrow(gridDim, blockDim, 0, x, partial, n);" in new
-    assert "s[tid + h]" in new  # h changes in its loop: no bound, left as it is
+    # h only shrinks from blockDim.x / 2 (the loop around the thread loop halves it): bounded by its first value
+    assert "s[((std::size_t)threadIdx.x) + (std::size_t)h]" in new
     assert "if (i + blockDim.x < n)" in new  # conditions keep their 32-bit arithmetic
     report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
     assert report.correct, report.summary()
@@ -115,3 +116,9 @@ def test_left_alone_where_the_bound_is_unknown(tmp_path):
         task = _tree_task(tmp_path, cuda)
         new = wide_indices(Context(task), lower_task(task))
         assert new is None or "(std::size_t)blockIdx.x * (std::size_t)blockDim.x * 2" not in new
+    # a tree loop's counter that grows has no bound: `tid + h` stays 32-bit (one its body assigns is a
+    # per-thread copy in the lowering, `h[tid_2]`, no counter at all)
+    task = _tree_task(tmp_path, TREE.replace("h >>= 1", "h <<= 1"))
+    new = wide_indices(Context(task), lower_task(task))
+    assert new is not None and "s[tid + h]" in new and "(std::size_t)h" not in new
+

@@ -249,6 +249,14 @@ def constant_macros(code: str) -> set[str]:
     return set(_CONSTANT_MACRO.findall(code))
 
 
+def macro_values(code: str) -> dict[str, tuple[int, bool]]:
+    """The macros defined once as one integer literal: name -> (value, whether it is unsigned)."""
+    found = re.findall(r"^[ \t]*#define[ \t]+(\w+)[ \t]+(0[xX][0-9a-fA-F]+|\d+)([uU]?)[ \t]*$", code, re.M)
+    names = [name for name, _, _ in found]
+    return {name: (int(value, 0), bool(suffix)) for name, value, suffix in found
+            if names.count(name) == 1 and not re.search(rf"#[ \t]*undef[ \t]+{name}\b", code)}
+
+
 def address_kept(body: str, name: str) -> bool:
     """Is `&name` taken anywhere but as the target of an atomic (where no pointer outlives the call)?"""
     return any(not re.search(r"atomic\w*\(\s*$", body[max(0, m.start() - 40):m.start()])

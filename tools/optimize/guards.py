@@ -235,6 +235,7 @@ class Bound:
     side: str  # "lo" or "hi"
     pred: str  # C++ boolean expression of x, monotone false -> true
     uniform: bool = False  # the same for every x: one evaluation tells (no search)
+    guess: str | None = None  # where the comparison's one side is x itself: the other side, likely the end
 
 
 def conjuncts(node: Node, op: str) -> list[Node]:
@@ -285,13 +286,38 @@ def _comparison_bounds(part: Node, env: dict, admits_when_true: bool) -> list[Bo
             raise Unproven("`==` as an exclusion")
         op = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
     uniform = d == 0  # neither side varies with x (a row's or the block's own test)
+    guess = _end_guess(part, env, op, d)
     if op == "==":  # an interval: from where L stops being below R to where it gets above
         below, above = ("<", ">") if d >= 0 else (">", "<")
         return [Bound("lo", f"!({l_text} {below} {r_text})", uniform), Bound("hi", f"({l_text} {above} {r_text})", uniform)]
     cond = f"({l_text} {op} {r_text})"
     # L - R non-decreasing (d >= 0): `<` holds on a prefix, `>` on a suffix; the other way round otherwise
     holds_on_prefix = (op in ("<", "<=")) == (d >= 0)
-    return [Bound("hi", f"!{cond}", uniform)] if holds_on_prefix else [Bound("lo", cond, uniform)]
+    return [Bound("hi", f"!{cond}", uniform, guess)] if holds_on_prefix else [Bound("lo", cond, uniform, guess)]
+
+
+def _is_x(node: Node, env: dict) -> bool:
+    """Whether the expression is the thread's x index itself (through integer casts and the locals
+    initialised with it, which are casts here)."""
+    while (node.kind == "id" and isinstance(env.get(node.op), Node)) or node.kind == "cast":
+        node = env[node.op] if node.kind == "id" else node.args[0]
+    return node.kind == "id" and node.op in ("tx", "threadIdx.x")
+
+
+def _end_guess(part: Node, env: dict, op: str, d: int) -> str | None:
+    """`x < R` ends at R, `x <= R` at R + 1 (and so on, either side): the guess first_true_near
+    confirms with two calls of the predicate (the tree reduction's `tid < s` searched log2 of the
+    block per round). None where neither side is x itself or the other side varies with x."""
+    left, right = part.args
+    if d == 0 or op == "==" or _is_x(left, env) == _is_x(right, env):
+        return None
+    x_left = _is_x(left, env)
+    other = right if x_left else left
+    if shape(other, env).mono:
+        return None
+    inclusive = op in ("<=", ">") if x_left else op in (">=", "<")  # x <= R and x > R (R >= x, R < x) end at R + 1
+    text = guard_text(other)
+    return f"({text}) + 1" if inclusive else text
 
 
 # ---------------------------------------------------------------------------------------
@@ -369,8 +395,13 @@ def guarded_region(loop_body: str, params: dict[str, Shape]) -> Region | None:
         lambda_ = f"{head}{b.pred}; }}"
         # a predicate the same for every x is first true at 0 or nowhere: one call, not a binary search
         # (stride_loops' trips over rows of a 2D block tested `r < rows` log2(blockDim.x) times per row)
-        first = f"(blockDim.x && ({lambda_})(0u) ? 0u : blockDim.x)" if b.uniform else \
-            f"cudaopt::first_true(blockDim.x, {lambda_})"
+        if b.uniform:
+            first = f"(blockDim.x && ({lambda_})(0u) ? 0u : blockDim.x)"
+        elif b.guess:
+            guess = head.replace(" -> bool", "")
+            first = f"cudaopt::first_true_near(blockDim.x, ({guess}{b.guess}; }})(0u), {lambda_})"
+        else:
+            first = f"cudaopt::first_true(blockDim.x, {lambda_})"
         lines.append(f"tx_{b.side} = cudaopt::{fold}(tx_{b.side}, {first});")
     body = "\n".join(stmt for stmt, _, _ in decls) + "\n" + after.strip()
     return Region(lines, body)

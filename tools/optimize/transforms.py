@@ -396,6 +396,7 @@ def _simd_put_loops(body: str) -> str:
 GUARD_RANGE = """// ---- tools.optimize: thread ranges of guarded regions ----------------------------------------
 #ifndef CUDAOPT_GUARD_RANGE
 #define CUDAOPT_GUARD_RANGE
+#include <type_traits>
 namespace cudaopt {
 // First t in [0, n) where a predicate that is false, then true (monotone in t) holds; n if none.
 template <class Pred>
@@ -406,6 +407,16 @@ inline unsigned first_true(unsigned n, Pred pred) {
     if (pred(mid)) hi = mid; else lo = mid + 1;
   }
   return lo;
+}
+// The same where `guess` (the comparison's other side, for a guard on the thread index itself such as
+// `tid < s`) is likely the answer: two calls of the predicate confirm it, else the binary search.
+template <class T, class Pred>
+inline unsigned first_true_near(unsigned n, T guess, Pred pred) {
+  if constexpr (std::is_integral_v<T>) {
+    const unsigned g = guess < T(0) ? 0u : static_cast<unsigned long long>(guess) > n ? n : static_cast<unsigned>(guess);
+    if ((g == 0 || !pred(g - 1)) && (g == n || pred(g))) return g;
+  }
+  return first_true(n, pred);
 }
 inline unsigned at_least(unsigned a, unsigned b) { return a > b ? a : b; }
 inline unsigned at_most(unsigned a, unsigned b) { return a < b ? a : b; }

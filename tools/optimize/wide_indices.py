@@ -7,8 +7,11 @@ memory, and g++ cannot prove it affine in the thread loop's counter: the loop st
 
 A subscript is rewritten when it is built with +, *, and /, %, <<, >> by constants, from launch
 extents (threadIdx, blockIdx, blockDim, gridDim, the loop counters tx..bz), non-negative integer
-constants and integer variables declared once in the thread loop from such expressions and never
-changed. Such a subscript is never negative, and its largest value is a polynomial of the launch
+constants, integer variables declared once in the thread loop from such expressions and never
+changed, and the counters of the loops around the thread loop that only shrink from such a value
+(`for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1)`, the tree reduction's `tid + s`). The
+thread loops are the lowering's and those over the range of threads a guard admits (guards.py,
+tx_hi at most blockDim.x). Such a subscript is never negative, and its largest value is a polynomial of the launch
 extents. Where that polynomial stays below 2^31, the 32-bit and the 64-bit computations give the
 same value. So the variant is exact for the launches where it holds. Each rewritten kernel checks
 the bound when called, and calls its unchanged copy (`<name>_cudaopt_narrow`) where it fails.
@@ -34,6 +37,8 @@ _INT_TYPES = r"unsigned int|unsigned|uint32_t|int|int32_t"
 _DECL = re.compile(rf"^[ \t]*(?:const\s+)?(?P<type>{_INT_TYPES})\s+(?P<name>\w+)\s*=\s*(?P<init>[^;{{}},]*);", re.M)
 _BLOCK_INDEX = "const uint3 blockIdx = make_uint3(bx, by, bz);"
 _THREAD_INDEX = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
+# the thread loop over the range of threads a guard admits (guards.py): tx_hi starts at blockDim.x and only shrinks
+_RANGED_TX = re.compile(r"for \(unsigned int tx = tx_lo; tx < tx_hi; \+\+tx\) \{")
 _BLOCK_LOOPS = tuple(f"for (unsigned int {b} = 0; {b} < gridDim.{b[1]}; ++{b})" for b in ("bx", "by", "bz"))
 _HEAD = re.compile(r"void (?P<name>\w+)\(dim3 (?P<g>gridDim(?:_arg)?), dim3 (?P<b>blockDim(?:_arg)?), "
                    r"std::size_t (?P<dyn>/\*\s*)?dynamicSharedBytes")
@@ -79,9 +84,11 @@ def _extent(which: str, axis: str, minus: int) -> Bound:
 class _Subscripts:
     """Bounds and 64-bit forms of the integer expressions of one thread loop's body."""
 
-    def __init__(self) -> None:
+    def __init__(self, counters: dict[str, Bound] | None = None, macros: dict[str, tuple[int, bool]] | None = None) -> None:
         self.names: dict[str, tuple[Expr, str]] = {}  # variable -> its definition (tree, text)
-        self.unsigned_names: set[str] = set()
+        self.counters = dict(counters or {})  # enclosing loops' counters that only shrink -> their first value's bound
+        self.macros = dict(macros or {})  # `#define BS 16` -> (16, unsigned?)
+        self.unsigned_names: set[str] = set(self.counters) | {name for name, (_, u) in self.macros.items() if u}
 
     def unsigned(self, node: Expr, text: str) -> bool:
         """Whether C computes the expression in unsigned arithmetic (the case g++ cannot vectorize)."""
@@ -142,6 +149,11 @@ class _Subscripts:
             return _extent(_INDICES[base], axis, 1)
         if name in _COUNTERS:
             return _extent(*_COUNTERS[name], 1)
+        if name in self.counters:
+            return self.counters[name]
+        if name in self.macros and self.macros[name][0] >= 0:
+            value = self.macros[name][0]
+            return Bound(lambda e: value, str(value))
         if name in self.names:
             tree, text = self.names[name]
             inner = self.bound(tree, text)
@@ -169,16 +181,40 @@ class _Subscripts:
         return f"{self.wide(left, text)} {node.op} {self.wide(right, text)}"
 
 
-def _widen_body(body: str, launches: list[Extents]) -> tuple[str, set[str]] | None:
+# `for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1)`, the tree reduction's loop around the thread
+# loops: s never exceeds its first value, so that value's bound is s's (the thread loop's `tid + s`)
+_SHRINKING = re.compile(r"for \((?:unsigned int|unsigned|uint32_t) (?P<name>\w+) = (?P<init>[^;{}]+); (?P=name) (?:>|>=|!=) "
+                        r"\d+u?; (?P=name) (?:>>= ?\d+|/= ?[2-9]\d*)\) \{")
+
+
+def _shrinking_counters(body: str, at: int, macros: dict[str, tuple[int, bool]]) -> dict[str, Bound]:
+    """The counters of the shrinking loops around position `at` of a kernel's body that their
+    bodies never assign, with their first values' bounds."""
+    found = {}
+    for m in _SHRINKING.finditer(body, 0, at):
+        close = C.matching_brace(body, m.end() - 1)
+        if close < at or C.changes(m["name"], body[m.end():close]):
+            continue
+        try:
+            bound = _Subscripts(macros=macros).bound(parse_expression(m["init"]), m["init"])
+        except ValueError:
+            continue
+        if bound is not None:
+            found[m["name"]] = bound
+    return found
+
+
+def _widen_body(body: str, launches: list[Extents], counters: dict[str, Bound] | None = None,
+                macros: dict[str, tuple[int, bool]] | None = None) -> tuple[str, set[str]] | None:
     """One thread loop's body with its bounded subscripts in 64 bits, and the C bounds to check;
     None when no subscript qualifies."""
     if body.count(_THREAD_INDEX) != 1 or body.count("threadIdx = ") != 1:
         return None
-    scope = _Subscripts()
+    scope = _Subscripts(counters, macros)
     declared_at: dict[str, int] = {}
     for m in _DECL.finditer(body):
         name = m["name"]
-        if name in declared_at or name in _COUNTERS or C.brace_depth(body, m.start()) != 0:
+        if name in declared_at or name in _COUNTERS or name in scope.counters or C.brace_depth(body, m.start()) != 0:
             continue
         rest = body[m.end():]
         if C.changes(name, rest) or len(re.findall(rf"\b\w+\s+{name}\s*[=;,\[]", body)) != 1:
@@ -229,11 +265,14 @@ def _widen_kernel(code: str, k: C.KernelText, launches: list[Extents]) -> str | 
     for loop in _BLOCK_LOOPS:
         if body.count(loop) != body.count(loop[:loop.index("=")]):
             return None
-    nests = list(re.finditer(C.THREAD_NEST, body))
+    macros = C.macro_values(code)
+    nests = sorted([*re.finditer(C.THREAD_NEST, body), *re.finditer(_RANGED_TX, body)], key=lambda m: m.start())
     new_body, checks, pos = [], set(), 0
     for nest in nests:
+        if nest.start() < pos:
+            continue  # inside a thread loop already widened
         close = C.matching_brace(body, nest.end() - 1)
-        widened = _widen_body(body[nest.end():close], launches)
+        widened = _widen_body(body[nest.end():close], launches, _shrinking_counters(body, nest.start(), macros), macros)
         if widened is None:
             continue
         new_body += [body[pos:nest.end()], widened[0]]

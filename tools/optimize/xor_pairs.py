@@ -60,13 +60,6 @@ def _power_of_two_or_zero(expr: str, known: set[str], macros: dict[str, int]) ->
     return _power_of_two_or_zero(m["a"], known, macros) and _power_of_two_or_zero(m["b"], known, macros)
 
 
-def _macro_values(code: str) -> dict[str, int]:
-    values = {}
-    for m in re.finditer(r"^[ \t]*#define[ \t]+(\w+)[ \t]+(0[xX][0-9a-fA-F]+|\d+)[uU]?[ \t]*$", code, re.M):
-        values[m[1]] = int(m[2], 0)
-    return values
-
-
 def _powers_of_two(body: str, at: int, macros: dict[str, int]) -> set[str]:
     """The counters of the loops enclosing offset `at` that hold a power of two (or zero)
     throughout their bodies."""
@@ -225,7 +218,7 @@ def _steps(j: str, region: list[str], simd: bool) -> list[str]:
 
 
 def xor_pairs(ctx: Context, code: str) -> str | None:
-    macros = _macro_values(code)
+    macros = {name: value for name, (value, _) in C.macro_values(code).items()}
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
