@@ -309,9 +309,9 @@ def _end_guess(part: Node, env: dict, op: str, d: int) -> str | None:
     confirms with two calls of the predicate (the tree reduction's `tid < s` searched log2 of the
     block per round). None where neither side is x itself or the other side varies with x."""
     left, right = part.args
-    if d == 0 or op == "==" or _is_x(left, env) == _is_x(right, env):
-        return None
     x_left = _is_x(left, env)
+    if d == 0 or op == "==" or x_left == _is_x(right, env):
+        return None
     other = right if x_left else left
     if shape(other, env).mono:
         return None
@@ -324,6 +324,8 @@ def _end_guess(part: Node, env: dict, op: str, d: int) -> str | None:
 # the region's text: `decls; if (G) S` or `decls; if (G) continue; S`
 
 LOWERING_DECL = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
+# the thread loop over the range a guard admits (Region.bounds computes tx_lo and tx_hi)
+RANGED_TX_LOOP = "for (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {"
 _TID_DECL = re.compile(r"^const (?:unsigned int (\w+) = \(tz|std::size_t (\w+) = \(std::size_t\(tz\)) \* blockDim\.y \+ ty\) "
                        r"\* blockDim\.x \+ tx;$")
 _ONE_TRIP = re.compile(r"for \(int (\w+) = 0; \1 < 1; \+\+\1\) \{")  # TVM's `#pragma unroll` loops of one trip

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from . import code as C
-from .guards import Unproven, guarded_region, param_shapes, parse
+from .guards import RANGED_TX_LOOP, Unproven, guarded_region, param_shapes, parse
 from .transforms import GUARD_RANGE, Context, Transform
 
 _NEST = re.compile(C.THREAD_NEST)
@@ -126,7 +126,7 @@ def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str
         if _pure(d["init"], allowed, pure) and not C.changes(name, text[e:]):
             pure[name] = _signed(stmt, d)
         else:
-            carried[name] = re.sub(r"^const\s+", "", d["type"].strip())
+            carried[name] = _unqualified(d["type"])
     return None
 
 
@@ -134,12 +134,16 @@ _LAUNCH_WORD = re.compile(r"(?<![\w.])(?:(?:threadIdx|blockIdx|blockDim|gridDim)
 _SUMS_OF_PRODUCTS = re.compile(r"[\w.\s()+*]+")
 
 
+def _unqualified(type_: str) -> str:
+    return re.sub(r"^const\s+", "", type_.strip())
+
+
 def _signed(stmt: str, d: re.Match) -> str:
     """`int col = blockIdx.x * 32 + threadIdx.x;` recomputed in int arithmetic, its launch coordinates
     cast to int: computed in unsigned arithmetic and converted, the value is not affine in the thread
     loop for g++, and every access through it became a gather (column_sums_2d_block). The same value
     wherever nothing overflows, as for the trip's counter (see _loops). Only sums of products."""
-    if re.sub(r"^const\s+", "", d["type"].strip()) != "int" or not _SUMS_OF_PRODUCTS.fullmatch(d["init"]):
+    if _unqualified(d["type"]) != "int" or not _SUMS_OF_PRODUCTS.fullmatch(d["init"]):
         return stmt
     init = _LAUNCH_WORD.sub(lambda m: f"(int){m[0]}", d["init"])
     init = re.sub(r"(?<![\w.])(\d+)[uU]\b", r"\1", init)
@@ -324,7 +328,7 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd, shapes) -> 
                   "            for (unsigned int ty = 0; ty < blockDim.y; ++ty) {"]
         lines += ["                " + line for line in ranged.bounds]
         lines += [f"                {any_} |= tx_lo < tx_hi;", *(["                #pragma omp simd"] if simd else []),
-                  "                for (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {"]
+                  "                " + RANGED_TX_LOOP]
         lines += ["                    " + line.strip() for line in ranged.body.split("\n")]
         lines += ["                }", "            }", f"        if (!{any_}) break;", "    }"]
     else:

@@ -19,7 +19,7 @@ from typing import Callable
 from tools.spec import Task
 
 from . import code as C
-from .guards import guarded_region, hoisted_guards, param_shapes
+from .guards import RANGED_TX_LOOP, guarded_region, hoisted_guards, param_shapes
 
 DIMS = "xyz"
 
@@ -464,7 +464,7 @@ def guarded_thread_range(ctx: Context, code: str) -> str | None:
             loop = "\n".join([f"{ind}for (unsigned int ty = 0; ty < blockDim.y; ++ty) {{",
                               *(pind + line for line in region.bounds),
                               *([f"{pind}#pragma omp simd"] if m["simd"] else []),
-                              f"{pind}for (unsigned int tx = tx_lo; tx < tx_hi; ++tx) {{",
+                              pind + RANGED_TX_LOOP,
                               *(inner + line for line in region.body.split("\n")),
                               f"{pind}}}", f"{ind}}}"])
             new.append(body[pos:m.start()] + loop)

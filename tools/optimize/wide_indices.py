@@ -27,6 +27,7 @@ from typing import Callable
 
 from . import code as C
 from .expressions import Expr, parse_expression
+from .guards import LOWERING_DECL, RANGED_TX_LOOP
 from .transforms import Context, Transform
 
 LIMIT = 2**31
@@ -36,9 +37,8 @@ _COUNTERS = {"tx": ("B", "x"), "ty": ("B", "y"), "tz": ("B", "z"), "bx": ("G", "
 _INT_TYPES = r"unsigned int|unsigned|uint32_t|int|int32_t"
 _DECL = re.compile(rf"^[ \t]*(?:const\s+)?(?P<type>{_INT_TYPES})\s+(?P<name>\w+)\s*=\s*(?P<init>[^;{{}},]*);", re.M)
 _BLOCK_INDEX = "const uint3 blockIdx = make_uint3(bx, by, bz);"
-_THREAD_INDEX = "const uint3 threadIdx = make_uint3(tx, ty, tz);"
 # the thread loop over the range of threads a guard admits (guards.py): tx_hi starts at blockDim.x and only shrinks
-_RANGED_TX = re.compile(r"for \(unsigned int tx = tx_lo; tx < tx_hi; \+\+tx\) \{")
+_RANGED_TX = re.compile(re.escape(RANGED_TX_LOOP))
 _BLOCK_LOOPS = tuple(f"for (unsigned int {b} = 0; {b} < gridDim.{b[1]}; ++{b})" for b in ("bx", "by", "bz"))
 _HEAD = re.compile(r"void (?P<name>\w+)\(dim3 (?P<g>gridDim(?:_arg)?), dim3 (?P<b>blockDim(?:_arg)?), "
                    r"std::size_t (?P<dyn>/\*\s*)?dynamicSharedBytes")
@@ -208,7 +208,7 @@ def _widen_body(body: str, launches: list[Extents], counters: dict[str, Bound] |
                 macros: dict[str, tuple[int, bool]] | None = None) -> tuple[str, set[str]] | None:
     """One thread loop's body with its bounded subscripts in 64 bits, and the C bounds to check;
     None when no subscript qualifies."""
-    if body.count(_THREAD_INDEX) != 1 or body.count("threadIdx = ") != 1:
+    if body.count(LOWERING_DECL) != 1 or body.count("threadIdx = ") != 1:
         return None
     scope = _Subscripts(counters, macros)
     declared_at: dict[str, int] = {}
