@@ -3,6 +3,7 @@ and the guard-free regions the `specialize` step makes of them (checked with rea
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ import pytest
 from tools.cuda import lower_task
 from tools.optimize import code as C
 from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, hoisted_guards, param_shapes
-from tools.optimize.transforms import Context, guarded_thread_range, parallel_small_grids, serial_small_grids, specialize, specialize_parallel
+from tools.optimize.transforms import (Context, guarded_thread_range, parallel_small_grids, serial_launches, serial_small_grids, specialize,
+                                      specialize_parallel)
 from tools.spec import load_task
 from tools.verify import check
 
@@ -136,6 +138,22 @@ def test_large_launches_keep_their_parallel_loop():
     assert small is not None and small.count("#pragma omp parallel for") == faithful.count("#pragma omp parallel for")
     big = task.model_copy(update={"launches": [launch.model_copy(update={"grid": [400]}) for launch in task.launches]})
     assert serial_small_grids(Context(big), faithful) is None
+
+
+def test_the_tasks_large_launches_run_serially_and_larger_ones_in_parallel(box):
+    task = load_task(ROOT / "kernels" / "reduce_tree_shared" / "task.json")  # 196 blocks of 256 threads
+    ctx, faithful = Context(task), lower_task(task)
+    assert serial_small_grids(ctx, faithful) is None
+    serial = serial_launches(ctx, faithful)
+    assert serial is not None and serial_launches(ctx, serial) is None
+    twin = re.search(r"if \(1ull \* gridDim\.x \* gridDim\.y \* gridDim\.z \* blockDim\.x \* blockDim\.y \* blockDim\.z < (\d+)ull\)", serial)
+    assert twin and int(twin[1]) == 196 * 256 + 1  # this launch serial, any larger one parallel
+    assert serial.count("#pragma omp parallel for") == faithful.count("#pragma omp parallel for")
+    assert parallel_small_grids(ctx, serial) == faithful
+    report = check(task, serial, box, seeds=[11], threads=[1, 2])
+    assert report.correct, report.summary()
+    small = task.model_copy(update={"launches": [launch.model_copy(update={"grid": [8]}) for launch in task.launches]})
+    assert serial_launches(Context(small), faithful) is None  # serial_small_grids' launches
 
 
 @pytest.mark.parametrize("fixture", [("optimize_fixtures", "tvm_guarded"), ("kernels", "int64_block_sums"),

@@ -598,17 +598,30 @@ def serial_small_grids(ctx: Context, code: str) -> str | None:
     loop nest gets a serial twin taken below SMALL_GRID_THREADS CUDA threads (decided at run
     time, so large launches of the same kernel still spread over the cores). A parallel region
     with per-thread state gets an OpenMP `if` clause instead."""
+    return _serial_below(ctx, code, lambda threads: SMALL_GRID_THREADS if max(threads) < SMALL_GRID_THREADS else None)
+
+
+def serial_launches(ctx: Context, code: str) -> str | None:
+    """The task's launches larger than SMALL_GRID_THREADS run on the calling thread too: where
+    the cores share what bounds the kernel (memory bandwidth, one physical core behind two
+    logical ones), waking the team costs more than the second thread saves, which only timing
+    tells. Launches larger than the task's own still run in parallel."""
+    return _serial_below(ctx, code, lambda threads: max(threads) + 1 if max(threads) >= SMALL_GRID_THREADS else None)
+
+
+def _serial_below(ctx: Context, code: str, threshold: Callable[[list[int]], int | None]) -> str | None:
+    """Each kernel's parallel loop nest with a serial twin taken below threshold(the CUDA threads
+    of the kernel's launches) CUDA threads; kernels where it is None are left alone."""
     changed = False
     for k in reversed(C.kernels(code)):
         launches = ctx.launches_of(k.name)
-        if not launches or any(_threads(launch) >= SMALL_GRID_THREADS for launch in launches):
-            continue
+        below = threshold([_threads(launch) for launch in launches]) if launches else None
         body = k.body(code)
-        if _SMALL in body:
+        if below is None or _SMALL in body:
             continue
-        new = _serial_twin(body)
+        new = _serial_twin(body, below)
         if new is None:
-            new = _PARALLEL_REGION.sub(lambda m: f"{m[0][:-1]} if({_TOTAL_THREADS} >= {SMALL_GRID_THREADS}ull)"
+            new = _PARALLEL_REGION.sub(lambda m: f"{m[0][:-1]} if({_TOTAL_THREADS} >= {below}ull)"
                                        f"  {_SMALL}\n", body, count=1)
         if new != body:
             code = C.with_body(code, k, new)
@@ -616,7 +629,7 @@ def serial_small_grids(ctx: Context, code: str) -> str | None:
     return code if changed else None
 
 
-def _serial_twin(body: str) -> str | None:
+def _serial_twin(body: str, below: int) -> str | None:
     m = _PARALLEL_FOR.search(body)
     if not m:
         return None
@@ -626,7 +639,7 @@ def _serial_twin(body: str) -> str | None:
     nest, ind = body[m.end():end], m["ind"]
     indented = "\n".join("    " + line if line.strip() else line for line in nest.split("\n"))
     pragma = body[m.start():m.end()]
-    text = (f"{ind}if ({_TOTAL_THREADS} < {SMALL_GRID_THREADS}ull) {{  {_SMALL}\n"
+    text = (f"{ind}if ({_TOTAL_THREADS} < {below}ull) {{  {_SMALL}\n"
             f"{indented}\n{ind}}} else {{\n    {pragma}{indented}\n{ind}}}")
     return body[:m.start()] + text + body[end:]
 
@@ -783,6 +796,8 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
     Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel),
     Transform("inline_minmax", "min/max/fminf/fmaxf as vectorizable selects (same NaN rules)", inline_minmax),
     Transform("serial_small_grids", "small launches run on the calling thread (OpenMP if clause)", serial_small_grids),
+    Transform("serial_launches", "the task's larger launches run on the calling thread too (where the second core "
+              "does not pay for waking it)", serial_launches),
     Transform("dense_exchange", "warp exchanges without round stamps where every lane writes", dense_exchange),
     Transform("launch_constants", "the task's launch extents as compile-time constants", launch_constants),
     Transform("simd_on_y", "simd over threadIdx.y for blocks of shape (1, n, 1)", simd_on_y),
