@@ -91,6 +91,67 @@ def test_a_uniform_loop_condition_becomes_a_block_level_test(box, tmp_path):
     assert report.correct, report.summary()
 
 
+COUNTED = r"""
+__global__ void counted(const int* x, int* y, int rounds) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    int v = x[blockIdx.x * blockDim.x + t];
+    int r = 0;
+    int step = 1;
+    do {                           // the thread's own counter, set alike in every thread
+        s[t] = v;
+        __syncthreads();
+        v = v + s[(t + 1 + r) % 64] % 7;
+        __syncthreads();
+        r += step;
+    } while (r < 2 * 3);
+    y[blockIdx.x * blockDim.x + t] = v + r;
+}
+"""
+
+
+@pytest.mark.parametrize("stack", [False, True], ids=["PerThread", "perthread_stack"])
+def test_a_do_while_on_uniform_counters_runs_without_loop_flags(box, stack, tmp_path):
+    task = _task(tmp_path, COUNTED)
+    ctx = Context(task)
+    base = perthread_stack(ctx, lower_task(task)) if stack else lower_task(task)
+    new = uniform_exits(ctx, base)
+    assert new is not None and "in_loop" in _kernel(base)
+    assert "in_loop" not in _kernel(new) and "any_thread(" not in _kernel(new)
+    assert "if (!(r[0] < 2 * 3)) break;" in new  # thread 0's copy, after the loop's body
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_the_corpus_do_while_with_a_round_counter_runs_without_loop_flags(box):
+    task = load_task(CORPUS / "local_array_across_barrier" / "task.json")
+    new = uniform_exits(Context(task), lower_task(task))
+    assert new is not None and "in_loop" not in _kernel(new) and "if (!(r[0] < rounds)) break;" in new
+    report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def _counted(change: str) -> str:
+    return COUNTED.replace("        r += step;\n", change)
+
+
+@pytest.mark.parametrize("source", [
+    _counted("        if (t & 1) r += step;\n"),                    # stepped by some threads only
+    _counted("        if (t & 1)\n            r += step;\n"),
+    _counted("        r += step + (t & 1);\n"),                     # by a thread's own amount
+    _counted("        if (v > 40) continue;\n        r += step;\n"),  # a jump can skip the step
+    _counted("        r += step;\n        if (t == 3) r = 0;\n"),   # set by one thread
+    _counted("        step = t + 1;\n        r += step;\n"),       # stepped by a counter set unevenly
+    _counted("        int* p = &r;\n        *p += step;\n"),        # written through its address
+    _counted("        r = s[0];\n        if (t == 5) s[0] = 9;\n"),  # a value its region changes
+], ids=["some_threads", "some_threads_next_line", "own_amount", "skippable", "one_thread", "uneven_step", "address", "changed_value"])
+def test_counters_some_thread_may_set_differently_keep_the_loop_flags(tmp_path, source):
+    task = _task(tmp_path, source)
+    lowered = lower_task(task)
+    assert "in_loop" in _kernel(lowered)
+    assert uniform_exits(Context(task), lowered) is None
+
+
 OWN_CONDITION = r"""
 __global__ void own_condition(const int* x, int* y, int n) {
     int t = threadIdx.x;

@@ -15,6 +15,13 @@ per block, before its region, and the flag, its checks and the per-iteration que
 
 Not where a thread can return inside the loop (the block might wait on a flag no thread sets any
 more), nor where the flag is used in any other way than the lowering's.
+
+The condition may also read uniform counters: a thread's own integer copies (`r[tid]`) that every
+thread sets alike (`r = 0` and `++r` in a do-while with barriers: the lowering cannot tell they
+stay equal). A copy is a counter when each of its writes assigns a uniform value or steps by one
+(++, --, += and -= of uniform values), as a statement of its thread loop's own body that no jump
+can skip, the loop testing no flag but this loop's: every thread then runs each write, and the
+copies stay equal, so the block reads thread 0's copy (`r[0]`).
 """
 
 from __future__ import annotations
@@ -88,17 +95,23 @@ def _without_flag(body: str, flag: str, uniform: set[str]) -> str | None:
     stmts = C.statements(inner)
     if not stmts or len(stmts) < 3:
         return None
+    # the lowering tests the condition first (while, for) or last (do-while), then asks the block
+    tested, rest = (stmts[0:2], stmts[2:]) if _loop_condition(inner[stmts[0][0]:stmts[0][1]], flag) else (stmts[-2:], stmts[:-2])
     edits: list[tuple[int, int, str]] = []  # offsets in `inner`
-    cond = _loop_condition(inner[stmts[0][0]:stmts[0][1]], flag)
-    ask = inner[stmts[1][0]:stmts[1][1]]
+    cond = _loop_condition(inner[tested[0][0]:tested[0][1]], flag)
+    ask = inner[tested[1][0]:tested[1][1]]
+    counted = False  # does the condition read uniform counters?
+    if cond is not None and (counters := _uniform_counters(body, flag, uniform)):
+        cond, counted = re.subn(rf"(?<![\w.])({'|'.join(sorted(counters))})\[tid\]", r"\1[0]", cond)
+        uniform = uniform | counters
     if cond is None or not is_uniform(cond, uniform) or not re.fullmatch(
             rf"if \(!cuda(?:cpu|opt)::any_thread\({flag}, nthreads(?:, &?\w+)?\)\) break;", ask):
         return None
-    indent = inner[inner.rfind("\n", 0, stmts[0][0]) + 1:stmts[0][0]]
-    first_line, ask_end = stmts[0][0] - len(indent), stmts[1][1] + inner.startswith("\n", stmts[1][1])
+    indent = inner[inner.rfind("\n", 0, tested[0][0]) + 1:tested[0][0]]
+    first_line, ask_end = tested[0][0] - len(indent), tested[1][1] + inner.startswith("\n", tested[1][1])
     edits.append((first_line, ask_end, "" if cond.strip() == "true" else f"{indent}if (!({cond})) break;\n"))
     uses = exits = 0
-    for start, end, _ in stmts[2:]:
+    for start, end, _ in rest:
         stmt = inner[start:end]
         exit_edit = _exit(stmt, flag, uniform) if _NEST.match(stmt) else None
         if exit_edit is not None:
@@ -112,8 +125,8 @@ def _without_flag(body: str, flag: str, uniform: set[str]) -> str | None:
     # every use of the flag is one of the lowering's, each rewritten above
     if len(re.findall(rf"\b{flag}\b", inner)) != 3 + uses or len(re.findall(rf"\b{flag}\b", body)) != 6 + uses:
         return None
-    if not exits:
-        return None  # a loop left only by its condition: not the shape this is for
+    if not exits and not counted:
+        return None  # a loop left only by a condition the lowering could already have proven uniform
     for start, end, text in sorted(edits, reverse=True):
         inner = inner[:start] + text + inner[end:]
     init = init[:set_line.start()] + init[set_line.end():]
@@ -121,6 +134,82 @@ def _without_flag(body: str, flag: str, uniform: set[str]) -> str | None:
         init = ""  # nothing left for the threads to do there
     between = body[init_end:inner_start] if init else body[init_end:inner_start].lstrip("\n")
     return body[:decl.start()] + body[decl.end():fill.start()] + init + between + inner + body[loop_close:]
+
+
+_PER_THREAD_INT = re.compile(r"^[ \t]*(?:cudacpu::PerThread<(?P<t1>[\w: ]+)> (?P<a>\w+)\(nthreads\);|"
+                             r"cudaopt::Id<(?P<t2>[\w: ]+)> (?P<b>\w+)\[\d+\] = \{\};)[ \t]*$", re.M)
+_INTEGRAL = re.compile(r"(?:unsigned |signed )?(?:int|long|long long|short|char)|unsigned|std::size_t|u?int(?:8|16|32|64)_t")
+_STEP = re.compile(r"(?:\+\+|--)(?P<a>\w+)\[tid\]|(?P<b>\w+)\[tid\](?:\+\+|--)|(?P<c>\w+)\[tid\] (?:[-+]?=) (?P<value>.+)")
+_JUMP = re.compile(r"\b(?:continue|break|return|goto)\b")
+_LOCAL = re.compile(r"^[ \t]*(?:const )?(?:unsigned |signed )?(?:int|long|short|char|unsigned|bool|float|double) (?P<name>\w+) = (?P<init>[^;]+);", re.M)
+
+
+def _uniform_counters(body: str, flag: str, uniform: set[str]) -> set[str]:
+    """The per-thread integer copies whose every write (see the module's docstring) keeps them
+    equal in all threads, given that the values in `uniform` and the other counters are."""
+    counters = {m["a"] or m["b"] for m in _PER_THREAD_INT.finditer(body) if _INTEGRAL.fullmatch((m["t1"] or m["t2"]).strip())}
+    counters -= {flag}
+    nests = [(m.end() - 1, C.matching_brace(body, m.end() - 1)) for m in re.finditer(_NEST, body)]
+    writes: dict[str, list] = {name: [] for name in counters}  # name -> [(statement, its nest before it, its nest)]
+    for name in list(counters):
+        for m in re.finditer(rf"(?<![\w.]){name}\b", body):
+            if _PER_THREAD_INT.match(body, body.rfind("\n", 0, m.start()) + 1):
+                continue  # its declaration
+            after = body[m.end():m.end() + 16]
+            if not after.startswith("[tid]"):
+                counters.discard(name)  # another thread's copy, the whole array or its address
+                break
+            before = body[:m.start()].rstrip()
+            written = before.endswith(("++", "--")) or re.match(r"\[tid\]\s*(?:\+\+|--|(?:[-+*/%&|^]|<<|>>)?=(?!=))", after)
+            if before.endswith("&") and not before.endswith("&&"):
+                counters.discard(name)
+                break
+            if not written:
+                continue
+            nest = next(((o, c) for o, c in reversed(nests) if o < m.start() < c), None)
+            inside = body[nest[0] + 1:nest[1]] if nest else ""
+            at = m.start() - nest[0] - 1 if nest else -1
+            start, end = next(((a, b) for a, b, _ in C.statements(inside) or [] if a <= at < b), (0, 0))
+            stmt = inside[start:end]
+            if not stmt or "\n" in stmt or not stmt.endswith(";"):
+                counters.discard(name)  # not a statement of its thread loop's own body
+                break
+            writes[name].append((stmt[:-1], inside[:start], inside))
+    changed = True
+    while changed:  # a counter stays one while all its writes are uniform given the others
+        changed = False
+        for name in sorted(counters):
+            if not all(_uniform_write(name, *write, flag, uniform | counters) for write in writes[name]):
+                counters.discard(name)
+                changed = True
+    return counters
+
+
+def _uniform_write(name: str, stmt: str, prefix: str, nest: str, flag: str, uniform: set[str]) -> bool:
+    """Does every thread run `stmt` (no jump in its nest before it but the test of this loop's
+    flag) and leave its copy of name equal to the others'? Not where its nest writes a name the
+    value reads (a later thread would see what an earlier one wrote)."""
+    prefix = re.sub(rf"^[ \t]*(?:const (?:uint3 threadIdx|unsigned int tid|std::size_t tid) = [^;]*;|if \(!{flag}\[tid\]\) continue;)[ \t]*$",
+                    "", prefix, flags=re.M)
+    if _JUMP.search(prefix):
+        return False
+    local: set[str] = set()
+    for m in _LOCAL.finditer(prefix):  # the nest's own locals of uniform values (`int step = 1;`)
+        if is_uniform(m["init"], uniform | local) and not C.changes(m["name"], prefix[m.end():] + stmt):
+            local.add(m["name"])
+    uniform = uniform | local
+    step = _STEP.fullmatch(stmt)
+    if step and (step["a"] or step["b"]) == name:
+        return True
+    if step and step["c"] == name:
+        value = step["value"]
+    elif (m := re.fullmatch(rf"{name}\[tid\] = (.+)", stmt)):
+        value = m[1]
+    else:
+        return False
+    value = re.sub(r"(?<![\w.])(\w+)\[tid\]", lambda w: w[1] if w[1] in uniform else w[0], value)
+    read = set(re.findall(r"(?<![.\w])[A-Za-z_]\w*", value)) - _WORDS_OK
+    return is_uniform(value, uniform) and not any(C.changes(word, nest.replace(stmt, "", 1)) for word in read - local - {name})
 
 
 def _loop_condition(nest: str, flag: str) -> str | None:
