@@ -220,7 +220,8 @@ def test_launch_extents_stay_constants_inside_the_parallel_region(vectorized_lin
 
 @pytest.mark.parametrize("n, m", [(40, 3), (-5, 70), (63, 0), (1000, -1), (20, 30)])
 def test_a_guard_on_the_thread_index_starts_its_search_at_the_other_side(kernel_task, box, n, m):
-    """`tid < s` ends at s, `t <= n` at n + 1, `threadIdx.x >= m` starts at m: first_true_near confirms the guess with
+    """`tid < s` ends at s, `t <= n` at n + 1, `threadIdx.x >= m` starts at m, `i + 3 < n + 100` (i = blockIdx.x *
+    blockDim.x + t) ends at n + 100 - (i + 3) evaluated at t = 0: first_true_near confirms the guess with
     two calls of the predicate instead of searching (reduce_tree_shared 1.54x with 1 thread, measured
     in one process). A guess outside the block, or a signed bound below zero, still gives the range
     the guard admits: the kernel stays correct for bounds on both sides of the block."""
@@ -230,12 +231,14 @@ def test_a_guard_on_the_thread_index_starts_its_search_at_the_other_side(kernel_
     inclusive = guarded_region(region.replace("tid < s", "tid <= s"), {"s": Shape(0, False, True)})
     assert any("return (s) + 1; })(0u)" in b for b in inclusive.bounds)
     shifted = guarded_region(region.replace("tid < s", "tid + 1 < s"), {"s": Shape(0, False, True)})
-    assert shifted is not None and not any("first_true_near" in b for b in shifted.bounds)  # not x itself: searched
+    assert any("return s - (tid + 1); })(0u)" in b for b in shifted.bounds)  # x + c < R ends at R - c
+    scaled = guarded_region(region.replace("tid < s", "2 * tid < s"), {"s": Shape(0, False, True)})
+    assert scaled is not None and not any("first_true_near" in b for b in scaled.bounds)  # not x plus a constant: searched
     source = """
 __global__ void ranges(const float* x, float* y, int n, int m) {
     int t = threadIdx.x;
     int i = blockIdx.x * blockDim.x + t;
-    if (t <= n && threadIdx.x >= m)
+    if (t <= n && threadIdx.x >= m && i + 3 < n + 100)
         y[i] = 2.0f * x[i];
 }
 """
@@ -244,6 +247,6 @@ __global__ void ranges(const float* x, float* y, int n, int m) {
     scalars = [{"name": "n", "dtype": "int32", "value": n}, {"name": "m", "dtype": "int32", "value": m}]
     task = kernel_task(source, "ranges", buffers, scalars, [4], [64])
     variant = guarded_thread_range(Context(task), lower_task(task))
-    assert variant is not None and variant.count("first_true_near(blockDim.x") >= 2
+    assert variant is not None and variant.count("first_true_near(blockDim.x") >= 3
     report = check(task, variant, box, seeds=[13, 14], threads=[1, 2])
     assert report.correct, report.summary()

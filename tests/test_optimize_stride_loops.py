@@ -43,7 +43,8 @@ def test_the_trip_index_is_affine_in_the_thread():
     # each trip runs over the threads whose index is still below n, found per trip: no test per thread
     assert "cudaopt_any0 |= tx_lo < tx_hi;" in new and "if (!(i < n)) continue;" not in new
     # an int counter's trip in int arithmetic (unsigned arithmetic converted back made its loads gathers)
-    assert "const int i = (int)(blockIdx.x * blockDim.x + tid) + (int)cudaopt_n0 * (int)(blockDim.x * gridDim.x);" in new
+    assert "const int i = (int)((int)blockIdx.x * (int)blockDim.x + tid) + (int)cudaopt_n0 * (int)((int)blockDim.x * (int)gridDim.x);" in new
+    assert "first_true_near(blockDim.x" in new and "return n - i; })(0u)" in new  # each trip's end guessed at n - i(0)
     assert "double acc = cudaopt_s0_acc[cudaopt_t];" in new and "cudaopt_s0_acc[cudaopt_t] = acc;" in new
 
 
@@ -93,10 +94,17 @@ def test_loops_that_are_not_independent_strides_are_refused(tmp_path):
     assert stride_loops(Context(task), lower_task(task)) is None
 
 
-def test_an_int_counters_loads_are_contiguous_not_gathered(tmp_path):
-    """layernorm_rows' three block-stride loops over a row: with the trip computed in unsigned
-    arithmetic and converted to int, g++ read `row[c]`, `gamma[c]` and `beta[c]` with gather
-    instructions (1.4x slower, measured in one process); in int arithmetic, with contiguous loads."""
+@pytest.mark.parametrize("kernel, int_form, unsigned_form", [
+    # three block-stride loops over a row: `row[c]`, `gamma[c]` and `beta[c]` (1.4x slower gathered, one process)
+    ("layernorm_rows", r"\(int\)\(\(int\)threadIdx\.x\) \+ \(int\)(cudaopt_n\d) \* \(int\)\(\(int\)blockDim\.x\)",
+     r"(threadIdx.x) + (int)\1 * (blockDim.x)"),
+    # a grid-stride loop `i = blockIdx.x * blockDim.x + tid`: a[i] * b[i] (14.2 us -> 8.1 us contiguous, 1 thread)
+    ("dot_product_double", r"\(int\)\(\(int\)blockIdx\.x \* \(int\)blockDim\.x \+ tid\)",
+     r"(int)(blockIdx.x * blockDim.x + tid)"),
+])
+def test_an_int_counters_loads_are_contiguous_not_gathered(tmp_path, kernel, int_form, unsigned_form):
+    """With the trip computed in unsigned arithmetic and converted to int, g++ read through the
+    counter with gather instructions; in int arithmetic, with contiguous loads."""
     import re
     import subprocess
 
@@ -104,10 +112,10 @@ def test_an_int_counters_loads_are_contiguous_not_gathered(tmp_path):
     from tools.cuda import runtime_include_dir
     from tools.optimize.transforms import specialize_parallel
 
-    task = load_task(CORPUS / "layernorm_rows" / "task.json")
+    task = load_task(CORPUS / kernel / "task.json")
     new = stride_loops(Context(task), specialize_parallel(Context(task), lower_task(task)))
-    assert new.count("(int)(threadIdx.x) + (int)cudaopt_n") >= 3
-    unsigned = re.sub(r"\(int\)\((threadIdx\.x)\) \+ \(int\)(cudaopt_n\d) \* \(int\)\((blockDim\.x)\)", r"(\1) + (int)\2 * (\3)", new)
+    assert len(re.findall(int_form, new)) >= 2
+    unsigned = re.sub(int_form, unsigned_form, new)
 
     def gathers(source):
         path = tmp_path / "k.cpp"

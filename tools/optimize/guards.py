@@ -304,19 +304,33 @@ def _is_x(node: Node, env: dict) -> bool:
     return node.kind == "id" and node.op in ("tx", "threadIdx.x")
 
 
+def _is_x_plus(node: Node, env: dict) -> bool:
+    """Whether the expression is x plus (or minus) values the same for every thread, through
+    integer casts and locals (`i = blockIdx.x * blockDim.x + tid + n * stride`)."""
+    while (node.kind == "id" and isinstance(env.get(node.op), Node)) or node.kind == "cast":
+        node = env[node.op] if node.kind == "id" else node.args[0]
+    if node.kind == "bin" and node.op in ("+", "-"):
+        a, b = node.args
+        return (_is_x_plus(a, env) and shape(b, env).mono == 0) or \
+            (node.op == "+" and _is_x_plus(b, env) and shape(a, env).mono == 0)
+    return node.kind == "id" and node.op in ("tx", "threadIdx.x")
+
+
 def _end_guess(part: Node, env: dict, op: str, d: int) -> str | None:
-    """`x < R` ends at R, `x <= R` at R + 1 (and so on, either side): the guess first_true_near
-    confirms with two calls of the predicate (the tree reduction's `tid < s` searched log2 of the
-    block per round). None where neither side is x itself or the other side varies with x."""
+    """`x < R` ends at R, `x <= R` at R + 1 (and so on, either side), `x + c < R` at R - c: the guess
+    first_true_near confirms with two calls of the predicate (the tree reduction's `tid < s`
+    searched log2 of the block per round, a strided loop's `i < n` once per trip). It is evaluated
+    at x = 0, where `R - (x + c)` is R - c. None where neither side is x plus uniform values or
+    the other side varies with x."""
     left, right = part.args
-    x_left = _is_x(left, env)
-    if d == 0 or op == "==" or x_left == _is_x(right, env):
+    x_left = _is_x_plus(left, env)
+    if d == 0 or op == "==" or x_left == _is_x_plus(right, env):
         return None
-    other = right if x_left else left
+    x_side, other = (left, right) if x_left else (right, left)
     if shape(other, env).mono:
         return None
     inclusive = op in ("<=", ">") if x_left else op in (">=", "<")  # x <= R and x > R (R >= x, R < x) end at R + 1
-    text = guard_text(other)
+    text = guard_text(other) if _is_x(x_side, env) else f"{guard_text(other)} - {guard_text(x_side)}"
     return f"({text}) + 1" if inclusive else text
 
 

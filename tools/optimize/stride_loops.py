@@ -143,11 +143,17 @@ def _signed(stmt: str, d: re.Match) -> str:
     cast to int: computed in unsigned arithmetic and converted, the value is not affine in the thread
     loop for g++, and every access through it became a gather (column_sums_2d_block). The same value
     wherever nothing overflows, as for the trip's counter (see _loops). Only sums of products."""
-    if _unqualified(d["type"]) != "int" or not _SUMS_OF_PRODUCTS.fullmatch(d["init"]):
+    if _unqualified(d["type"]) != "int":
         return stmt
-    init = _LAUNCH_WORD.sub(lambda m: f"(int){m[0]}", d["init"])
-    init = re.sub(r"(?<![\w.])(\d+)[uU]\b", r"\1", init)
-    return f"{stmt[:d.start('init')]}{init}{stmt[d.end('init'):]}"
+    return f"{stmt[:d.start('init')]}{_in_int(d['init'])}{stmt[d.end('init'):]}"
+
+
+def _in_int(expr: str) -> str:
+    """A sum of products with its launch coordinates cast to int and its unsigned literals signed
+    (see _signed); any other expression as it is."""
+    if not _SUMS_OF_PRODUCTS.fullmatch(expr):
+        return expr
+    return re.sub(r"(?<![\w.])(\d+)[uU]\b", r"\1", _LAUNCH_WORD.sub(lambda m: f"(int){m[0]}", expr))
 
 
 def _guarded(stmt: str) -> tuple[str | None, str]:
@@ -312,7 +318,7 @@ def _loops(std, pre, loop, post, pure, carried, block, number, simd, shapes) -> 
         # it affine in the thread loop, and every load through the counter became a gather (layernorm_rows
         # 1.4x slower). In int arithmetic it is the same value wherever the counter does not overflow,
         # which the trip-by-trip order assumes anyway (guards.py: no overflow, as in the CUDA source).
-        counter = f"const int {head['var']} = (int)({head['init']}) + (int){n} * (int)({head['step']});"
+        counter = f"const int {head['var']} = (int)({_in_int(head['init'])}) + (int){n} * (int)({_in_int(head['step'])});"
     if loop["uniform"]:  # the same trips in every thread: one loop around the thread loop
         bound = {p: _expanded(head[p], pure) for p in ("init", "bound", "step")}
         var = head["var"]
