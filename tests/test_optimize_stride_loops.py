@@ -143,3 +143,21 @@ def test_int_locals_of_launch_coordinates_are_recomputed_in_int_arithmetic():
         assert _signed(kept, _DECL.fullmatch(kept)) == kept
     assert _signed("const int k = 2u * tx + bx;", _DECL.fullmatch("const int k = 2u * tx + bx;")) == \
         "const int k = 2 * (int)tx + (int)bx;"
+
+
+def test_the_search_step_makes_the_launch_extents_constants_first(box):
+    """On the faithful lowering (specialize not kept), the stride_loops step specializes first:
+    its loops over per-thread arrays vectorize with constant block extents (column_sums_2d_block
+    24 us unspecialized, 4.6 us specialized, 1 thread, measured in one process)."""
+    from tools.optimize import code as C
+    from tools.optimize.stride_loops import STRIDE_LOOPS
+    from tools.optimize.transforms import specialize_parallel
+
+    task = load_task(CORPUS / "column_sums_2d_block" / "task.json")
+    ctx, faithful = Context(task), lower_task(task)
+    specialized = specialize_parallel(ctx, faithful)
+    new = STRIDE_LOOPS.apply(ctx, faithful)
+    assert new == stride_loops(ctx, specialized) and C.CONSTANT_EXTENTS.search(new)
+    assert STRIDE_LOOPS.apply(ctx, specialized) == new  # code specialized before: not again
+    report = check(task, new, box, seeds=[5, 6], threads=[1, 2])
+    assert report.correct, report.summary()

@@ -31,7 +31,7 @@ import re
 
 from . import code as C
 from .guards import RANGED_TX_LOOP, Unproven, guarded_region, param_shapes, parse
-from .transforms import GUARD_RANGE, Context, Transform
+from .transforms import GUARD_RANGE, Context, Transform, specialize_parallel
 
 _NEST = re.compile(C.THREAD_NEST)
 _DECL = re.compile(r"(?P<type>(?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^<>;]*>)?(?:\s+(?:const\s+)?[A-Za-z_][\w:]*)*[\s*&]*?)\s*"
@@ -370,7 +370,18 @@ def _reindent(lines: list[str], indent: str) -> str:
     return "\n".join(indent + line for line in lines)
 
 
+def specialized_stride_loops(ctx: Context, code: str) -> str | None:
+    """stride_loops on code with the launch extents as constants, made so first (specialize_parallel)
+    where no step kept so far did: the trip-by-trip loops and the per-thread arrays they save to
+    vectorize with constant block extents, and the search may have timed specialize alone as
+    slower (column_sums_2d_block: 24 us on the faithful lowering, 4.6 us specialized, 1 thread)."""
+    if not C.CONSTANT_EXTENTS.search(code):
+        code = specialize_parallel(ctx, code) or code
+    return stride_loops(ctx, code)
+
+
 STRIDE_LOOPS = Transform("stride_loops", "loops striding over the threads run trip by trip across the threads "
-                         "(the thread loop innermost, contiguous)", stride_loops, fresh=True)
+                         "(the thread loop innermost, contiguous; launch extents as constants first)",
+                         specialized_stride_loops, fresh=True)
 UNIFORM_LOOPS = Transform("uniform_loops", "loops with the same trips in every thread run trip by trip across the "
                           "threads (the thread loop innermost, vectorized across the threads)", uniform_loops)
