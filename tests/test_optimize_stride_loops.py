@@ -72,7 +72,7 @@ __global__ void refused(const float* x, float* y, int n) {
     __shared__ float s[64];
     int t = threadIdx.x;
     float a = 0.0f;
-    for (int c = t; c < n; c += blockDim.x) s[c % 64] += x[c];   // writes shared memory
+    for (int c = t; c < n; c += blockDim.x) s[n % 64] += x[c];   // writes shared memory at one place for all threads
     for (int c = t; c < n; c += blockDim.x) { if (x[c] < 0.0f) break; a += x[c]; }   // leaves early
     for (int c = t; c < n; c += blockDim.x) { a += x[c]; c += 1; }   // changes its counter
     for (int c = 0; c < n; c += 1) a += x[c];   // the same trips in every thread
@@ -130,17 +130,19 @@ def test_an_int_counters_loads_are_contiguous_not_gathered(tmp_path, kernel, int
 def test_int_locals_of_launch_coordinates_are_recomputed_in_int_arithmetic():
     """column_sums_2d_block's `int col = blockIdx.x * 32 + threadIdx.x;`: recomputed in every trip
     in int arithmetic (converted from unsigned arithmetic, its loads were gathers: 2.0x slower with
-    1 thread, measured in one process). Locals of other types, and anything but sums of products,
-    keep their text."""
+    1 thread, measured in one process); sums, differences and products only (unsigned arithmetic
+    converted to int is int arithmetic modulo 2^32 for those). Locals of other types, and
+    expressions with other operators, keep their text."""
     from tools.optimize.stride_loops import _DECL, _signed
 
     task = load_task(CORPUS / "column_sums_2d_block" / "task.json")
     new = stride_loops(Context(task), lower_task(task))
     trips = new[new.index("trip by trip across the threads"):]
     assert "int col = (int)blockIdx.x * 32 + (int)threadIdx.x;" in trips
-    for kept in ("unsigned int i = blockIdx.x * 32u + threadIdx.x;", "int d = threadIdx.x - 1;",
-                 "int w = threadIdx.x / 32;", "long j = blockIdx.x * blockDim.x + threadIdx.x;"):
+    for kept in ("unsigned int i = blockIdx.x * 32u + threadIdx.x;", "int w = threadIdx.x / 32;",
+                 "int h = threadIdx.x >> 1;", "long j = blockIdx.x * blockDim.x + threadIdx.x;"):
         assert _signed(kept, _DECL.fullmatch(kept)) == kept
+    assert _signed("int d = threadIdx.x - 1u;", _DECL.fullmatch("int d = threadIdx.x - 1u;")) == "int d = (int)threadIdx.x - 1;"
     assert _signed("const int k = 2u * tx + bx;", _DECL.fullmatch("const int k = 2u * tx + bx;")) == \
         "const int k = 2 * (int)tx + (int)bx;"
 
@@ -159,5 +161,24 @@ def test_the_search_step_makes_the_launch_extents_constants_first(box):
     new = STRIDE_LOOPS.apply(ctx, faithful)
     assert new == stride_loops(ctx, specialized) and C.CONSTANT_EXTENTS.search(new)
     assert STRIDE_LOOPS.apply(ctx, specialized) == new  # code specialized before: not again
+    report = check(task, new, box, seeds=[5, 6], threads=[1, 2])
+    assert report.correct, report.summary()
+
+
+def test_a_shared_tile_filled_by_a_block_stride_loop_runs_trip_by_trip(box):
+    """conv1d_constant_filter fills its tile with `for (j = threadIdx.x; j < BLOCK + 2 * HALF; j +=
+    BLOCK) tile[j] = ...`: a store to shared memory at a place each thread of a trip has its own,
+    and a bound of macros (guards.py: signed constants), so each trip runs over the range of
+    threads it admits (15.4 us -> 7.2 us with 1 thread, measured in one process)."""
+    from tools.optimize.guards import RANGED_TX_LOOP
+    from tools.optimize.transforms import specialize
+
+    task = load_task(CORPUS / "conv1d_constant_filter" / "task.json")
+    ctx = Context(task)
+    new = stride_loops(ctx, specialize(ctx, lower_task(task)))
+    assert new is not None
+    trips = new[new.index("trip by trip across the threads"):]
+    assert trips.index(RANGED_TX_LOOP) < trips.index("tile[j] = ")
+    assert "int src = (int)blockIdx.x * BLOCK + j - HALF;" in trips  # int arithmetic: contiguous loads
     report = check(task, new, box, seeds=[5, 6], threads=[1, 2])
     assert report.correct, report.summary()

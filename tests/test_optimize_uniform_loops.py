@@ -83,9 +83,10 @@ __global__ void one_loop(const float* x, float* y, int n) {
 
 @pytest.mark.parametrize("loop, accepted", [
     ("for (int c = 0; c < n; ++c) a += x[c];", True),  # the same trips, own locals: interchanged
-    ("for (int c = 0; c < 64; ++c) s[c] += x[c];", False),  # writes shared memory
+    ("for (int c = 0; c < 64; ++c) s[c] += x[c];", False),  # writes shared memory at one place for all threads
     ("for (int c = 0; c < 64; ++c) ++s[c];", False),  # increments it
     ("for (int c = 0; c < 4; ++c) q[c].x = x[c];", False),  # writes a member of it
+    ("for (int c = 0; c < n; ++c) s[t] += x[c];", True),  # at the thread's own place: interchanged
     ("for (int c = 0; c < n; ++c) { if (x[c] < 0.0f) break; a += x[c]; }", False),  # leaves early
     ("for (int c = 0; c < n; ++c) { a += x[c]; c += 1; }", False),  # changes its counter
     ("for (int c = 0; c < t; ++c) a += x[c];", False),  # trips that differ between threads

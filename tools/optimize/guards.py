@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .code import brace_depth, matching_brace, statement_end
+from .code import brace_depth, macro_values, matching_brace, statement_end
 
 _TOKEN = re.compile(r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*)(?![\w.])|(?P<id>[A-Za-z_]\w*(?:\.[xyz])?)"
                     r"|(?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>()!~&|^?:,\[\]]))")
@@ -468,6 +468,11 @@ def _needed_decls(decls, guard: str, env: dict) -> list[str]:
     if "threadIdx" in wanted:
         wanted.add(None)  # the lowering's threadIdx declaration
     return [stmt for stmt, name, _ in decls if name in wanted and (name is None or env.get(name) is not UNKNOWN)]
+
+
+def macro_shapes(code: str) -> dict[str, Shape]:
+    """Shapes of the integer macros (`#define BLOCK 256`: a signed non-negative constant)."""
+    return {name: Shape(0, not unsigned, True) for name, (value, unsigned) in macro_values(code).items()}
 
 
 def param_shapes(params: list[str]) -> dict[str, Shape]:

@@ -10,9 +10,9 @@ PRE (the values later statements read saved per thread), then for k = 0, 1, ... 
 thread is still in its loop, `c = INIT + k * STEP; if (COND) BODY` for every thread (contiguous
 in t), then POST. Each thread does what it did, in its own order; only threads' steps are
 interleaved, which CUDA allows anywhere between barriers (the region has none). Refused when
-BODY stores anywhere but global memory through the kernel's pointers (or locals built from them)
-and the thread's own locals (a `__shared__` store could be read by another thread's later step),
-uses atomics, warp intrinsics or `break`/`continue`/`return`, assigns the counter, or when INIT,
+BODY stores anywhere but global memory through the kernel's pointers (or locals built from them),
+non-volatile `__shared__` arrays (another thread reading what a trip stored would race with it on
+the GPU too: no barrier orders them) and the thread's own locals, uses atomics, warp intrinsics or `break`/`continue`/`return`, assigns the counter, or when INIT,
 STEP and the bound of COND are not index arithmetic of the thread's coordinates, parameters the
 kernel never assigns, macros and such locals (then the trip's index is an affine function of the
 thread and g++ vectorizes the loads), or do not depend on the thread at all (uniform_loops' case).
@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from . import code as C
-from .guards import RANGED_TX_LOOP, Unproven, guarded_region, param_shapes, parse
+from .guards import RANGED_TX_LOOP, Unproven, guarded_region, macro_shapes, param_shapes, parse
 from .transforms import GUARD_RANGE, Context, Transform, specialize_parallel
 
 _NEST = re.compile(C.THREAD_NEST)
@@ -62,10 +62,11 @@ def stride_loops(ctx: Context, code: str, uniform: bool = False) -> str | None:
         names = {C.param_name(p) for p in params}
         allowed = _BUILTINS | {p for p in names if p and not C.changes(p, body)} | C.constant_macros(code)
         pointers = {C.param_name(p) for p in params if "*" in p} & allowed
+        shared = _shared_arrays(body)
         new, count = body, 0
         perthread = set(_PERTHREAD.findall(body))
-        shapes = param_shapes(params)
-        while count < 8 and (step := _first_region(new, allowed, pointers, perthread, shapes, block, count,
+        shapes = {**macro_shapes(code), **param_shapes(params)}
+        while count < 8 and (step := _first_region(new, allowed, pointers, shared, perthread, shapes, block, count,
                                                    uniform)) is not None:
             new, count = step, count + 1
         if count:
@@ -79,12 +80,12 @@ def uniform_loops(ctx: Context, code: str) -> str | None:
     return stride_loops(ctx, code, uniform=True)
 
 
-def _first_region(body: str, allowed: set[str], pointers: set[str], perthread: set[str], shapes: dict, block: int,
+def _first_region(body: str, allowed: set[str], pointers: set[str], shared: set[str], perthread: set[str], shapes: dict, block: int,
                   number: int, uniform: bool) -> str | None:
     for m in _NEST.finditer(body):
         open_brace = m.end() - 1
         close = C.matching_brace(body, open_brace)
-        new = _region(body[open_brace + 1:close], allowed, pointers, perthread, shapes, block, number,
+        new = _region(body[open_brace + 1:close], allowed, pointers, shared, perthread, shapes, block, number,
                       "#pragma omp simd" in m[0], uniform)
         if new is not None:
             line = body.rfind("\n", 0, m.start()) + 1
@@ -94,7 +95,7 @@ def _first_region(body: str, allowed: set[str], pointers: set[str], perthread: s
     return None
 
 
-def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str], shapes: dict, block: int,
+def _region(text: str, allowed: set[str], pointers: set[str], shared: set[str], perthread: set[str], shapes: dict, block: int,
             number: int, simd: bool, uniform: bool) -> list[str] | None:
     """The three thread loops (as lines, indented from 0) replacing a region, or None."""
     spans = C.statements(text)
@@ -107,7 +108,7 @@ def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str
         guard, looped = _guarded(stmt)
         head = _HEAD.match(looped)
         if compound and head and (guard is None or _pure(guard, allowed, pure)):
-            loop = _loop(looped, head, pure, allowed, pointers, perthread, guard, uniform)
+            loop = _loop(looped, head, pure, allowed, pointers, shared, perthread, guard, uniform)
             if loop is not None:
                 std = [text[a:b].strip() for a, b, _ in spans if text[a:b].strip() in _STANDARD]
                 pre = [text[a:b].strip() for a, b, _ in spans[:i] if text[a:b].strip() not in _STANDARD]
@@ -131,7 +132,7 @@ def _region(text: str, allowed: set[str], pointers: set[str], perthread: set[str
 
 
 _LAUNCH_WORD = re.compile(r"(?<![\w.])(?:(?:threadIdx|blockIdx|blockDim|gridDim)\.[xyz]|[tb][xyz])(?![\w.])")
-_SUMS_OF_PRODUCTS = re.compile(r"[\w.\s()+*]+")
+_SUMS_OF_PRODUCTS = re.compile(r"[\w.\s()+*-]+")  # + - *: unsigned arithmetic converted to int is int arithmetic mod 2^32
 
 
 def _unqualified(type_: str) -> str:
@@ -171,7 +172,7 @@ def _guarded(stmt: str) -> tuple[str | None, str]:
     return stmt[m.end():close], rest
 
 
-def _loop(stmt, match, pure, allowed, pointers, perthread, guard, uniform) -> dict | None:
+def _loop(stmt, match, pure, allowed, pointers, shared, perthread, guard, uniform) -> dict | None:
     head = {**match.groupdict(), "step": match["step"] or "1"}
     body = stmt[match.end():].strip()
     if _FORBIDDEN.search(body) or C.changes(head["var"], body):
@@ -183,20 +184,34 @@ def _loop(stmt, match, pure, allowed, pointers, perthread, guard, uniform) -> di
         return None  # uniform_loops: only loops whose trips are the same in every thread
     if not uniform and not threads[0]:
         return None  # every thread runs the same trips: nothing to interleave (uniform_loops' case)
-    if not _writes_global_or_own(body, pointers | set(pure), perthread):
+    # a shared store must differ between the threads of a trip, which the vectorized trip runs at once
+    varying = {name for name in pure if _THREAD.search(_expanded(name, pure))} | ({head["var"]} if threads[0] else set())
+    if not _writes_global_or_own(body, pointers | set(pure), perthread, shared, varying):
         return None
+    body = _INT_LOCAL.sub(lambda m: f"{m['head']}{_in_int(m['init'])};", body)  # `int src = blockIdx.x * B + j - H;`
     return {"head": head, "body": body, "guard": guard, "uniform": uniform}
+
+
+_INT_LOCAL = re.compile(r"(?P<head>(?<![\w.])(?:const\s+)?int\s+\w+\s*=\s*)(?P<init>[^;{}]+);")
 
 
 _ASSIGN = re.compile(r"(?<![=!<>])(?:[-+*/%&|^]|<<|>>)?=(?!=)")
 _THREAD = re.compile(r"\b(threadIdx\.[xyz]|tx|ty|tz|tid)\b")
 
 
-def _writes_global_or_own(body: str, bases: set[str], perthread: set[str]) -> bool:
+def _shared_arrays(body: str) -> set[str]:
+    """The block's `__shared__` arrays but volatile ones (warp-synchronous code: a lane reads what
+    another wrote with no barrier between, which only the threads' lockstep orders)."""
+    return {a or b for m in C.SHARED_DECL.finditer(body) for a, b in [m.groups()]
+            if "volatile" not in body[body.rfind("\n", 0, m.start()) + 1:m.start()]}
+
+
+def _writes_global_or_own(body: str, bases: set[str], perthread: set[str], shared: set[str], varying: set[str]) -> bool:
     """Every store of the loop's body goes through a pointer parameter or a local built from
-    one (global memory, which another thread reading within the region would race with on the GPU
-    too) or into the thread's own per-thread copy (`v[tid]`, `v[tid].x`), or is a plain local's;
-    writes through other pointers or into `__shared__` arrays are refused."""
+    one, or into a `__shared__` array at a subscript that reads the thread (memory another thread
+    reading within the region would race with on the GPU too; one place for all threads would be
+    stored by every lane of the vectorized trip at once), or into the thread's own per-thread copy
+    (`v[tid]`, `v[tid].x`), or is a plain local's; writes through other pointers are refused."""
     for target in _store_targets(body):
         if target is None:
             return False
@@ -204,6 +219,11 @@ def _writes_global_or_own(body: str, bases: set[str], perthread: set[str]) -> bo
         if base is None:
             return False
         place = re.sub(r"(?:(?:\.|->)\w+)+$", "", target)  # `v[tid].x` is stored where `v[tid]` is
+        if base[0] in shared:
+            words = set(re.findall(r"[A-Za-z_]\w*", place[base.end():]))
+            if _THREAD.search(place[base.end():]) or words & varying:
+                continue
+            return False
         if place == base[0] or base[0] in bases or (base[0] in perthread and place == f"{base[0]}[tid]"):
             continue
         return False
