@@ -182,3 +182,23 @@ def test_a_shared_tile_filled_by_a_block_stride_loop_runs_trip_by_trip(box):
     assert "int src = (int)blockIdx.x * BLOCK + j - HALF;" in trips  # int arithmetic: contiguous loads
     report = check(task, new, box, seeds=[5, 6], threads=[1, 2])
     assert report.correct, report.summary()
+
+
+def test_template_parameters_are_constants_of_the_trip(box):
+    """reduce_two_pass_template's `for (int i = blockIdx.x * BLOCK + tid; i < n; i += BLOCK * gridDim.x)`,
+    BLOCK a template parameter (`template <int BLOCK>`, two instantiations): the same for every
+    thread, so the loop runs trip by trip (29.3 us -> 9.5 us with 1 thread, measured in one process)."""
+    from tools.optimize import code as C
+    from tools.optimize.transforms import specialize
+
+    task = load_task(CORPUS / "reduce_two_pass_template" / "task.json")
+    ctx = Context(task)
+    code = specialize(ctx, lower_task(task))
+    kernel = C.kernels(code)[0]
+    assert C.template_values(code, kernel) == {"BLOCK": "int"}
+    plain = lower_task(load_task(CORPUS / "dot_product_double" / "task.json"))
+    assert C.template_values(plain, C.kernels(plain)[0]) == {}
+    new = stride_loops(ctx, code)
+    assert new is not None and "trip by trip across the threads" in new
+    report = check(task, new, box, seeds=[5, 6], threads=[1, 2])
+    assert report.correct, report.summary()

@@ -90,6 +90,18 @@ def kernels(code: str) -> list[KernelText]:
     return found
 
 
+def template_values(code: str, k: KernelText) -> dict[str, str]:
+    """The kernel's integral template parameters (`template <int BLOCK>` before it): name -> type.
+    They are constants of each instantiation, the same for every thread."""
+    line_start = code.rfind("\n", 0, k.start - 1) + 1
+    m = re.fullmatch(r"\s*template\s*<(?P<params>[^<>]*)>\s*", code[line_start:k.start])
+    if m is None:
+        return {}
+    found = (re.fullmatch(r"\s*(?P<type>(?:unsigned\s+|signed\s+)?(?:int|long|short|char)|unsigned|bool|(?:std::)?size_t)"
+                          r"\s+(?P<name>\w+)\s*", p) for p in m["params"].split(","))
+    return {f["name"]: f["type"] for f in found if f}
+
+
 def kernel_named(code: str, name: str) -> KernelText | None:
     matches = [k for k in kernels(code) if k.name == name]
     return matches[0] if len(matches) == 1 else None

@@ -60,12 +60,13 @@ def stride_loops(ctx: Context, code: str, uniform: bool = False) -> str | None:
         body = k.body(code)
         params = C.split_params(k.params)
         names = {C.param_name(p) for p in params}
-        allowed = _BUILTINS | {p for p in names if p and not C.changes(p, body)} | C.constant_macros(code)
+        templates = C.template_values(code, k)
+        allowed = _BUILTINS | {p for p in names if p and not C.changes(p, body)} | C.constant_macros(code) | set(templates)
         pointers = {C.param_name(p) for p in params if "*" in p} & allowed
         shared = _shared_arrays(body)
         new, count = body, 0
         perthread = set(_PERTHREAD.findall(body))
-        shapes = {**macro_shapes(code), **param_shapes(params)}
+        shapes = {**macro_shapes(code), **param_shapes([f"{t} {name}" for name, t in templates.items()]), **param_shapes(params)}
         while count < 8 and (step := _first_region(new, allowed, pointers, shared, perthread, shapes, block, count,
                                                    uniform)) is not None:
             new, count = step, count + 1
