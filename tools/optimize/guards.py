@@ -472,7 +472,7 @@ def _needed_decls(decls, guard: str, env: dict) -> list[str]:
 
 def macro_shapes(code: str) -> dict[str, Shape]:
     """Shapes of the integer macros (`#define BLOCK 256`: a signed non-negative constant)."""
-    return {name: Shape(0, not unsigned, True) for name, (value, unsigned) in macro_values(code).items()}
+    return {name: Shape(0, not unsigned, True) for name, (_, unsigned) in macro_values(code).items()}
 
 
 def param_shapes(params: list[str]) -> dict[str, Shape]:

@@ -11,11 +11,13 @@ thread is still in its loop, `c = INIT + k * STEP; if (COND) BODY` for every thr
 in t), then POST. Each thread does what it did, in its own order; only threads' steps are
 interleaved, which CUDA allows anywhere between barriers (the region has none). Refused when
 BODY stores anywhere but global memory through the kernel's pointers (or locals built from them),
-non-volatile `__shared__` arrays (another thread reading what a trip stored would race with it on
-the GPU too: no barrier orders them) and the thread's own locals, uses atomics, warp intrinsics or `break`/`continue`/`return`, assigns the counter, or when INIT,
-STEP and the bound of COND are not index arithmetic of the thread's coordinates, parameters the
-kernel never assigns, macros and such locals (then the trip's index is an affine function of the
-thread and g++ vectorizes the loads), or do not depend on the thread at all (uniform_loops' case).
+non-volatile `__shared__` arrays at places that read the thread (another thread reading what a
+trip stored would race with it on the GPU too: no barrier orders them) and the thread's own
+locals, uses atomics, warp intrinsics or `break`/`continue`/`return`, assigns the counter, or
+when INIT, STEP and the bound of COND are not index arithmetic of the thread's coordinates,
+parameters the kernel never assigns, macros, template parameters and such locals (then the
+trip's index is an affine function of the thread and g++ vectorizes the loads), or do not depend
+on the thread at all (uniform_loops' case).
 Threads that returned before the loop skip it and what follows; values that PRE leaves for the
 loop and POST are kept per thread.
 
@@ -133,7 +135,7 @@ def _region(text: str, allowed: set[str], pointers: set[str], shared: set[str], 
 
 
 _LAUNCH_WORD = re.compile(r"(?<![\w.])(?:(?:threadIdx|blockIdx|blockDim|gridDim)\.[xyz]|[tb][xyz])(?![\w.])")
-_SUMS_OF_PRODUCTS = re.compile(r"[\w.\s()+*-]+")  # + - *: unsigned arithmetic converted to int is int arithmetic mod 2^32
+_RING_ARITHMETIC = re.compile(r"[\w.\s()+*-]+")  # + - *: unsigned arithmetic converted to int is int arithmetic mod 2^32
 
 
 def _unqualified(type_: str) -> str:
@@ -144,16 +146,17 @@ def _signed(stmt: str, d: re.Match) -> str:
     """`int col = blockIdx.x * 32 + threadIdx.x;` recomputed in int arithmetic, its launch coordinates
     cast to int: computed in unsigned arithmetic and converted, the value is not affine in the thread
     loop for g++, and every access through it became a gather (column_sums_2d_block). The same value
-    wherever nothing overflows, as for the trip's counter (see _loops). Only sums of products."""
+    wherever nothing overflows, as for the trip's counter (see _loops). Only sums, differences and
+    products."""
     if _unqualified(d["type"]) != "int":
         return stmt
     return f"{stmt[:d.start('init')]}{_in_int(d['init'])}{stmt[d.end('init'):]}"
 
 
 def _in_int(expr: str) -> str:
-    """A sum of products with its launch coordinates cast to int and its unsigned literals signed
-    (see _signed); any other expression as it is."""
-    if not _SUMS_OF_PRODUCTS.fullmatch(expr):
+    """Sums, differences and products with their launch coordinates cast to int and their unsigned
+    literals signed (see _signed); any other expression as it is."""
+    if not _RING_ARITHMETIC.fullmatch(expr):
         return expr
     return re.sub(r"(?<![\w.])(\d+)[uU]\b", r"\1", _LAUNCH_WORD.sub(lambda m: f"(int){m[0]}", expr))
 

@@ -18,7 +18,7 @@ more), nor where the flag is used in any other way than the lowering's.
 
 The condition may also read uniform counters: a thread's own integer copies (`r[tid]`) that every
 thread sets alike (`r = 0` and `++r` in a do-while with barriers: the lowering cannot tell they
-stay equal). A copy is a counter when each of its writes assigns a uniform value or steps by one
+stay equal). A copy is a counter when each of its writes assigns a uniform value or steps it
 (++, --, += and -= of uniform values), as a statement of its thread loop's own body that no jump
 can skip, the loop testing no flag but this loop's: every thread then runs each write, and the
 copies stay equal, so the block reads thread 0's copy (`r[0]`).
@@ -139,7 +139,7 @@ def _without_flag(body: str, flag: str, uniform: set[str]) -> str | None:
 _PER_THREAD_INT = re.compile(r"^[ \t]*(?:cudacpu::PerThread<(?P<t1>[\w: ]+)> (?P<a>\w+)\(nthreads\);|"
                              r"cudaopt::Id<(?P<t2>[\w: ]+)> (?P<b>\w+)\[\d+\] = \{\};)[ \t]*$", re.M)
 _INTEGRAL = re.compile(r"(?:unsigned |signed )?(?:int|long|long long|short|char)|unsigned|std::size_t|u?int(?:8|16|32|64)_t")
-_STEP = re.compile(r"(?:\+\+|--)(?P<a>\w+)\[tid\]|(?P<b>\w+)\[tid\](?:\+\+|--)|(?P<c>\w+)\[tid\] (?:[-+]?=) (?P<value>.+)")
+_WRITE = re.compile(r"(?:\+\+|--)(?P<a>\w+)\[tid\]|(?P<b>\w+)\[tid\](?:\+\+|--)|(?P<c>\w+)\[tid\] [-+]?= (?P<value>.+)")
 _JUMP = re.compile(r"\b(?:continue|break|return|goto)\b")
 _LOCAL = re.compile(r"^[ \t]*(?:const )?(?:unsigned |signed )?(?:int|long|short|char|unsigned|bool|float|double) (?P<name>\w+) = (?P<init>[^;]+);", re.M)
 
@@ -198,16 +198,12 @@ def _uniform_write(name: str, stmt: str, prefix: str, nest: str, flag: str, unif
         if is_uniform(m["init"], uniform | local) and not C.changes(m["name"], prefix[m.end():] + stmt):
             local.add(m["name"])
     uniform = uniform | local
-    step = _STEP.fullmatch(stmt)
-    if step and (step["a"] or step["b"]) == name:
-        return True
-    if step and step["c"] == name:
-        value = step["value"]
-    elif (m := re.fullmatch(rf"{name}\[tid\] = (.+)", stmt)):
-        value = m[1]
-    else:
+    write = _WRITE.fullmatch(stmt)
+    if write is None or name not in (write["a"], write["b"], write["c"]):
         return False
-    value = re.sub(r"(?<![\w.])(\w+)\[tid\]", lambda w: w[1] if w[1] in uniform else w[0], value)
+    if write["c"] is None:
+        return True  # ++ or --
+    value = re.sub(r"(?<![\w.])(\w+)\[tid\]", lambda w: w[1] if w[1] in uniform else w[0], write["value"])
     read = set(re.findall(r"(?<![.\w])[A-Za-z_]\w*", value)) - _WORDS_OK
     return is_uniform(value, uniform) and not any(C.changes(word, nest.replace(stmt, "", 1)) for word in read - local - {name})
 
