@@ -250,3 +250,30 @@ __global__ void ranges(const float* x, float* y, int n, int m) {
     assert variant is not None and variant.count("first_true_near(blockDim.x") >= 3
     report = check(task, variant, box, seeds=[13, 14], threads=[1, 2])
     assert report.correct, report.summary()
+
+
+def test_guards_on_macros_and_template_parameters_are_proven(kernel_task, box):
+    """`#define HALF 40` is a signed constant to guards.py (an unknown name is not: `t - 8 < HALF`,
+    negative for the first threads, would compare in unsigned arithmetic if HALF were unsigned),
+    and so is a template kernel's `int BLOCK`."""
+    from tools.optimize.guards import kernel_shapes
+
+    source = """
+#define HALF 40
+__global__ void halves(const float* x, float* y, int n) {
+    int t = threadIdx.x;
+    if (t - 8 < HALF)
+        y[blockIdx.x * blockDim.x + t] = 2.0f * x[blockIdx.x * blockDim.x + t];
+}
+"""
+    buffers = [{"name": "x", "dtype": "float32", "shape": [256], "role": "input"},
+               {"name": "y", "dtype": "float32", "shape": [256], "role": "output", "init": "zeros"}]
+    task = kernel_task(source, "halves", buffers, [{"name": "n", "dtype": "int32", "value": 256}], [4], [64])
+    faithful = lower_task(task)
+    assert kernel_shapes(faithful, C.kernels(faithful)[0])["HALF"] == Shape(0, True, True)
+    variant = guarded_thread_range(Context(task), faithful)
+    assert variant is not None and "first_true_near(blockDim.x" in variant
+    report = check(task, variant, box, seeds=[3], threads=[1, 2])
+    assert report.correct, report.summary()
+    template = lower_task(load_task(ROOT / "kernels" / "reduce_two_pass_template" / "task.json"))
+    assert kernel_shapes(template, C.kernels(template)[0])["BLOCK"] == Shape(0, True, False)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .code import brace_depth, macro_values, matching_brace, statement_end
+from .code import brace_depth, macro_values, matching_brace, split_params, statement_end, template_values
 
 _TOKEN = re.compile(r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*)(?![\w.])|(?P<id>[A-Za-z_]\w*(?:\.[xyz])?)"
                     r"|(?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>()!~&|^?:,\[\]]))")
@@ -470,9 +470,13 @@ def _needed_decls(decls, guard: str, env: dict) -> list[str]:
     return [stmt for stmt, name, _ in decls if name in wanted and (name is None or env.get(name) is not UNKNOWN)]
 
 
-def macro_shapes(code: str) -> dict[str, Shape]:
-    """Shapes of the integer macros (`#define BLOCK 256`: a signed non-negative constant)."""
-    return {name: Shape(0, not unsigned, True) for name, (_, unsigned) in macro_values(code).items()}
+def kernel_shapes(code: str, k) -> dict[str, Shape]:
+    """Shapes of what a kernel's guards may read besides the thread: its scalar parameters, its
+    integral template parameters and the integer macros (`#define BLOCK 256`: a signed
+    non-negative constant)."""
+    macros = {name: Shape(0, not unsigned, True) for name, (_, unsigned) in macro_values(code).items()}
+    templates = param_shapes([f"{t} {name}" for name, t in template_values(code, k).items()])
+    return {**macros, **templates, **param_shapes(split_params(k.params))}
 
 
 def param_shapes(params: list[str]) -> dict[str, Shape]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 
 from . import code as C
-from .guards import RANGED_TX_LOOP, Unproven, guarded_region, macro_shapes, param_shapes, parse
+from .guards import RANGED_TX_LOOP, Unproven, guarded_region, kernel_shapes, parse
 from .transforms import GUARD_RANGE, Context, Transform, specialize_parallel
 
 _NEST = re.compile(C.THREAD_NEST)
@@ -68,7 +68,7 @@ def stride_loops(ctx: Context, code: str, uniform: bool = False) -> str | None:
         shared = _shared_arrays(body)
         new, count = body, 0
         perthread = set(_PERTHREAD.findall(body))
-        shapes = {**macro_shapes(code), **param_shapes([f"{t} {name}" for name, t in templates.items()]), **param_shapes(params)}
+        shapes = kernel_shapes(code, k)
         while count < 8 and (step := _first_region(new, allowed, pointers, shared, perthread, shapes, block, count,
                                                    uniform)) is not None:
             new, count = step, count + 1

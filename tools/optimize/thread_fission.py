@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from . import code as C
-from .guards import guarded_region, param_shapes
+from .guards import guarded_region, kernel_shapes
 from .stride_loops import _BUILTINS, _DECL, _STANDARD, _expanded, _pure
 from .transforms import Context, Transform, guarded_thread_range
 
@@ -41,7 +41,7 @@ def guarded_fission(ctx: Context, code: str) -> str | None:
     for k in reversed(C.kernels(code)):
         body = k.body(code)
         params = C.split_params(k.params)
-        shapes = param_shapes(params)
+        shapes = kernel_shapes(code, k)
         allowed = _BUILTINS | {"tid"} | {p for p in map(C.param_name, params) if p and not C.changes(p, body)} | \
             C.constant_macros(code)
         new, pos, edits = [], 0, 0

@@ -19,7 +19,7 @@ from typing import Callable
 from tools.spec import Task
 
 from . import code as C
-from .guards import RANGED_TX_LOOP, guarded_region, hoisted_guards, param_shapes
+from .guards import RANGED_TX_LOOP, guarded_region, hoisted_guards, kernel_shapes
 
 DIMS = "xyz"
 
@@ -452,7 +452,7 @@ def guarded_thread_range(ctx: Context, code: str) -> str | None:
     changed = False
     for k in reversed(C.kernels(code)):
         body = k.body(code)
-        params = param_shapes(C.split_params(k.params))
+        params = kernel_shapes(code, k)
         new, pos, edits = [], 0, 0
         for m in _TY_LOOP.finditer(body):
             close = C.matching_brace(body, m.end() - 1)
