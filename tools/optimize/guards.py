@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .code import brace_depth, macro_values, matching_brace, split_params, statement_end, template_values
+from .code import KernelText, brace_depth, macro_values, matching_brace, split_params, statement_end, template_values
 
 _TOKEN = re.compile(r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*)(?![\w.])|(?P<id>[A-Za-z_]\w*(?:\.[xyz])?)"
                     r"|(?P<op><<|>>|<=|>=|==|!=|&&|\|\||[-+*/%<>()!~&|^?:,\[\]]))")
@@ -470,7 +470,7 @@ def _needed_decls(decls, guard: str, env: dict) -> list[str]:
     return [stmt for stmt, name, _ in decls if name in wanted and (name is None or env.get(name) is not UNKNOWN)]
 
 
-def kernel_shapes(code: str, k) -> dict[str, Shape]:
+def kernel_shapes(code: str, k: KernelText) -> dict[str, Shape]:
     """Shapes of what a kernel's guards may read besides the thread: its scalar parameters, its
     integral template parameters and the integer macros (`#define BLOCK 256`: a signed
     non-negative constant)."""
