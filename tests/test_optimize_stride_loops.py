@@ -143,6 +143,10 @@ def test_int_locals_of_launch_coordinates_are_recomputed_in_int_arithmetic():
                  "int h = threadIdx.x >> 1;", "long j = blockIdx.x * blockDim.x + threadIdx.x;"):
         assert _signed(kept, _DECL.fullmatch(kept)) == kept
     assert _signed("int d = threadIdx.x - 1u;", _DECL.fullmatch("int d = threadIdx.x - 1u;")) == "int d = (int)threadIdx.x - 1;"
+    # in a loop's body, the same for plain ints only: an unsigned local's wrap-around is meant
+    from tools.optimize.stride_loops import _INT_LOCAL
+    body = "int s = blockIdx.x * 8 + j - 3; unsigned int u = blockIdx.x - 1u; const int c = tx + 1; long int l = tx;"
+    assert [m["head"].strip() for m in _INT_LOCAL.finditer(body)] == ["int s =", "const int c ="]
     assert _signed("const int k = 2u * tx + bx;", _DECL.fullmatch("const int k = 2u * tx + bx;")) == \
         "const int k = 2 * (int)tx + (int)bx;"
 

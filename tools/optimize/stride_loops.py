@@ -196,7 +196,8 @@ def _loop(stmt, match, pure, allowed, pointers, shared, perthread, guard, unifor
     return {"head": head, "body": body, "guard": guard, "uniform": uniform}
 
 
-_INT_LOCAL = re.compile(r"(?P<head>(?<![\w.])(?:const\s+)?int\s+\w+\s*=\s*)(?P<init>[^;{}]+);")
+_INT_LOCAL = re.compile(r"(?P<head>(?<![\w.])(?<!unsigned )(?<!signed )(?<!long )(?<!short )(?:const\s+)?int\s+\w+\s*=\s*)"
+                        r"(?P<init>[^;{}]+);")  # a plain `int`, not `unsigned int` (whose wrap-around is meant)
 
 
 _ASSIGN = re.compile(r"(?<![=!<>])(?:[-+*/%&|^]|<<|>>)?=(?!=)")
