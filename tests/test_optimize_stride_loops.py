@@ -133,7 +133,7 @@ def test_int_locals_of_launch_coordinates_are_recomputed_in_int_arithmetic():
     1 thread, measured in one process); sums, differences and products only (unsigned arithmetic
     converted to int is int arithmetic modulo 2^32 for those). Locals of other types, and
     expressions with other operators, keep their text."""
-    from tools.optimize.stride_loops import _DECL, _signed
+    from tools.optimize.stride_loops import _INT_LOCAL, _int_locals
 
     task = load_task(CORPUS / "column_sums_2d_block" / "task.json")
     new = stride_loops(Context(task), lower_task(task))
@@ -141,13 +141,12 @@ def test_int_locals_of_launch_coordinates_are_recomputed_in_int_arithmetic():
     assert "int col = (int)blockIdx.x * 32 + (int)threadIdx.x;" in trips
     for kept in ("unsigned int i = blockIdx.x * 32u + threadIdx.x;", "int w = threadIdx.x / 32;",
                  "int h = threadIdx.x >> 1;", "long j = blockIdx.x * blockDim.x + threadIdx.x;"):
-        assert _signed(kept, _DECL.fullmatch(kept)) == kept
-    assert _signed("int d = threadIdx.x - 1u;", _DECL.fullmatch("int d = threadIdx.x - 1u;")) == "int d = (int)threadIdx.x - 1;"
+        assert _int_locals(kept) == kept
+    assert _int_locals("int d = threadIdx.x - 1u;") == "int d = (int)threadIdx.x - 1;"
     # in a loop's body, the same for plain ints only: an unsigned local's wrap-around is meant
-    from tools.optimize.stride_loops import _INT_LOCAL
     body = "int s = blockIdx.x * 8 + j - 3; unsigned int u = blockIdx.x - 1u; const int c = tx + 1; long int l = tx;"
     assert [m["head"].strip() for m in _INT_LOCAL.finditer(body)] == ["int s =", "const int c ="]
-    assert _signed("const int k = 2u * tx + bx;", _DECL.fullmatch("const int k = 2u * tx + bx;")) == \
+    assert _int_locals("const int k = 2u * tx + bx;") == \
         "const int k = 2 * (int)tx + (int)bx;"
 
 

@@ -296,19 +296,24 @@ def _comparison_bounds(part: Node, env: dict, admits_when_true: bool) -> list[Bo
     return [Bound("hi", f"!{cond}", uniform, guess)] if holds_on_prefix else [Bound("lo", cond, uniform, guess)]
 
 
+def _unwrapped(node: Node, env: dict) -> Node:
+    """The expression behind integer casts and the locals it reads (their initialisers)."""
+    while (node.kind == "id" and isinstance(env.get(node.op), Node)) or node.kind == "cast":
+        node = env[node.op] if node.kind == "id" else node.args[0]
+    return node
+
+
 def _is_x(node: Node, env: dict) -> bool:
     """Whether the expression is the thread's x index itself (through integer casts and the locals
     initialised with it, which are casts here)."""
-    while (node.kind == "id" and isinstance(env.get(node.op), Node)) or node.kind == "cast":
-        node = env[node.op] if node.kind == "id" else node.args[0]
+    node = _unwrapped(node, env)
     return node.kind == "id" and node.op in ("tx", "threadIdx.x")
 
 
 def _is_x_plus(node: Node, env: dict) -> bool:
     """Whether the expression is x plus (or minus) values the same for every thread, through
     integer casts and locals (`i = blockIdx.x * blockDim.x + tid + n * stride`)."""
-    while (node.kind == "id" and isinstance(env.get(node.op), Node)) or node.kind == "cast":
-        node = env[node.op] if node.kind == "id" else node.args[0]
+    node = _unwrapped(node, env)
     if node.kind == "bin" and node.op in ("+", "-"):
         a, b = node.args
         return (_is_x_plus(a, env) and shape(b, env).mono == 0) or \

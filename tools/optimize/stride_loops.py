@@ -128,7 +128,7 @@ def _region(text: str, allowed: set[str], pointers: set[str], shared: set[str], 
             return None  # several declarators
         name = d["name"]
         if _pure(d["init"], allowed, pure) and not C.changes(name, text[e:]):
-            pure[name] = _signed(stmt, d)
+            pure[name] = _int_locals(stmt)
         else:
             carried[name] = _unqualified(d["type"])
     return None
@@ -142,20 +142,22 @@ def _unqualified(type_: str) -> str:
     return re.sub(r"^const\s+", "", type_.strip())
 
 
-def _signed(stmt: str, d: re.Match) -> str:
-    """`int col = blockIdx.x * 32 + threadIdx.x;` recomputed in int arithmetic, its launch coordinates
-    cast to int: computed in unsigned arithmetic and converted, the value is not affine in the thread
-    loop for g++, and every access through it became a gather (column_sums_2d_block). The same value
-    wherever nothing overflows, as for the trip's counter (see _loops). Only sums, differences and
-    products."""
-    if _unqualified(d["type"]) != "int":
-        return stmt
-    return f"{stmt[:d.start('init')]}{_in_int(d['init'])}{stmt[d.end('init'):]}"
+def _int_locals(text: str) -> str:
+    """`int col = blockIdx.x * 32 + threadIdx.x;` (each plain `int` declared in text) recomputed in
+    int arithmetic, its launch coordinates cast to int: computed in unsigned arithmetic and
+    converted, the value is not affine in the thread loop for g++, and every access through it
+    became a gather (column_sums_2d_block). The same value wherever nothing overflows, as for the
+    trip's counter (see _loops). Only sums, differences and products."""
+    return _INT_LOCAL.sub(lambda m: f"{m['head']}{_in_int(m['init'])};", text)
+
+
+_INT_LOCAL = re.compile(r"(?P<head>(?<![\w.])(?<!unsigned )(?<!signed )(?<!long )(?<!short )(?:const\s+)?int\s+\w+\s*=\s*)"
+                        r"(?P<init>[^;{}]+);")  # a plain `int`, not `unsigned int` (whose wrap-around is meant)
 
 
 def _in_int(expr: str) -> str:
     """Sums, differences and products with their launch coordinates cast to int and their unsigned
-    literals signed (see _signed); any other expression as it is."""
+    literals signed (see _int_locals); any other expression as it is."""
     if not _RING_ARITHMETIC.fullmatch(expr):
         return expr
     return re.sub(r"(?<![\w.])(\d+)[uU]\b", r"\1", _LAUNCH_WORD.sub(lambda m: f"(int){m[0]}", expr))
@@ -192,12 +194,8 @@ def _loop(stmt, match, pure, allowed, pointers, shared, perthread, guard, unifor
     varying = {name for name in pure if _THREAD.search(_expanded(name, pure))} | ({head["var"]} if threads[0] else set())
     if not _writes_global_or_own(body, pointers | set(pure), perthread, shared, varying):
         return None
-    body = _INT_LOCAL.sub(lambda m: f"{m['head']}{_in_int(m['init'])};", body)  # `int src = blockIdx.x * B + j - H;`
+    body = _int_locals(body)  # `int src = blockIdx.x * B + j - H;`
     return {"head": head, "body": body, "guard": guard, "uniform": uniform}
-
-
-_INT_LOCAL = re.compile(r"(?P<head>(?<![\w.])(?<!unsigned )(?<!signed )(?<!long )(?<!short )(?:const\s+)?int\s+\w+\s*=\s*)"
-                        r"(?P<init>[^;{}]+);")  # a plain `int`, not `unsigned int` (whose wrap-around is meant)
 
 
 _ASSIGN = re.compile(r"(?<![=!<>])(?:[-+*/%&|^]|<<|>>)?=(?!=)")
