@@ -52,7 +52,11 @@ def port(
     max_iters: Optional[int] = typer.Option(None, "--max-iters", help="translate attempts per kernel"),
     budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="LLM money per kernel"),
     trace: Optional[Path] = typer.Option(None, "--trace", help="trace file (default: OUT/trace.jsonl)"),
-    run: Optional[str] = typer.Option(None, "--run", help="command that checks a ported repository"),
+    run: Optional[list[str]] = typer.Option(
+        None, "--run", help="repositories: a command that checks the port, run in the project's root (repeatable; "
+        "replaces the project's own run, e.g. with smaller arguments)"),
+    check_timeout: Optional[float] = typer.Option(None, "--check-timeout", help="repositories: seconds each check "
+                                                  "command may run (default 300)"),
     tune: Optional[bool] = typer.Option(None, "--tune/--no-tune", help="repositories: tune kernels on captured launches"),
     expected_output: Optional[Path] = typer.Option(
         None, "--expected-output", help="repositories: the output of a run of the original (e.g. on a GPU); "
@@ -66,10 +70,10 @@ def port(
         budgets["max_iters"] = max_iters
     if budget_usd is not None:
         budgets["budget_usd"] = budget_usd
-    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune)
+    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune, check_timeout_s=check_timeout)
     if budgets:
         cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update=budgets)})
-    raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_command=run, console=console,
+    raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_commands=run or None, console=console,
                                  expected_output=existing(expected_output, "file") if expected_output else None))
 
 

@@ -92,6 +92,7 @@ class Settings(BaseSettings):
     docker_image: str = "agent-sandbox:latest"
     threads: int | None = Field(None, ge=1, description="OMP_NUM_THREADS for tests and timing; default all cores")
     jobs: int = Field(1, ge=1)
+    check_timeout_s: float = Field(300.0, gt=0, description="repository ports: seconds each check command may run")
     tune: bool = Field(True, description="repository ports: tune each kernel on launches captured from the project's own run")
     state_dir: Path = Field(Path(".agent"), description="checkpoints and default traces")
     budgets: Budgets = Budgets()

@@ -43,10 +43,18 @@ class KernelReport(BaseModel):
     unsupported: list[str] = []
 
 
+class CheckRun(BaseModel):
+    command: str
+    passed: bool
+    seconds: float
+    detail: str
+
+
 class CheckReport(BaseModel):
     command: str | None
     passed: bool
     detail: str
+    runs: list[CheckRun] = []  # each command that ran, in order; the first that failed ends the check
 
 
 class PortReport(BaseModel):
@@ -57,24 +65,38 @@ class PortReport(BaseModel):
     kernels: list[KernelReport]
     unmapped_calls: list[str] = []
     build_errors: list[str] = []
+    notes: list[str] = []  # what discovery could not read, and what it did instead
     time_s: float = 0.0
     cost_usd: float = 0.0
 
 
-def _translate_with_compiler(source: str, path: str, include_dirs: list[str]) -> FileTranslation:
+def _translate_with_compiler(source: str, path: str, include_dirs: list[str], options: list[str]) -> FileTranslation:
     """The deterministic translation of one file, its launches routed through cuda_cpu_launch.h
     (captures for tuning, and tuned versions where verified)."""
     from tools.cuda import CudaParseError, LoweringError, translate_file
 
     try:
-        lowered = translate_file(source, path, include_dirs)
+        lowered = translate_file(source, path, include_dirs, options)
     except (LoweringError, CudaParseError) as exc:
         return FileTranslation(path, None, [], str(exc))
+    except Exception as exc:  # a defect of the compiler on this file: reported for the file, the rest goes on
+        return FileTranslation(path, None, [], f"{path}: internal error of the CUDA compiler: "
+                                                f"{type(exc).__name__}: {exc} ({_where(exc)})")
     unsupported = [
-        {"feature": u.feature, "file": u.file or path, "line": u.line, "message": u.message} for u in lowered.unsupported
+        {"feature": u.feature, "file": u.file or path, "line": u.line, "message": u.message, "kernel": u.kernel}
+        for u in lowered.unsupported
     ]
     cpp, _ = instrument(lowered.cpp)
     return FileTranslation(path, cpp, unsupported)
+
+
+def _where(exc: BaseException) -> str:
+    """The innermost frame of our own code that raised: what a bug report needs."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1] if frames else None
+    return f"{Path(last.filename).name}:{last.lineno} {last.name}" if last else "no traceback"
 
 
 def _kernel_reports(project: Project, translations: list[FileTranslation], build_ok: bool, check_ok: bool,
@@ -83,12 +105,12 @@ def _kernel_reports(project: Project, translations: list[FileTranslation], build
     reports = []
     for k in project.kernels:
         t = by_file.get(k.file)
-        reasons = [f"{u['feature']} ({u['file']}:{u['line']}): {u['message']}" for u in (t.unsupported if t else [])
-                   if not u.get("kernel") or u.get("kernel") == k.name]
+        problems = [u for u in (t.unsupported if t else []) if u.get("kernel") in (None, k.name)]
+        reasons = [f"{u['feature']} ({u['file']}:{u['line']}): {u['message']}" for u in problems]
         if t is None or t.cpp is None:
             status = "unsupported"
             reasons = reasons or [t.error if t and t.error else "file not translated"]
-        elif any(f":{k.line}" in r for r in reasons) or (reasons and not build_ok):
+        elif any(u.get("kernel") == k.name for u in problems) or (reasons and not build_ok):
             status = "unsupported"
         elif not build_ok:
             status = "compile_error"
@@ -164,6 +186,8 @@ def write_reports(out: Path, report: PortReport) -> None:
         f"- build: {'ok' if report.build_ok else 'FAILED'}",
         f"- check: {'passed' if report.check.passed else 'FAILED'} (`{report.check.command}`): {report.check.detail}",
         f"- time: {report.time_s:.1f} s, cost: ${report.cost_usd:.4f}",
+        *[f"  - ran `{r.command}`: {'passed' if r.passed else 'FAILED'} in {r.seconds:.1f} s" for r in report.check.runs],
+        *[f"- note: {n}" for n in report.notes],
         "",
         "| kernel | file:line | status | reference | speedup | tuning | unsupported |",
         "|---|---|---|---|---|---|---|",
@@ -280,10 +304,10 @@ def tune_kernels(project: Project, tree: PortTree, sandbox, cfg: Settings, out: 
 
 
 def build_and_check(tree: PortTree, sandbox, state: PortState, writer: TraceWriter, commands: list[str],
-                    expected: str | None, out: Path) -> tuple[BuildOutcome, CheckReport]:
+                    expected: str | None, out: Path, timeout_s: float) -> tuple[BuildOutcome, CheckReport]:
     """Build the tree and run its checks, reusing what an earlier run finished on the same tree."""
     built_key = tree_hash(tree.root, out / RUNTIME_DIR)
-    check_key = content_hash(built_key, *commands, expected or "")
+    check_key = content_hash(built_key, *commands, expected or "", str(timeout_s))
     if (done := state.get("build", built_key)) is not None and done["ok"]:
         build = BuildOutcome(True, done["output"])
         writer.event("decision", node="build", data={"reused": True})
@@ -298,21 +322,30 @@ def build_and_check(tree: PortTree, sandbox, state: PortState, writer: TraceWrit
         return build, CheckReport(**done)
     if not sandbox.exists("src/Makefile.cpu"):  # the build was reused: the binaries are not in this sandbox yet
         build_in_sandbox(tree, sandbox)
-    outcomes = [run_check(sandbox, c, expected_output=expected) for c in commands]
-    for o in outcomes:
-        writer.event("tool_result", node="check", data={"command": o.command, "passed": o.passed,
+    outcomes = []
+    for command in commands:
+        o = run_check(sandbox, command, expected_output=expected, timeout_s=timeout_s)
+        writer.event("tool_result", node="check", data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
                                                         "detail": o.detail, "stdout": o.stdout[-4000:]})
+        outcomes.append(o)
+        if not o.passed:
+            break
     failed = [o for o in outcomes if not o.passed]
     shown = failed[0] if failed else outcomes[0] if outcomes else None
     check = CheckReport(command=" && ".join(commands) or None, passed=bool(outcomes) and not failed,
-                        detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"))
+                        detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"),
+                        runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail)
+                              for o in outcomes])
     state.put("check", check_key, check.model_dump())
     (out / "port_output.txt").write_text("\n".join(o.stdout for o in outcomes))
     return build, check
 
 
 def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path | None,
-                    check_command: str | None, console: Console, expected_output: Path | None = None) -> int:
+                    check_commands: list[str] | None, console: Console, expected_output: Path | None = None) -> int:
+    """Exit status 0 only where the port built, passed its check and every kernel is correct. A
+    defect of ours mid-port still ends in PORT_REPORT.md (with what was found and where it
+    failed); what was written under OUT stays."""
     started = time.monotonic()
     try:
         project = discover(root)
@@ -322,6 +355,24 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
     if out == project.root or project.root in out.parents:
         raise UserError(f"{out}: the output directory must be outside the repository being ported")
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _port(project, cfg, out, trace, check_commands, console, expected_output, started)
+    except (UserError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        cause = f"internal error: {type(exc).__name__}: {exc} ({_where(exc)})"
+        report = PortReport(project=str(project.root), translator=cfg.llm, build_ok=False,
+                            check=CheckReport(command=None, passed=False, detail=f"the port stopped: {cause}"),
+                            kernels=[KernelReport(name=k.name, file=k.file, line=k.line, status="unsupported",
+                                                  unsupported=[cause]) for k in project.kernels],
+                            notes=project.build.notes + [cause], time_s=time.monotonic() - started)
+        write_reports(out, report)
+        print_report(console, report)
+        return 1
+
+
+def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_commands: list[str] | None,
+          console: Console, expected_output: Path | None, started: float) -> int:
     writer = TraceWriter(trace or out / "trace.jsonl", config=cfg.masked(), secrets=cfg.secrets())
     state = PortState(out / "port_state.json")
     limits = Limits(timeout_s=cfg.limits.timeout_s, memory_mb=cfg.limits.memory_mb, cpu_s=cfg.limits.cpu_s)
@@ -339,12 +390,13 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
 
         def translate(source: str, path: str) -> FileTranslation:
             progress.update(step, description=f"translating {path}")
-            key = content_hash(compiler_id, cfg.llm, path, source)
+            key = content_hash(compiler_id, cfg.llm, path, source, *project.preprocessor_options(path))
             if (done := state.get("translate", key)) is not None:
                 result = FileTranslation(**done)
                 writer.event("decision", node="translate", data={"file": path, "reused": True})
             else:
-                result = _translate_with_compiler(source, path, header_dirs(project, path))
+                result = _translate_with_compiler(source, path, header_dirs(project, path),
+                                                  project.preprocessor_options(path))
                 state.put("translate", key, result.__dict__)
                 writer.event("artifact", node="translate", data={"file": path, "code": result.cpp,
                                                                  "error": result.error, "unsupported": result.unsupported})
@@ -357,12 +409,13 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
             (out / "original_output.txt").write_text(expected_output.read_text(errors="replace"))
         expected = read_expected(out / "original_output.txt")
         targets = [t.name for t in project.executables]
-        commands = [check_command] if check_command else default_check_commands(targets, project.build.check_commands)
+        commands = list(check_commands) if check_commands else default_check_commands(targets, project.build.check_commands, project.build.check_dir)
         sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
         writer.event("tool_call", node="build", data={"sandbox": sandbox.mode, "makefile": str(tree.makefile)})
         try:
             progress.update(step, description="building with g++ and running the project's check")
-            build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out)
+            build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out,
+                                               cfg.check_timeout_s)
             progress.advance(step)
             if cfg.tune and check.passed:
                 progress.update(step, description="tuning kernels on captured launches")
@@ -374,7 +427,8 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
                 if any(t.status == "tuned" for t in tuning.values()):
                     sandbox.close()
                     sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
-                    build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out)
+                    build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out,
+                                               cfg.check_timeout_s)
                     if not check.passed:  # never ship a tuned build that fails the project's check
                         detail = check.detail
                         for t in tuning.values():
@@ -383,7 +437,8 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
                         drop_sources(tree, [f"cpu_tuned_{name}.cpp" for name in tuning])
                         sandbox.close()
                         sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
-                        build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out)
+                        build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out,
+                                               cfg.check_timeout_s)
             progress.advance(step)
         finally:
             sandbox.close()
@@ -396,6 +451,7 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
             project=str(project.root), translator=cfg.llm, build_ok=build.ok, check=check, kernels=kernels,
             unmapped_calls=[f"{c.name} ({c.file}:{c.line})" for c in tree.unmapped_calls],
             build_errors=[str(d) for d in build.diagnostics if d.severity == "error"][:50],
+            notes=project.build.notes,
             time_s=time.monotonic() - started,
         )
         writer.event("decision", node="report", data=report.model_dump(mode="json"))

@@ -24,10 +24,10 @@ __global__ void uses_texture(cudaTextureObject_t tex, float* out) {
     out[threadIdx.x] = tex1Dfetch<float>(tex, threadIdx.x);
 }
 
-__global__ void divergent_barrier(float* x) {
-    if (threadIdx.x < 16) {
-        x[threadIdx.x] += 1.0f;
-        __syncthreads();
+__global__ void barrier_in_switch(float* x, int k) {
+    switch (k) {
+        case 0: x[threadIdx.x] += 1.0f; __syncthreads(); break;
+        default: break;
     }
 }
 
@@ -39,7 +39,7 @@ def test_unsupported_constructs_are_reported_with_feature_file_and_line():
     mod = lower_source(UNSUPPORTED, "bad.cu")
     found = {(u.feature, u.file, u.line) for u in mod.unsupported}
     assert found == {("inline PTX asm", "bad.cu", 4), ("textures", "bad.cu", 9),
-                     ("__syncthreads in divergent code", "bad.cu", 13)}
+                     ("barrier in switch", "bad.cu", 13)}
     assert [k.name for k in mod.kernels if k.lowered] == ["fine"]
     # The unsupported kernels become stubs that stop with the diagnostic, never wrong code.
     assert 'cudacpu::unsupported("bad.cu:4: unsupported inline PTX asm' in mod.cpp
@@ -49,10 +49,11 @@ def test_lower_task_names_the_unsupported_construct():
     task = parse_task({
         "name": "t", "cuda_code": UNSUPPORTED,
         "buffers": [{"name": "x", "dtype": "float32", "shape": [32], "role": "inout"}],
-        "launches": [{"kernel": "divergent_barrier", "grid": [1], "block": [32], "args": ["x"]}],
+        "scalars": [{"name": "k", "dtype": "int32", "value": 0}],
+        "launches": [{"kernel": "barrier_in_switch", "grid": [1], "block": [32], "args": ["x", "k"]}],
         "reference": {"kind": "lowered"},
     })
-    with pytest.raises(LoweringError, match=r"t\.cu:13: unsupported __syncthreads in divergent code"):
+    with pytest.raises(LoweringError, match=r"t\.cu:13: unsupported barrier in switch"):
         lower_task(task)
 
 

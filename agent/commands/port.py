@@ -17,7 +17,7 @@ from tools.spec import TaskError
 
 
 def run(path: Path, cfg: Settings, *, out: Path | None = None, trace: Path | None = None,
-        check_command: str | None = None, console: Console | None = None, expected_output: Path | None = None) -> int:
+        check_commands: list[str] | None = None, console: Console | None = None, expected_output: Path | None = None) -> int:
     """Exit status 0 only when every kernel came out correct."""
     from agent.runner import run_tasks
     from agent.translators.factory import make_translator
@@ -27,9 +27,9 @@ def run(path: Path, cfg: Settings, *, out: Path | None = None, trace: Path | Non
     if tasks is None:
         from agent.project import port_repository
 
-        return port_repository(path, cfg, out=out, trace=trace, check_command=check_command, console=console,
+        return port_repository(path, cfg, out=out, trace=trace, check_commands=check_commands, console=console,
                                expected_output=expected_output)
-    if check_command or expected_output:
+    if check_commands or expected_output:
         raise UserError("--run and --expected-output check a ported repository; they do not apply to kernel tasks")
     out = out or default_out(path)
     make_translator(cfg.llm, cfg)  # a bad --llm spec or a missing key: one clear line before any work

@@ -85,7 +85,7 @@ class RepositorySession:
 
         quiet = Console(file=io.StringIO(), width=100)
         try:
-            status = port_repository(self.root, self.settings, out=self.out, trace=self.trace_path, check_command=None, console=quiet)
+            status = port_repository(self.root, self.settings, out=self.out, trace=self.trace_path, check_commands=None, console=quiet)
             note = "the port builds and passes its check" if status == 0 else f"see {self.out / 'PORT_REPORT.md'}"
             final = FINISHED
         except Exception as exc:  # noqa: BLE001 - shown to the user, who can read the trace

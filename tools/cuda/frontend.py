@@ -153,9 +153,10 @@ def _gcc_include_dir() -> str | None:
     return path if path and Path(path, "stddef.h").is_file() else None
 
 
-def clang_args(filename: str, include_dirs: list[str] | None = None) -> list[str]:
+def clang_args(filename: str, include_dirs: list[str] | None = None, options: list[str] | None = None) -> list[str]:
+    """`options`: the project's own preprocessor options for the file (-D, -U, -I, -include)."""
     args = _shim_args()
-    own = ["-include", str(SHIM_DIR / "cuda_shim.h"), "-I", str(Path(filename).parent or ".")]
+    own = ["-include", str(SHIM_DIR / "cuda_shim.h"), *(options or []), "-I", str(Path(filename).parent or ".")]
     own += [arg for inc in include_dirs or [] for arg in ("-I", inc)]
     return args[:-2] + own + args[-2:]  # ahead of the runtime's last-resort -idirafter
 
@@ -198,10 +199,11 @@ def _shim_pch() -> str | None:
     return str(pch)
 
 
-def _parse(index: ci.Index, filename: str, source: str, include_dirs: list[str] | None) -> ci.TranslationUnit:
+def _parse(index: ci.Index, filename: str, source: str, include_dirs: list[str] | None,
+           options: list[str] | None = None) -> ci.TranslationUnit:
     """The file parsed with the precompiled shim, or, where that fails (a stale or damaged
     precompiled header), with the shim's text as before."""
-    args = clang_args(filename, include_dirs)
+    args = clang_args(filename, include_dirs, options)
     opts = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     pch = _shim_pch()
     if pch is not None:
@@ -227,7 +229,8 @@ class Translation:
     filename: str
     source: bytes
     tu: ci.TranslationUnit
-    kernels: dict[str, ci.Cursor] = field(default_factory=dict)  # name -> definition
+    kernels: dict[str, ci.Cursor] = field(default_factory=dict)  # name -> first definition (a template's primary)
+    kernel_definitions: list[ci.Cursor] = field(default_factory=list)  # every one: overloads, specializations
     functions: dict[int, ci.Cursor] = field(default_factory=dict)  # location offset -> device fn definition
     identifiers: set[str] = field(default_factory=set)
     module: CudaModule | None = None
@@ -275,10 +278,11 @@ def _from_main_file():
     return test
 
 
-def parse_translation(source: str, filename: str = "input.cu", include_dirs: list[str] | None = None) -> Translation:
+def parse_translation(source: str, filename: str = "input.cu", include_dirs: list[str] | None = None,
+                      options: list[str] | None = None) -> Translation:
     index = ci.Index.create()
     try:
-        tu = _parse(index, filename, source, include_dirs)
+        tu = _parse(index, filename, source, include_dirs, options)
     except ci.TranslationUnitLoadError as exc:
         raise CudaParseError(f"{filename}: libclang could not parse the file ({exc})") from None
     tr = Translation(filename=filename, source=source.encode(), tu=tu)
@@ -294,7 +298,8 @@ def parse_translation(source: str, filename: str = "input.cu", include_dirs: lis
         if not cur.is_definition():
             continue
         if is_kernel(cur):
-            tr.kernels[cur.spelling] = cur
+            tr.kernels.setdefault(cur.spelling, cur)
+            tr.kernel_definitions.append(cur)
         elif is_device(cur):
             tr.functions[cur.location.offset] = cur
     tr.module = _build_module(tr)
@@ -635,6 +640,11 @@ def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
     m = re.match(r"^\s*([\w:]+)\s*(<(.*)>)?\s*$", kernel_text, re.S)
     if not m:  # the configuration part of a launch, not the launch itself
         return None
+    if (deduced := _template_arguments(call.referenced)) is not None:
+        # Template arguments deduced from the launch's arguments (or defaulted) are spelled
+        # out: the lowered kernel is called through a pointer, which deduces nothing.
+        kernel_text = f"{m.group(1)}<{deduced}>"
+        m = re.match(r"^\s*([\w:]+)\s*(<(.*)>)?\s*$", kernel_text, re.S)
     name = m.group(1).split("::")[-1]
     targs = m.group(3).strip() if m and m.group(3) else None
     info = LaunchSite(kernel=name, template_args=targs, grid=config[0] if config else "",
@@ -642,6 +652,29 @@ def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
                       stream=config[3] if len(config) > 3 else None, args=_split_top(args_text),
                       file=tr.filename, line=call.location.line)
     return Launch(info=info, start=start, end=end, kernel_text=kernel_text, config=config, args_text=args_text)
+
+
+def _template_arguments(decl: ci.Cursor | None) -> str | None:
+    """`float, 4` for a call of a function template's specialization; None for anything else
+    (a call in a template, whose arguments are dependent, or arguments that are templates or packs)."""
+    if decl is None or decl.kind != ci.CursorKind.FUNCTION_DECL:
+        return None
+    count = decl.get_num_template_arguments()
+    if count <= 0:
+        return None
+    out = []
+    for i in range(count):
+        kind = decl.get_template_argument_kind(i)
+        if kind == ci.TemplateArgumentKind.TYPE:
+            spelling = decl.get_template_argument_type(i).spelling
+            if re.search(r"\(|\blambda\b|\banonymous\b|\bunnamed\b", spelling):
+                return None  # a type with no name to spell
+            out.append(spelling)
+        elif kind == ci.TemplateArgumentKind.INTEGRAL:
+            out.append(str(decl.get_template_argument_value(i)))
+        else:
+            return None
+    return ", ".join(out)
 
 
 def _split_top(text: str) -> list[str]:

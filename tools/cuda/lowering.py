@@ -18,8 +18,9 @@ thread loop and its body cut the same way). Inside a thread loop `threadIdx`/`bl
   hoisted loop or branch reads are declared once per block.
 - A branch with a thread-dependent condition that contains a warp intrinsic is run *masked*:
   the condition is stored per thread and each region of its body skips the threads that did
-  not take it. A `__syncthreads` under a condition derived from threadIdx is reported
-  unsupported. A loop with barriers whose trip count may differ between threads runs masked
+  not take it. A `__syncthreads` under such a condition synchronizes the threads that reached
+  it; where some but not all threads of a block did (undefined in CUDA), the run says so on
+  stderr, naming the barrier's file and line. A loop with barriers whose trip count may differ between threads runs masked
   too (`in_loop[tid]`, cleared by the condition or by `break`) while some thread is in it.
 - `return` makes the thread inactive for the rest of the kernel (`exited[tid]`), never ends
   the loop over threads.
@@ -27,8 +28,10 @@ thread loop and its body cut the same way). Inside a thread loop `threadIdx`/`bl
   value in a `cudacpu::WarpExchange` slot; in the region after, lanes read their source lane.
   A source lane that did not take part (beyond the block, masked, exited: undefined in CUDA)
   reads as zero; a source outside the `width` segment gives the caller's own value (as CUDA).
-- Warp-synchronous code of old (memory accessed through `volatile` pointers, no barrier) runs
-  one statement at a time for the whole block, which is what lockstep warps gave it.
+- Warp-synchronous code of old (memory accessed through `volatile` pointers or arrays, no
+  barrier) runs one statement at a time for the whole block, which is what lockstep warps gave
+  it; a store to volatile memory is two steps, every thread computing its value before any
+  thread stores it (lockstep lanes read their operands together).
 - `__device__` functions that contain barriers or warp intrinsics are inlined (their variables
   prefixed with the function's name); others are kept as written.
 - Whatever cannot be lowered faithfully raises `LoweringUnsupported` (feature, file, line).
@@ -151,6 +154,15 @@ class BJump:
 @dataclass(eq=False)
 class BText:
     text: str
+
+
+@dataclass(eq=False)
+class BCheck:
+    """A barrier under conditions that may differ between threads: count the threads (not
+    exited) that reached it; where some but not all did, say so, naming the barrier's line."""
+
+    masks: tuple
+    where: str
 
 
 @dataclass(eq=False)
@@ -365,13 +377,38 @@ class KernelLowering:
         return self._sync_cache[key]
 
     def _volatile(self, c: ci.Cursor) -> bool:
-        """Reads or writes memory through a volatile local pointer: warp-synchronous code
-        written for lockstep warps, run here one statement at a time for the whole block."""
+        """Reads or writes volatile memory (through a local pointer or a volatile __shared__
+        array): warp-synchronous code written for lockstep warps, run here one statement at a
+        time for the whole block, each store's value computed by every thread before any stores it."""
         for x in c.walk_preorder():
             if x.kind == K.DECL_REF_EXPR and x.referenced is not None and x.referenced.kind in (K.VAR_DECL, K.PARM_DECL) \
-                    and "volatile" in x.referenced.type.spelling and not fe.is_shared(x.referenced):
+                    and "volatile" in x.referenced.type.spelling:
                 return True
         return False
+
+    def _lockstep_store(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> bool:
+        """`v[i] op= e` on volatile memory as lockstep threads run it: every thread reads its
+        operands (one region), then every thread stores (the next). False where `s` is no such store."""
+        bare = _strip(s)
+        if bare.kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
+            return False
+        op = fe.operator_of(bare)
+        parts = _children(bare)
+        if len(parts) != 2 or not op.endswith("=") or op in ("==", "!=", "<=", ">=") or not self._volatile(parts[0]):
+            return False
+        lhs, rhs = parts
+        value_type = re.sub(r"\bvolatile\b", "", lhs.type.spelling).strip()
+        if not value_type or re.search(r"\bauto\b|dependent|<|\[", value_type):
+            return False
+        tmp = Var(name=self._fresh("lockstep_value"), type=self._subst_type(value_type, ctx), cursor=None, ctx=ctx,
+                  synthetic=True, promoted=True, order=len(self.vars))
+        self.vars.append(tmp)
+        self.cut(out)
+        self.region(out, masks).items.append(("lockread", tmp, lhs, op, rhs, ctx))
+        self.cut(out)
+        self.region(out, masks).items.append(("store", lhs, tmp, ctx))
+        self.cut(out)
+        return True
 
     def _is_sync_call(self, call: ci.Cursor) -> bool:
         if fe.call_name(call) in SYNC_CALLS:
@@ -633,9 +670,6 @@ class KernelLowering:
         if in_loop and any(x is not None and self._escapes(x) for x in (then, orelse)):
             raise _unsupported("break in divergent code", s, "break/continue under a thread-dependent condition in a "
                                "loop with barriers")
-        if tainted and any(x is not None and self._has_barrier(x) for x in (then, orelse)):
-            raise _unsupported("__syncthreads in divergent code", s, "__syncthreads() under a condition that depends "
-                               "on threadIdx (undefined in CUDA unless all threads agree)")
         mask = Var(name=self._fresh("took_branch"), type="bool", cursor=None, ctx=ctx, synthetic=True,
                    promoted=True, tainted=tainted, order=len(self.vars))
         self.vars.append(mask)
@@ -764,10 +798,9 @@ class KernelLowering:
                 bare.extent.start.offset, bare.extent.end.offset):
             name = fe.call_name(calls[0])
             if name in ("__syncthreads", "__syncwarp"):
-                if name == "__syncthreads" and any(m.tainted for m, _ in masks):
-                    raise _unsupported("__syncthreads in divergent code", s, "__syncthreads() under a condition "
-                                       "that depends on threadIdx")
                 self.cut(out)
+                if name == "__syncthreads" and masks:
+                    out.append(BCheck(masks, f"{self.tr.filename}:{s.location.line}"))
                 return
         exchanges = []
         for call in calls:
@@ -779,6 +812,8 @@ class KernelLowering:
             else:
                 self._inline(call, ctx, masks, out)
         lockstep = self._volatile(s)
+        if lockstep and not exchanges and self._lockstep_store(s, ctx, masks, out):
+            return
         if exchanges:
             r = self.region(out, masks)
             for call in exchanges:
@@ -988,6 +1023,15 @@ class KernelLowering:
             self._scan(item[2][0], item[2][1], r)
         elif tag == "set":
             item[1].regions.add(r.id)
+        elif tag == "lockread":
+            _, tmp, lhs, op, rhs, ctx = item
+            tmp.regions.add(r.id)
+            if op != "=":
+                self._scan(lhs, ctx, r)
+            self._scan(rhs, ctx, r)
+        elif tag == "store":
+            item[2].regions.add(r.id)
+            self._scan(item[1], item[3], r)
 
     def _scan(self, c: ci.Cursor, ctx: Ctx, r: Region | None) -> list[Var]:
         found: list[Var] = []
@@ -1311,12 +1355,30 @@ class KernelLowering:
                 if depth <= 0:
                     head = self.tr.text(k.extent.start.offset, t.extent.end.offset) + "\n"
                     break
+        name = k.spelling
+        if k.kind == K.FUNCTION_DECL and self.tr.text(k.extent.start.offset, k.location.offset).lstrip().startswith("template"):
+            # An explicit specialization: `template <> __global__ void k<__half>(...)`.
+            head = "template <>\n"
+            name = self.tr.text(k.location.offset, self._paren_of_params(k)).strip()
         params = fe.params_of(k)
         extra = ""
         if params:
             extra = ", " + self.tr.text(params[0].extent.start.offset, params[-1].extent.end.offset)
         shared = "dynamicSharedBytes" if self.uses_dynamic_shared else "/*dynamicSharedBytes*/"
-        return f"{head}void {k.spelling}(dim3 gridDim, dim3 blockDim, std::size_t {shared}{extra})"
+        return f"{head}void {name}(dim3 gridDim, dim3 blockDim, std::size_t {shared}{extra})"
+
+    def _paren_of_params(self, fn: ci.Cursor) -> int:
+        """Where the parameter list's `(` of a function declaration is."""
+        depth = 0
+        for t in _tokens(fn):
+            if t.extent.start.offset < fn.location.offset:
+                continue
+            depth += t.spelling == "<"
+            depth -= t.spelling == ">"
+            depth -= 2 * (t.spelling == ">>")
+            if t.spelling == "(" and depth <= 0:
+                return t.extent.start.offset
+        return fn.location.offset + len(fn.spelling)
 
     def _shared_decls(self, body: list[str]) -> list[str]:
         out = []
@@ -1369,10 +1431,23 @@ class KernelLowering:
                     out += self._emit_items(it.body, ind + "    ") + [f"{ind}}} while ({cond});"]
             elif isinstance(it, (BJump, BText)):
                 out.append(ind + it.text)
+            elif isinstance(it, BCheck):
+                out += self._barrier_check(it, ind)
             elif isinstance(it, BAny):
                 exited = f", &{self.n['exited']}" if self.exit_flags else ""
                 out.append(f"{ind}if (!cudacpu::any_thread({it.flag.name}, {self.n['nthreads']}{exited})) break;")
         return out
+
+    def _barrier_check(self, check: BCheck, ind: str) -> list[str]:
+        n, t = self.n, self.n["tid"]
+        took = " && ".join(f"{'' if polarity else '!'}{mask.name}[{t}]" for mask, polarity in check.masks)
+        skip = f"if ({n['exited']}[{t}]) continue; " if self.exit_flags else ""
+        where = check.where.replace("\\", "\\\\").replace('"', '\\"')
+        return [f"{ind}{{",
+                f"{ind}    unsigned int reached = 0, alive = 0;",
+                f"{ind}    for (unsigned int {t} = 0; {t} < {n['nthreads']}; ++{t}) {{ {skip}++alive; reached += {took}; }}",
+                f"{ind}    if (reached != 0 && reached != alive) cudacpu::divergent_barrier(\"{where}\", reached, alive);",
+                f"{ind}}}"]
 
     def _block_text(self, part: tuple[ci.Cursor, Ctx]) -> str:
         c, ctx = part
@@ -1467,6 +1542,14 @@ class KernelLowering:
             flag, (cond, cctx) = item[1], item[2]
             value = " ".join(self.render(cond, cctx, tid).split())
             return [f"{ind}if ({flag.ref(tid)}) {flag.ref(tid)} = {value};"]
+        if tag == "lockread":
+            _, tmp, lhs, op, rhs, ctx = item
+            value = " ".join(self.render(rhs, ctx, tid).split())
+            if op != "=":
+                value = f"({' '.join(self.render(lhs, ctx, tid).split())}) {op[:-1]} ({value})"
+            return [f"{ind}{tmp.ref(tid)} = {value};"]
+        if tag == "store":
+            return [f"{ind}{' '.join(self.render(item[1], item[3], tid).split())} = {item[2].ref(tid)};"]
         if tag == "put":
             site, (kind, value), ctx = item[1], item[2], item[3]
             v = self.render(value, ctx, tid)

@@ -190,6 +190,19 @@ inline bool any_thread(PerThread<bool>& in_loop, std::size_t nthreads, PerThread
   return false;
 }
 
+// A __syncthreads() that some but not all threads of a block reached (its condition differed
+// between them): CUDA leaves this undefined; the lowering synchronized the threads that reached
+// it. Said on stderr, for the first few such barriers of a run.
+inline void divergent_barrier(const char* where, unsigned int reached, unsigned int alive) {
+  static int said = 0;
+  int count;
+#pragma omp atomic capture
+  count = ++said;
+  if (count <= 5)
+    std::fprintf(stderr, "%s: __syncthreads() reached by %u of the %u threads of a block under a condition that "
+                 "differs between them (undefined in CUDA)\n", where, reached, alive);
+}
+
 [[noreturn]] inline void unsupported(const char* what) {
   std::fprintf(stderr, "cudacpu: %s\n", what);
   std::abort();

@@ -22,6 +22,7 @@ class Unsupported(BaseModel):
     file: str
     line: int
     message: str
+    kernel: str | None = None  # the kernel that could not be lowered because of it
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: unsupported {self.feature}: {self.message}"
@@ -124,8 +125,21 @@ class _Edits:
         return "".join(out)
 
 
+# `assert` in device code is CUDA's device-side assert: a failure is reported and leaves the
+# sticky cudaErrorAssert for the host's next synchronisation; the process goes on.
+_DEVICE_ASSERT = ('\n#pragma push_macro("assert")\n#undef assert\n#ifdef NDEBUG\n#define assert(e) ((void)0)\n#else\n'
+                  '#define assert(e) ((e) ? (void)0 : cuda_cpu::device_assert_fail(#e, __FILE__, __LINE__, __func__))\n'
+                  '#endif\n')
+_HOST_ASSERT = '\n#pragma pop_macro("assert")\n'
+
+
+def _device_code(text: str) -> str:
+    return _DEVICE_ASSERT + text + _HOST_ASSERT
+
+
 def _wrap(text: str, kernel: bool = False) -> str:
     if kernel:
+        text = _device_code(text)
         # The kernel's own comparisons of unsigned thread ids with ints are CUDA's semantics, and
         # shared memory written by some threads is read by others in a later thread loop, which
         # g++ cannot see: neither warning is about the lowering.
@@ -152,7 +166,8 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
         missing = wanted - set(tr.kernels)
         if missing:
             raise LoweringError(f"{tr.filename}: no kernel named {', '.join(sorted(missing))}")
-    for name, cursor in tr.kernels.items():
+    for cursor in tr.kernel_definitions:
+        name = cursor.spelling
         start, end = _outer_extent(cursor)
         if wanted is not None and name not in wanted:
             edits.replace(start, end, "")
@@ -161,7 +176,7 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
             text, record = _lower_kernel(tr, cursor, sync, coords)
         except LoweringUnsupported as exc:
             problem = Unsupported(feature=exc.feature, file=tr.filename, line=exc.line or cursor.location.line,
-                                  message=exc.message)
+                                  message=exc.message, kernel=name)
             result.unsupported.append(problem)
             text = _stub(cursor, tr, problem)
             record = LoweredKernel(name=name, file=tr.filename, line=cursor.location.line, lowered=False,
@@ -180,8 +195,10 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
         if fe.is_device(c):
             if c.is_definition() and c.location.offset in sync:
                 edits.replace(start, end, f"// __device__ {c.spelling}: inlined into the kernels that call it")
-            elif c.is_definition() and c.location.offset in coords:
-                coord_fn_kept = True
+            elif c.is_definition():
+                coord_fn_kept = coord_fn_kept or c.location.offset in coords
+                if not fe.has_attr(c, K.CUDAHOST_ATTR):
+                    edits.replace(start, end, _device_code(tr.text(start, end)))
             continue
         if not c.is_definition():
             continue
@@ -250,10 +267,12 @@ def lower_source(source: str, filename: str = "input.cu", *, kernels: list[str] 
     return _transform(tr, kernels=kernels, keep_host=False, drop_main=True)
 
 
-def translate_file(source: str, filename: str = "input.cu", include_dirs: list[str] | None = None) -> LoweredModule:
+def translate_file(source: str, filename: str = "input.cu", include_dirs: list[str] | None = None,
+                   options: list[str] | None = None) -> LoweredModule:
     """The whole file for a CPU port: host code as written, kernels lowered, launches rewritten.
-    `include_dirs`: where the file's own headers are (besides its directory)."""
-    tr = parse_translation(source, filename, include_dirs)
+    `include_dirs`: where the file's own headers are (besides its directory); `options`: the
+    project's preprocessor options for it (-D, -U, -I, -include)."""
+    tr = parse_translation(source, filename, include_dirs, options)
     return _transform(tr, kernels=None, keep_host=True, drop_main=False)
 
 

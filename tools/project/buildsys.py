@@ -1,23 +1,37 @@
 """Read a project's build system (Makefile, CMakeLists.txt, or none) for its executables.
 
-We do not run the original build (it needs nvcc and a GPU toolchain); we only learn which
-sources make which executable and how the project checks itself, then write our own build.
+We do not run the original build (it needs nvcc and a GPU toolchain). A Makefile is read by
+make itself (`make -n`: every variable, pattern rule and substitution expanded, nothing run);
+the compiler lines it prints give the executables, the sources of each and the flags each
+source is compiled with, and the recipe of its `check`/`test`/`run` target gives the project's
+own check. CMake is read for add_executable/add_test and the definitions and include
+directories it sets.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SOURCE_EXTS = (".cu", ".cpp", ".cc", ".cxx", ".c")
+from .compile_commands import SOURCE_EXTS, CompileUnit, Command, is_compiler, normalize, read_build_commands, split_commands
+
+CHECK_TARGETS = ("check", "test", "run")
+MAKE_TIMEOUT_S = 60
 
 
 @dataclass
 class Target:
-    name: str
-    sources: list[str]  # relative to the project root
+    name: str  # the executable, relative to the project root
+    units: list[CompileUnit]
     libraries: list[str] = field(default_factory=list)  # -lcublas etc.
+    link_flags: list[str] = field(default_factory=list)
+
+    @property
+    def sources(self) -> list[str]:
+        return [u.source for u in self.units]
 
 
 @dataclass
@@ -25,87 +39,134 @@ class BuildSystem:
     kind: str  # make, cmake, none
     file: str | None
     targets: list[Target]
-    check_commands: list[str] = field(default_factory=list)  # from `check`/`test` targets or add_test
+    check_commands: list[str] = field(default_factory=list)  # from `check`/`test`/`run` targets or add_test
+    check_dir: str = "."  # where the check commands run, relative to the project root
+    notes: list[str] = field(default_factory=list)  # what could not be read, and what was done instead
 
 
-def _strip_make_comments(text: str) -> str:
-    return re.sub(r"(?m)(?<!\\)#.*$", "", text.replace("\\\n", " "))
+def _make(root: Path, makefile: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """make -n in the Makefile's directory: commands printed, none run ($(shell) aside)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
+    env["LC_ALL"] = "C"
+    return subprocess.run(["make", "-n", "-w", "-f", makefile.name, *args], cwd=makefile.parent, env=env,
+                          capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
 
 
-def _make_variables(text: str) -> dict[str, str]:
-    out = {}
-    for m in re.finditer(r"(?m)^\s*([A-Za-z_][\w]*)\s*[:?+]?=\s*(.*)$", text):
-        out.setdefault(m[1], m[2].strip())
-    return out
-
-
-def _expand(value: str, variables: dict[str, str], depth: int = 0) -> str:
-    if depth > 5:
-        return value
-    return re.sub(r"\$[({](\w+)[)}]", lambda m: _expand(variables.get(m[1], ""), variables, depth + 1), value)
+def _printed_commands(root: Path, makefile: Path, output: str) -> list[Command]:
+    """The commands of `make -n -w` output, each with its directory relative to the root
+    (recursive makes say where they enter and leave)."""
+    here = str(makefile.parent.relative_to(root)) or "."
+    stack = [here]
+    commands: list[Command] = []
+    for line in output.splitlines():
+        m = re.match(r"^\S*make(?:\[\d+\])?: (Entering|Leaving) directory ['`](.*)'$", line)
+        if m:
+            if m[1] == "Entering":
+                path = Path(m[2]).resolve()
+                stack.append(str(path.relative_to(root)) if path.is_relative_to(root) else str(path))
+            elif len(stack) > 1:
+                stack.pop()
+            continue
+        if re.match(r"^\S*make(?:\[\d+\])?: ", line):
+            continue
+        commands += split_commands(line, normalize(".", stack[-1]))
+    return commands
 
 
 def parse_makefile(root: Path, path: Path) -> BuildSystem:
-    text = _strip_make_comments(path.read_text(errors="replace"))
-    variables = _make_variables(text)
-    targets: list[Target] = []
+    rel = str(path.relative_to(root))
+    here = str(path.parent.relative_to(root)) or "."
+    try:
+        built = _make(root, path, ["-B"])
+    except FileNotFoundError:
+        return BuildSystem("make", rel, [], notes=["`make` is not installed: the Makefile could not be read"])
+    except subprocess.TimeoutExpired:
+        return BuildSystem("make", rel, [], notes=[f"`make -n` on {rel} ran past {MAKE_TIMEOUT_S}s"])
+    if built.returncode != 0:
+        why = (built.stderr.strip().splitlines() or ["no message"])[-1]
+        return BuildSystem("make", rel, [], notes=[f"`make -n` on {rel} failed: {why}"])
+    links = read_build_commands(_printed_commands(root, path, built.stdout))
+    targets = [Target(link.output, link.units, link.libraries, link.link_flags) for link in links]
     checks: list[str] = []
-    rule = re.compile(r"(?m)^([^\s:=#][^:=]*?)\s*:(?!=)\s*([^\n]*)\n((?:\t[^\n]*\n?)*)")
-    for m in rule.finditer(text):
-        names = _expand(m[1], variables).split()
-        prereqs = _expand(m[2], variables).split()
-        recipe = _expand(m[3], variables)
-        if not names or names[0].startswith("."):
+    outputs = [os.path.relpath(t.name, here) for t in targets]
+    keep = [arg for name in outputs for arg in ("-o", name)]
+    for goal in CHECK_TARGETS:
+        try:
+            run = _make(root, path, [*keep, goal])
+        except subprocess.TimeoutExpired:
             continue
-        if names[0] in ("check", "test", "run"):
-            for line in recipe.splitlines():
-                cmd = line.strip().lstrip("@")
-                if cmd:
-                    checks.append(cmd)
+        if run.returncode != 0:
             continue
-        words = recipe.split()
-        sources = [w for w in prereqs + words if w.endswith(SOURCE_EXTS) and (root / path.parent.relative_to(root) / w).is_file()]
-        if not sources or not any(("nvcc" in recipe) or ("$(NVCC)" in m[3]) or w.endswith(".cu") for w in sources + [recipe]):
-            continue
-        if "-c" in words and not any(w == "-o" for w in words):
-            continue  # an object rule
-        out_name = names[0]
-        if "-o" in words:
-            nxt = words[words.index("-o") + 1] if words.index("-o") + 1 < len(words) else ""
-            if nxt and nxt != "$@" and not nxt.endswith(".o"):
-                out_name = nxt
-        if out_name.endswith(".o"):
-            continue
-        rel = path.parent.relative_to(root)
-        libs = sorted({w[2:] for w in words if w.startswith("-l")})
-        seen = list(dict.fromkeys(sources))
-        targets.append(Target(out_name, [str(rel / s) if str(rel) != "." else s for s in seen], libs))
-    return BuildSystem("make", str(path.relative_to(root)), targets, checks)
+        for command_line in run.stdout.splitlines():
+            if re.match(r"^\S*make(?:\[\d+\])?: ", command_line) or not command_line.strip() or command_line.strip().startswith("#"):
+                continue
+            commands = split_commands(command_line, ".")
+            if commands and all(is_compiler(c) for c in commands):
+                continue  # a build step the check target depends on
+            checks.append(command_line.strip())
+        if checks:
+            break
+    return BuildSystem("make", rel, targets, checks, here)
+
+
+def _cmake_words(text: str) -> list[str]:
+    return [w.strip('"') for w in text.split()]
 
 
 def parse_cmake(root: Path, path: Path) -> BuildSystem:
     text = re.sub(r"(?m)#.*$", "", path.read_text(errors="replace"))
-    rel = path.parent.relative_to(root)
-    targets: list[Target] = []
-    checks: list[str] = []
+    here = path.parent.relative_to(root)
+
+    def rel(p: str) -> str:
+        p = p.replace("${CMAKE_CURRENT_SOURCE_DIR}", ".").replace("${CMAKE_SOURCE_DIR}", ".").replace("${PROJECT_SOURCE_DIR}", ".")
+        return normalize(str(here), p)
+
+    common: list[str] = []
+    for m in re.finditer(r"\badd_definitions\s*\(([^)]*)\)", text, re.I):
+        common += [w for w in _cmake_words(m[1]) if w.startswith(("-D", "-U"))]
+    for m in re.finditer(r"\badd_compile_definitions\s*\(([^)]*)\)", text, re.I):
+        common += [f"-D{w}" for w in _cmake_words(m[1])]
+    for m in re.finditer(r"\binclude_directories\s*\(([^)]*)\)", text, re.I):
+        common += [f for w in _cmake_words(m[1]) if w not in ("BEFORE", "AFTER", "SYSTEM") for f in ("-I", rel(w))]
+    per_target: dict[str, list[str]] = {}
+    for m in re.finditer(r"\btarget_compile_definitions\s*\(\s*(\S+)([^)]*)\)", text, re.I):
+        per_target.setdefault(m[1], []).extend(
+            f"-D{w}" for w in _cmake_words(m[2]) if w not in ("PRIVATE", "PUBLIC", "INTERFACE"))
+    for m in re.finditer(r"\btarget_include_directories\s*\(\s*(\S+)([^)]*)\)", text, re.I):
+        per_target.setdefault(m[1], []).extend(
+            f for w in _cmake_words(m[2]) if w not in ("PRIVATE", "PUBLIC", "INTERFACE", "SYSTEM") for f in ("-I", rel(w)))
     libs_of: dict[str, list[str]] = {}
     for m in re.finditer(r"target_link_libraries\s*\(\s*(\S+)([^)]*)\)", text, re.I):
         libs_of[m[1]] = [w for w in m[2].split() if w not in ("PRIVATE", "PUBLIC", "INTERFACE")]
+    targets: list[Target] = []
     for m in re.finditer(r"add_executable\s*\(\s*(\S+)([^)]*)\)", text, re.I):
-        sources = [s for s in m[2].split() if s.endswith(SOURCE_EXTS)]
+        flags = common + per_target.get(m[1], [])
+        units = [CompileUnit(rel(s), list(flags)) for s in _cmake_words(m[2]) if s.endswith(SOURCE_EXTS)]
         libs = [re.sub(r"^(CUDA::)?", "", lib).replace("cublas_static", "cublas") for lib in libs_of.get(m[1], [])]
-        targets.append(Target(m[1], [str(rel / s) if str(rel) != "." else s for s in sources], libs))
-    for m in re.finditer(r"add_test\s*\(\s*NAME\s+\S+\s+COMMAND\s+([^)]*)\)", text, re.I):
-        checks.append(m[1].strip())
-    return BuildSystem("cmake", str(path.relative_to(root)), targets, checks)
+        targets.append(Target(rel(m[1]), units, libs))
+    checks = [m[1].strip() for m in re.finditer(r"add_test\s*\(\s*NAME\s+\S+\s+COMMAND\s+([^)]*)\)", text, re.I)]
+    return BuildSystem("cmake", str(path.relative_to(root)), targets, checks, str(here) or ".")
+
+
+_PARSERS = (("CMakeLists.txt", parse_cmake), ("Makefile", parse_makefile), ("makefile", parse_makefile),
+            ("GNUmakefile", parse_makefile))
 
 
 def read_build_system(root: Path) -> BuildSystem:
-    """The top-most CMakeLists.txt or Makefile; `none` when there is neither."""
-    for name, parser in (("CMakeLists.txt", parse_cmake), ("Makefile", parse_makefile), ("makefile", parse_makefile)):
-        path = root / name
-        if path.is_file():
-            return parser(root, path)
-    for path in sorted(root.rglob("CMakeLists.txt")) + sorted(root.rglob("Makefile")):
-        return (parse_cmake if path.name == "CMakeLists.txt" else parse_makefile)(root, path)
-    return BuildSystem("none", None, [])
+    """The first build file, top-most first, that names an executable; where none does, the
+    first one found (its notes say why it gave nothing), else `none`."""
+    candidates = [root / name for name, _ in _PARSERS if (root / name).is_file()]
+    for name, _ in _PARSERS:
+        candidates += [p for p in sorted(root.rglob(name)) if p.parent != root and p not in candidates]
+    parsers = dict(_PARSERS)
+    first: BuildSystem | None = None
+    notes: list[str] = []
+    for path in candidates:
+        build = parsers[path.name](root, path)
+        if build.targets:
+            return build
+        notes += build.notes or [f"{build.file} names no executable that we can read"]
+        first = first or build
+    if first is None:
+        return BuildSystem("none", None, [])
+    return BuildSystem("none", None, [], notes=notes)

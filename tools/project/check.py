@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +15,16 @@ from tools.build import Diagnostic, parse_diagnostics
 from .tree import RUNTIME_DIR, PortTree
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b", re.I)
-_FAIL = re.compile(r"\b(FAIL(ED|URE)?|ERROR|MISMATCH|INCORRECT)\b")
-_PASS = re.compile(r"\b(PASS(ED)?|OK|SUCCESS|CORRECT)\b")
+# Verdict words of self-checking programs: FAIL/ERROR in capitals, "fail(ed)", "incorrect" and
+# "mismatch" in any case, and a non-zero count of failures or errors. A bare "error" is a
+# measured quantity as often as a verdict ("max error: 1e-7"), "failures" a topic as often as a
+# count ("generate assertion failures"): neither counts alone.
+_FAIL = re.compile(r"\b(FAIL(ED|URES?|S)?|ERROR|MISMATCH(ES)?|INCORRECT)\b"
+                   r"|(?i:\b(fail(s|ed)?|incorrect|mismatch(es|ed)?)\b)"
+                   r"|\b[1-9]\d*\s+(?i:failures?|errors?|mismatch(es)?)\b")
+_NONE_BEFORE = re.compile(r"(?i)\b(0|no|zero|without)\s+$")
+_NONE_AFTER = re.compile(r"(?i)^\s*(:|=)\s*0+(\.0*)?\b(?!\.\d*[1-9])|^\s+as\s+expected")
+_PASS = re.compile(r"(?i)\b(pass(ed|es)?|ok|success(ful(ly)?)?|succeeded|correct|match(es)?)\b")
 
 
 @dataclass
@@ -30,6 +41,17 @@ class CheckOutcome:
     detail: str
     stdout: str = ""
     returncode: int | None = None
+    seconds: float = 0.0
+
+
+def failure_line(stdout: str) -> str | None:
+    """The first line of a program's output that says it failed, or None."""
+    for line in stdout.splitlines():
+        for m in _FAIL.finditer(line):
+            if _NONE_BEFORE.search(line[:m.start()]) or _NONE_AFTER.search(line[m.end():]):
+                continue
+            return line.strip()
+    return None
 
 
 def build_in_sandbox(tree: PortTree, sandbox: Sandbox, *, jobs: int = 2, timeout_s: float = 600) -> BuildOutcome:
@@ -76,34 +98,43 @@ def run_check(
 ) -> CheckOutcome:
     """Run one check command in the built tree and judge it: exit code, PASS/FAIL lines, and
     (where a recorded original output exists) the printed numbers."""
+    started = time.monotonic()
     result = sandbox.run(command, cwd=cwd, timeout_s=timeout_s, env=env,
                          limits=Limits(timeout_s=timeout_s, memory_mb=8192, cpu_s=int(timeout_s) * 4))
+    seconds = time.monotonic() - started
     out = result.stdout + result.stderr
+
+    def outcome(passed: bool, detail: str, code: int | None) -> CheckOutcome:
+        return CheckOutcome(command, passed, f"{detail} ({seconds:.1f} s)", out, code, seconds)
+
     if result.timed_out:
-        return CheckOutcome(command, False, f"timed out after {timeout_s:g}s", out, None)
+        return outcome(False, f"timed out after {timeout_s:g}s: a run sized for a GPU may need smaller arguments "
+                              f"(--run 'CMD ARGS', or a longer --check-timeout)", None)
     if result.returncode != 0:
-        return CheckOutcome(command, False, f"exit status {result.returncode}: {result.tail(300)}", out, result.returncode)
-    if m := _FAIL.search(result.stdout):
-        line = next(l for l in result.stdout.splitlines() if _FAIL.search(l))
-        return CheckOutcome(command, False, f"printed {m[0]!r}: {line.strip()[:200]}", out, 0)
+        return outcome(False, f"exit status {result.returncode}: {result.tail(300)}", result.returncode)
+    if (line := failure_line(result.stdout)) is not None:
+        return outcome(False, f"printed a failure: {line[:200]}", 0)
     if expected_output is not None:
         diff = compare_numbers(expected_output, result.stdout)
         if diff:
-            return CheckOutcome(command, False, f"output differs from the original run: {diff}", out, 0)
-        return CheckOutcome(command, True, "exit 0; numbers match the original run", out, 0)
-    said = "printed PASS" if _PASS.search(result.stdout) else "no FAIL printed"
-    return CheckOutcome(command, True, f"exit 0; {said}", out, 0)
+            return outcome(False, f"output differs from the original run: {diff}", 0)
+        return outcome(True, "exit 0; numbers match the original run", 0)
+    said = "printed PASS" if _PASS.search(result.stdout) else "no failure printed"
+    return outcome(True, f"exit 0; {said}", 0)
 
 
-def default_check_commands(targets: list[str], build_checks: list[str]) -> list[str]:
-    """The project's own check commands, else each executable run with no arguments."""
-    if build_checks:
-        fixed = []
-        for cmd in build_checks:
-            first = cmd.split()[0] if cmd.split() else ""
-            fixed.append(f"./{cmd}" if first in targets else cmd)
-        return fixed
-    return [f"./{t}" for t in targets]
+def default_check_commands(targets: list[str], build_checks: list[str], check_dir: str = ".") -> list[str]:
+    """The project's own check commands (run where its build file is), else each executable
+    run with no arguments."""
+    if not build_checks:
+        return [f"./{t}" for t in targets]
+    local = {os.path.relpath(t, check_dir) for t in targets}
+    fixed = []
+    for cmd in build_checks:
+        first = cmd.split()[0] if cmd.split() else ""
+        cmd = f"./{cmd}" if first in local else cmd
+        fixed.append(cmd if check_dir == "." else f"cd {shlex.quote(check_dir)} && {cmd}")
+    return fixed
 
 
 def read_expected(path: Path | None) -> str | None:

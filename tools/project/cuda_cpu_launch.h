@@ -72,7 +72,7 @@ class Capture {
         if constexpr (std::is_pointer_v<T>) {
             void* start = nullptr;
             cuda_cpu::Allocation allocation{};
-            const void* p = static_cast<const void*>(value);
+            const void* p = const_cast<const void*>(static_cast<const volatile void*>(value));
             if (!p || !cuda_cpu::allocations().find(p, &start, &allocation)) {
                 if (when[0] == 'b') open_arg(i, "{\"kind\": \"pointer\", \"known\": false}");
                 return;

@@ -3,11 +3,13 @@ the build system, the executables and how the project checks itself."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .buildsys import BuildSystem, Target, read_build_system
+from .compile_commands import CompileUnit
 
 CUDA_EXTS = (".cu", ".cuh")
 CXX_EXTS = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
@@ -66,6 +68,27 @@ class Project:
     def library_calls(self) -> list[CallSite]:
         return [c for s in self.sources for c in s.library_calls]
 
+    def preprocessor_options(self, path: str) -> list[str]:
+        """The -D, -U, -I and -include options the build compiles `path` with (-I absolute); for
+        a file that is no unit of its own (a header, an included .cu), the first unit's."""
+        units = [u for t in self.executables for u in t.units]
+        unit = next((u for u in units if u.source == path), units[0] if units else None)
+        out: list[str] = []
+        flags = unit.flags if unit else []
+        i = 0
+        while i < len(flags):
+            flag = flags[i]
+            if flag in ("-I", "-isystem", "-iquote", "-idirafter") and i + 1 < len(flags):
+                out += [flag, str(self.root / flags[i + 1])]
+                i += 1
+            elif flag == "-include" and i + 1 < len(flags):
+                out += [flag, flags[i + 1]]
+                i += 1
+            elif flag.startswith(("-D", "-U")):
+                out.append(flag)
+            i += 1
+        return out
+
 
 class DiscoveryError(Exception):
     """Nothing to port: the message says what was looked for and where."""
@@ -108,13 +131,31 @@ def _files(root: Path) -> list[Path]:
     return out
 
 
-def _executables(build: BuildSystem, sources: list[SourceFile]) -> list[Target]:
+_INCLUDE = re.compile(r'(?m)^\s*#\s*include\s*"([^"]+)"')
+
+
+def included_sources(root: Path, sources: list[SourceFile]) -> set[str]:
+    """Sources that another source #includes (`#include "kernels.cu"`): part of that unit, not units of their own."""
+    paths = {s.path for s in sources}
+    out = set()
+    for s in sources:
+        for m in _INCLUDE.finditer((root / s.path).read_text(errors="replace")):
+            for base in (Path(s.path).parent, Path(".")):
+                candidate = os.path.normpath(base / m[1])
+                if candidate in paths and candidate != s.path:
+                    out.add(candidate)
+    return out
+
+
+def _executables(root: Path, build: BuildSystem, sources: list[SourceFile]) -> list[Target]:
     if build.targets:
         return build.targets
-    # No build file: one executable per file with main(), linked with every source without one.
-    compiled = [s for s in sources if Path(s.path).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c")]
-    shared = [s.path for s in compiled if not s.has_main]
-    return [Target(Path(s.path).stem, [s.path, *shared]) for s in compiled if s.has_main]
+    # No build file we can read: one executable per file with main(), linked with every source
+    # without one that no other source includes.
+    inside = included_sources(root, sources)
+    compiled = [s for s in sources if Path(s.path).suffix in (".cu", ".cpp", ".cc", ".cxx", ".c") and s.path not in inside]
+    shared = [CompileUnit(s.path) for s in compiled if not s.has_main]
+    return [Target(str(Path(s.path).with_suffix("")), [CompileUnit(s.path), *shared]) for s in compiled if s.has_main]
 
 
 def discover(root: Path) -> Project:
@@ -128,7 +169,7 @@ def discover(root: Path) -> Project:
     if not any(s.uses_cuda for s in sources):
         raise DiscoveryError(f"{root}: no CUDA found (no .cu/.cuh files, kernels, launches or CUDA runtime calls)")
     build = read_build_system(root)
-    executables = _executables(build, sources)
+    executables = _executables(root, build, sources)
     checks = [f"`{c}` from {build.file}" for c in build.check_commands]
     for s in sources:
         text = (root / s.path).read_text(errors="replace")

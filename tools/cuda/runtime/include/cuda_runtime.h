@@ -18,8 +18,25 @@
 #include "cuda_cpu/device_functions.h"
 #include "cuda_cpu/atomics.h"
 
-#include <cassert>
-#include <cstdio>
+// What nvcc's own cuda_runtime.h brings in (nvcc -M of an empty file), which CUDA code relies
+// on without including it.
+#include <alloca.h>
+#include <assert.h>
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <cmath>
+#include <cstdlib>
+#include <initializer_list>
+#include <limits>
+#include <new>
+#include <type_traits>
+#include <utility>
 
 #ifndef CUDA_CPU_NO_WARPSIZE
 constexpr int warpSize = 32;

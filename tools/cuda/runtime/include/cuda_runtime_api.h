@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -39,6 +40,25 @@ inline cudaError_t& last_error() {
 inline cudaError_t report(cudaError_t error) {
     if (error != cudaSuccess) last_error() = error;
     return error;
+}
+
+// A failed device-side assert leaves CUDA's context unusable: every later synchronisation
+// (and cudaGetLastError) returns cudaErrorAssert, for all host threads.
+inline std::atomic<int>& sticky_error() {
+    static std::atomic<int> error{cudaSuccess};
+    return error;
+}
+inline cudaError_t synchronized() {
+    const auto error = static_cast<cudaError_t>(sticky_error().load(std::memory_order_relaxed));
+    return error == cudaSuccess ? cudaSuccess : report(error);
+}
+
+// What `assert` in a lowered kernel calls when it fails: CUDA's message, then the sticky error.
+[[gnu::cold, gnu::noinline]] inline void device_assert_fail(const char* expression, const char* file, unsigned line,
+                                                            const char* function) {
+    std::fprintf(stderr, "%s:%u: %s: device-side Assertion `%s` failed.\n", file, line, function, expression);
+    sticky_error().store(cudaErrorAssert, std::memory_order_relaxed);
+    report(cudaErrorAssert);
 }
 
 constexpr size_t allocation_alignment = 256;  // what cudaMalloc guarantees
@@ -398,11 +418,15 @@ inline const char* cudaGetErrorString(cudaError_t error) {
 }
 
 inline cudaError_t cudaGetLastError() {
+    cuda_cpu::synchronized();
     cudaError_t error = cuda_cpu::last_error();
     cuda_cpu::last_error() = cudaSuccess;
     return error;
 }
-inline cudaError_t cudaPeekAtLastError() { return cuda_cpu::last_error(); }
+inline cudaError_t cudaPeekAtLastError() {
+    cuda_cpu::synchronized();
+    return cuda_cpu::last_error();
+}
 
 // ---------------------------------------------------------------- memory
 inline cudaError_t cudaMalloc(void** ptr, size_t size) { return cuda_cpu::allocate(ptr, size, cudaMemoryTypeDevice); }
@@ -613,7 +637,7 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     if (!cuda_cpu::is_special_stream(stream)) delete stream;
     return cudaSuccess;
 }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cuda_cpu::synchronized(); }
 inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int = 0) { return cudaSuccess; }
 inline cudaError_t cudaStreamGetPriority(cudaStream_t stream, int* priority) {
@@ -707,8 +731,8 @@ inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int d
     *value = cuda_cpu::device_attribute(attr);
     return cudaSuccess;
 }
-inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-inline cudaError_t cudaThreadSynchronize() { return cudaSuccess; }
+inline cudaError_t cudaDeviceSynchronize() { return cuda_cpu::synchronized(); }
+inline cudaError_t cudaThreadSynchronize() { return cuda_cpu::synchronized(); }
 // Allocations stay valid: host code may still hold pointers into them.
 inline cudaError_t cudaDeviceReset() { return cudaSuccess; }
 inline cudaError_t cudaThreadExit() { return cudaSuccess; }

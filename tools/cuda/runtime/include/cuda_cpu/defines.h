@@ -1,7 +1,8 @@
 // CPU CUDA runtime: the CUDA declaration qualifiers, defined away for a host compiler.
 //
 // Code that includes these headers is compiled by g++ (C++17, -fopenmp), never by nvcc:
-// __CUDACC__ and __CUDA_ARCH__ stay undefined, so host code takes its host paths.
+// __CUDA_ARCH__ stays undefined, so host code takes its host paths; the port defines __CUDACC__
+// for .cu sources, as nvcc does on the host side.
 // CUDART_VERSION is defined (cuda_runtime_api.h) because host code tests it.
 #pragma once
 
