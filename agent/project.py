@@ -67,6 +67,7 @@ class PortReport(BaseModel):
     build_errors: list[str] = []
     notes: list[str] = []  # what discovery could not read, and what it did instead
     time_s: float = 0.0
+    app_runs_s: float = 0.0  # of time_s, spent running the project's own commands (checks, capture)
     cost_usd: float = 0.0
 
 
@@ -185,7 +186,8 @@ def write_reports(out: Path, report: PortReport) -> None:
         f"- translator: `{report.translator}`",
         f"- build: {'ok' if report.build_ok else 'FAILED'}",
         f"- check: {'passed' if report.check.passed else 'FAILED'} (`{report.check.command}`): {report.check.detail}",
-        f"- time: {report.time_s:.1f} s, cost: ${report.cost_usd:.4f}",
+        f"- time: {report.time_s:.1f} s ({report.app_runs_s:.1f} s of it running the project's own commands), "
+        f"cost: ${report.cost_usd:.4f}",
         *[f"  - ran `{r.command}`: {'passed' if r.passed else 'FAILED'} in {r.seconds:.1f} s" for r in report.check.runs],
         *[f"- note: {n}" for n in report.notes],
         "",
@@ -224,12 +226,26 @@ class KernelTuning(BaseModel):
     note: str = ""
 
 
-def capture_launches(sandbox, commands: list[str], out: Path) -> list[Capture]:
+class AppRuns:
+    """Seconds spent running the project's own commands (checks, capture): the rest is the port's."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def run(self, sandbox, command: str, **kwargs):
+        started = time.monotonic()
+        try:
+            return sandbox.run(command, **kwargs)
+        finally:
+            self.seconds += time.monotonic() - started
+
+
+def capture_launches(sandbox, commands: list[str], out: Path, runs: AppRuns) -> list[Capture]:
     """Run the checks once with capture on; the first launch of each kernel is recorded."""
     sandbox.run(["mkdir", "-p", "captures"])
     for command in commands:
-        sandbox.run(command, cwd="src", env={"CUDACPU_CAPTURE_DIR": "../captures"},
-                    limits=Limits(timeout_s=600, memory_mb=8192, cpu_s=1200))
+        runs.run(sandbox, command, cwd="src", env={"CUDACPU_CAPTURE_DIR": "../captures"},
+                 limits=Limits(timeout_s=600, memory_mb=8192, cpu_s=1200))
     dest = out / "captures"
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.iterdir():
@@ -246,7 +262,7 @@ def _speedup(result) -> float | None:
 
 
 def tune_kernels(project: Project, tree: PortTree, sandbox, cfg: Settings, out: Path, writer: TraceWriter,
-                 commands: list[str], console: Console) -> dict[str, KernelTuning]:
+                 commands: list[str], console: Console, runs: AppRuns) -> dict[str, KernelTuning]:
     """Capture real launch data, run each kernel's graph on it, and link back every tuned version
     that is correct and faster (dispatched only for the captured configuration)."""
     from tools.cuda import parse_cuda
@@ -254,7 +270,7 @@ def tune_kernels(project: Project, tree: PortTree, sandbox, cfg: Settings, out: 
     from .runner import run_tasks
 
     tuning: dict[str, KernelTuning] = {}
-    captures = capture_launches(sandbox, commands, out)
+    captures = capture_launches(sandbox, commands, out, runs)
     writer.event("tool_result", node="capture", data={"captured": [c.kernel for c in captures]})
     sites = {k.name: k for k in project.kernels}
     task_paths: dict[str, Path] = {}
@@ -304,7 +320,7 @@ def tune_kernels(project: Project, tree: PortTree, sandbox, cfg: Settings, out: 
 
 
 def build_and_check(tree: PortTree, sandbox, state: PortState, writer: TraceWriter, commands: list[str],
-                    expected: str | None, out: Path, timeout_s: float) -> tuple[BuildOutcome, CheckReport]:
+                    expected: str | None, out: Path, timeout_s: float, runs: AppRuns) -> tuple[BuildOutcome, CheckReport]:
     """Build the tree and run its checks, reusing what an earlier run finished on the same tree."""
     built_key = tree_hash(tree.root, out / RUNTIME_DIR)
     check_key = content_hash(built_key, *commands, expected or "", str(timeout_s))
@@ -325,6 +341,7 @@ def build_and_check(tree: PortTree, sandbox, state: PortState, writer: TraceWrit
     outcomes = []
     for command in commands:
         o = run_check(sandbox, command, expected_output=expected, timeout_s=timeout_s)
+        runs.seconds += o.seconds
         writer.event("tool_result", node="check", data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
                                                         "detail": o.detail, "stdout": o.stdout[-4000:]})
         outcomes.append(o)
@@ -377,6 +394,7 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
     state = PortState(out / "port_state.json")
     limits = Limits(timeout_s=cfg.limits.timeout_s, memory_mb=cfg.limits.memory_mb, cpu_s=cfg.limits.cpu_s)
     tuning: dict[str, KernelTuning] = {}
+    runs = AppRuns()
     with writer, Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                           console=console, transient=True) as progress:
         writer.event("node_end", node="discover", data={
@@ -415,12 +433,12 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
         try:
             progress.update(step, description="building with g++ and running the project's check")
             build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out,
-                                               cfg.check_timeout_s)
+                                               cfg.check_timeout_s, runs)
             progress.advance(step)
             if cfg.tune and check.passed:
                 progress.update(step, description="tuning kernels on captured launches")
                 try:
-                    tuning = tune_kernels(project, tree, sandbox, cfg, out, writer, commands, console)
+                    tuning = tune_kernels(project, tree, sandbox, cfg, out, writer, commands, console, runs)
                 except (UserError, TaskError) as exc:  # the faithful port stands; say why it was not tuned
                     writer.event("error", node="tune", data={"error": str(exc)})
                     console.print(f"[yellow]tuning skipped:[/] {exc}", highlight=False, soft_wrap=True)
@@ -428,7 +446,7 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
                     sandbox.close()
                     sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
                     build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out,
-                                               cfg.check_timeout_s)
+                                               cfg.check_timeout_s, runs)
                     if not check.passed:  # never ship a tuned build that fails the project's check
                         detail = check.detail
                         for t in tuning.values():
@@ -438,7 +456,7 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
                         sandbox.close()
                         sandbox = open_sandbox(cfg.sandbox, limits=limits, image=cfg.docker_image)
                         build, check = build_and_check(tree, sandbox, state, writer, commands, expected, out,
-                                               cfg.check_timeout_s)
+                                               cfg.check_timeout_s, runs)
             progress.advance(step)
         finally:
             sandbox.close()
@@ -452,7 +470,7 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
             unmapped_calls=[f"{c.name} ({c.file}:{c.line})" for c in tree.unmapped_calls],
             build_errors=[str(d) for d in build.diagnostics if d.severity == "error"][:50],
             notes=project.build.notes,
-            time_s=time.monotonic() - started,
+            time_s=time.monotonic() - started, app_runs_s=runs.seconds,
         )
         writer.event("decision", node="report", data=report.model_dump(mode="json"))
     write_reports(out, report)

@@ -82,6 +82,7 @@ class Var:
     block_level: bool = False
     promoted: bool = False
     synthetic: bool = False
+    branch: bool = False  # the per-thread flag of an if's condition
     regions: set[int] = field(default_factory=set)
     ref_counts: dict[int, int] = field(default_factory=dict)  # region -> references (reads/writes)
     decl_region: int | None = None
@@ -670,7 +671,7 @@ class KernelLowering:
         if in_loop and any(x is not None and self._escapes(x) for x in (then, orelse)):
             raise _unsupported("break in divergent code", s, "break/continue under a thread-dependent condition in a "
                                "loop with barriers")
-        mask = Var(name=self._fresh("took_branch"), type="bool", cursor=None, ctx=ctx, synthetic=True,
+        mask = Var(name=self._fresh("took_branch"), type="bool", cursor=None, ctx=ctx, synthetic=True, branch=True,
                    promoted=True, tainted=tainted, order=len(self.vars))
         self.vars.append(mask)
         self.region(out, masks).items.append(("assign", mask, (cond, ctx)))
@@ -799,7 +800,9 @@ class KernelLowering:
             name = fe.call_name(calls[0])
             if name in ("__syncthreads", "__syncwarp"):
                 self.cut(out)
-                if name == "__syncthreads" and masks:
+                if name == "__syncthreads" and any(m.branch and m.tainted for m, _ in masks):
+                    # Under a branch on threadIdx (a loop's uneven trips are the masked loop's
+                    # own business): say at run time where the threads did not agree.
                     out.append(BCheck(masks, f"{self.tr.filename}:{s.location.line}"))
                 return
         exchanges = []

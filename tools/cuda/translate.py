@@ -4,6 +4,7 @@ translation unit with its entry function (`lower_task`) and a host+device port (
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import clang.cindex as ci
 from pydantic import BaseModel
@@ -13,6 +14,7 @@ from tools.spec import c_type
 from . import frontend as fe
 from .frontend import CudaModule, Translation, parse_translation
 from .lowering import PRELUDE, K, KernelLowering, LoweringUnsupported
+from .macros import expand_device_macros
 
 NAMESPACE = "cudacpu_kernels"
 
@@ -143,8 +145,11 @@ def _wrap(text: str, kernel: bool = False) -> str:
         # The kernel's own comparisons of unsigned thread ids with ints are CUDA's semantics, and
         # shared memory written by some threads is read by others in a later thread loop, which
         # g++ cannot see: neither warning is about the lowering.
+        # A thread's variable recomputed in each loop over threads that may read it is not
+        # read by every one of them either.
         text = ('#pragma GCC diagnostic push\n#pragma GCC diagnostic ignored "-Wsign-compare"\n'
-                '#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"\n' f"{text}\n#pragma GCC diagnostic pop")
+                '#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"\n#pragma GCC diagnostic ignored "-Wunused-variable"\n'
+                f"{text}\n#pragma GCC diagnostic pop")
     return f"namespace {NAMESPACE} {{\n{text}\n}}  // namespace {NAMESPACE}"
 
 
@@ -261,9 +266,19 @@ def _launch_call(launch: fe.Launch) -> str:
 # Public API
 
 
+def _parse(source: str, filename: str, include_dirs: list[str] | None = None,
+           options: list[str] | None = None) -> Translation:
+    """The file parsed, then parsed again with the project's macros expanded in its device code
+    where it uses any (the lowering rewrites what the macros' expansions name)."""
+    tr = parse_translation(source, filename, include_dirs, options)
+    own = [Path(filename).parent] + [Path(d) for d in include_dirs or []]
+    expanded = expand_device_macros(tr, own)
+    return tr if expanded is None else parse_translation(expanded, filename, include_dirs, options)
+
+
 def lower_source(source: str, filename: str = "input.cu", *, kernels: list[str] | None = None) -> LoweredModule:
     """The device side of a file as C++: kernels lowered, __device__ code kept, host functions dropped."""
-    tr = parse_translation(source, filename)
+    tr = _parse(source, filename)
     return _transform(tr, kernels=kernels, keep_host=False, drop_main=True)
 
 
@@ -272,7 +287,7 @@ def translate_file(source: str, filename: str = "input.cu", include_dirs: list[s
     """The whole file for a CPU port: host code as written, kernels lowered, launches rewritten.
     `include_dirs`: where the file's own headers are (besides its directory); `options`: the
     project's preprocessor options for it (-D, -U, -I, -include)."""
-    tr = parse_translation(source, filename, include_dirs, options)
+    tr = _parse(source, filename, include_dirs, options)
     return _transform(tr, kernels=None, keep_host=True, drop_main=False)
 
 
@@ -282,7 +297,7 @@ def lower_task(task) -> str:
         raise LoweringError(f"task {task.name}: no launches given (the planner infers them; the compiler needs them)")
     needed = sorted({launch.kernel for launch in task.launches})
     filename = str(task.source_path() or f"{task.name}.cu")
-    tr = parse_translation(task.source(), filename)
+    tr = _parse(task.source(), filename)
     missing = [k for k in needed if k not in tr.kernels]
     if missing:
         raise LoweringError(f"{filename}: task {task.name} launches {', '.join(missing)}, which the file does not define")

@@ -1,0 +1,135 @@
+"""A project's own build and run, read by make itself: per-unit flags, units and included .cu
+files, the `run` target as the check; compiler command lines; self-check verdicts."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent.configuration import Settings
+from agent.project import port_repository
+from rich.console import Console
+from tools.project.check import failure_line
+from tools.project.compile_commands import read_build_commands, split_commands
+from tools.project.discover import discover
+
+MAKEFILE = """\
+CC        = nvcc
+LAUNCHER  =
+program   = main
+source    = main.cu helpers.cpp
+obj       = $(source:.cu=.o)
+objs      = $(obj:.cpp=.o)
+CFLAGS   := $(EXTRA_CFLAGS) -std=c++14 -Xcompiler -Wall,-DFROM_HOST=2 -arch=sm_60 -Ddfloat=float -DSCALE=3 -O3
+
+$(program): $(objs) Makefile
+\t$(CC) $(CFLAGS) $(objs) -o $@ -lm
+
+%.o: %.cu Makefile
+\t$(CC) $(CFLAGS) -c $< -o $@
+
+%.o: %.cpp Makefile
+\t$(CC) $(CFLAGS) -c $< -o $@
+
+run: $(program)
+\t#$(LAUNCHER) ./$(program) 1000000 1
+\t$(LAUNCHER) ./$(program) 100 7
+"""
+
+KERNELS = """\
+__global__ void scale(volatile dfloat* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * SCALE;
+}
+"""
+
+MAIN = """\
+#include <cstdio>
+#include <cstdlib>
+#include "kernels.cu"
+int offset();
+#if defined(__CUDACC__)
+#define CHECK(call) if ((call) != cudaSuccess) { printf("FAIL: %s\\n", #call); return 1; }
+#endif
+int main(int argc, char** argv) {
+  if (argc != 3) { printf("Usage: %s <n> <repeat>\\n", argv[0]); return 1; }
+  int n = atoi(argv[1]);
+  dfloat* d;
+  CHECK(cudaMallocManaged(&d, n * sizeof(dfloat)));
+  for (int i = 0; i < n; i++) d[i] = i;
+  scale<<<(n + 31) / 32, 32>>>(d, n);
+  CHECK(cudaDeviceSynchronize());
+  int ok = 1;
+  for (int i = 0; i < n; i++) ok &= d[i] == 3.0f * i + offset() - FROM_HOST;
+  printf("%s\\n", ok ? "Success" : "Fail");
+  return 0;
+}
+"""
+
+HELPERS = "int offset() { return FROM_HOST; }\n"
+
+
+def write_project(root: Path) -> Path:
+    root.mkdir()
+    (root / "Makefile").write_text(MAKEFILE)
+    (root / "kernels.cu").write_text(KERNELS)
+    (root / "main.cu").write_text(MAIN)
+    (root / "helpers.cpp").write_text(HELPERS)
+    # HeCBench's CMakeLists.txt call a function of the suite's own: no target to read.
+    (root / "CMakeLists.txt").write_text("add_hecbench_benchmark(NAME app MODEL cuda SOURCES main.cu)\n")
+    return root
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_the_build_and_run_are_read_by_make(tmp_path):
+    project = discover(write_project(tmp_path / "app"))
+    assert project.build.kind == "make"
+    [target] = project.executables
+    assert target.name == "main" and target.sources == ["main.cu", "helpers.cpp"]  # kernels.cu is included
+    assert target.libraries == ["m"]
+    main_unit = target.units[0]
+    assert {"-Ddfloat=float", "-DSCALE=3", "-DFROM_HOST=2", "-std=c++14"} <= set(main_unit.flags)
+    assert main_unit.is_cuda and not target.units[1].is_cuda
+    assert project.build.check_commands == ["./main 100 7"]  # the commented-out line is no command
+    # kernels.cu is no unit: it is parsed with the flags of the first unit, as main.cu includes it.
+    assert "-Ddfloat=float" in project.preprocessor_options("kernels.cu")
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_a_project_ports_unmodified_with_its_own_run(tmp_path):
+    root = write_project(tmp_path / "app")
+    out = tmp_path / "out"
+    cfg = Settings(sandbox="local", tune=False)
+    status = port_repository(root, cfg, out=out, trace=None, check_commands=None, console=Console(quiet=True))
+    report = (out / "PORT_REPORT.md").read_text()
+    assert status == 0, report
+    assert "ran `./main 100 7`: passed" in report
+    makefile = (out / "src" / "Makefile.cpu").read_text()
+    assert "-D__CUDACC__" in makefile and "-Ddfloat=float" in makefile
+    assert "-std=c++14" not in makefile  # the runtime needs C++17: an older standard is not passed on
+
+
+def test_compiler_lines_become_units_and_links():
+    lines = ["cd src && nvcc -x cu -O3 -I../inc -DN=4 -Xcompiler -fopenmp,-Wall -c a.cpp -o obj/a.o",
+             "nvcc -c src/b.cu -o src/obj/b.o --std=c++17 -gencode arch=compute_80,code=sm_80",
+             "ar rcs src/libk.a src/obj/b.o",
+             "g++ src/obj/a.o src/libk.a -o bin/app -lpthread -L/opt/x"]
+    commands = [c for line in lines for c in split_commands(line, ".")]
+    [link] = read_build_commands(commands)
+    assert link.output == "bin/app"
+    assert [u.source for u in link.units] == ["src/a.cpp", "src/b.cu"]
+    a, b = link.units
+    assert a.language == "cuda" and a.flags == ["-I", "inc", "-DN=4"]
+    assert b.language == "cuda" and b.flags == ["-std=c++17"]
+    assert link.libraries == ["pthread"] and link.link_flags == ["-L/opt/x"]
+
+
+@pytest.mark.parametrize("line, fails", [
+    ("PASS", False), ("FAIL", True), ("Fail - The result is incorrect for element: [3]", True),
+    ("Test failed!", True), ("Test Results: 0 Failures", False), ("Test Results: 3 Failures", True),
+    ("max error: 1.5e-07", False), ("Launch kernel to generate assertion failures", False),
+    ("Device assert failed as expected", False), ("Mismatch at index 7", True), ("no mismatches", False),
+    ("CUDA ERROR: out of memory", True), ("errors: 0", False), ("Success", False),
+])
+def test_self_check_verdicts_in_any_case(line, fails):
+    assert (failure_line(f"some output\n{line}\n") is not None) == fails
