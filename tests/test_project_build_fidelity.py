@@ -133,3 +133,22 @@ def test_compiler_lines_become_units_and_links():
 ])
 def test_self_check_verdicts_in_any_case(line, fails):
     assert (failure_line(f"some output\n{line}\n") is not None) == fails
+
+
+HECBENCH = Path(__file__).resolve().parents[2] / "shared" / "hecbench-dev" / "src"
+
+
+@pytest.mark.parametrize("app", ["adam", "assert"])
+def test_real_applications_port_unmodified(app, tmp_path):
+    """Two of the development set's applications, as a user runs them: the Makefile's run line
+    with its arguments (adam), a device-side assert the program expects to fail (assert)."""
+    root = HECBENCH / f"{app}-cuda"
+    if not root.is_dir():
+        pytest.skip(f"{root} is absent: the HeCBench development set is not beside this checkout")
+    out = tmp_path / "out"
+    status = port_repository(root, Settings(sandbox="local", tune=False), out=out, trace=None, check_commands=None,
+                             console=Console(quiet=True))
+    report = (out / "PORT_REPORT.md").read_text()
+    assert status == 0, report
+    expected = {"adam": "ran `./main 10000 200 100`: passed", "assert": "ran `./main`: passed"}[app]
+    assert expected in report
