@@ -408,13 +408,13 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
 
         def translate(source: str, path: str) -> FileTranslation:
             progress.update(step, description=f"translating {path}")
-            key = content_hash(compiler_id, cfg.llm, path, source, *project.preprocessor_options(path))
+            options = project.preprocessor_options(path)
+            key = content_hash(compiler_id, cfg.llm, path, source, *options)
             if (done := state.get("translate", key)) is not None:
                 result = FileTranslation(**done)
                 writer.event("decision", node="translate", data={"file": path, "reused": True})
             else:
-                result = _translate_with_compiler(source, path, header_dirs(project, path),
-                                                  project.preprocessor_options(path))
+                result = _translate_with_compiler(source, path, header_dirs(project, path), options)
                 state.put("translate", key, result.__dict__)
                 writer.event("artifact", node="translate", data={"file": path, "code": result.cpp,
                                                                  "error": result.error, "unsupported": result.unsupported})

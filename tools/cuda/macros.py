@@ -62,11 +62,11 @@ def _arguments(tokens: list[str], start: int) -> tuple[list[list[str]], int] | N
     depth = 0
     for i in range(start, len(tokens)):
         t = tokens[i]
-        if t in "([{" and t:
+        if t in ("(", "[", "{"):
             depth += 1
             if depth == 1:
                 continue
-        elif t in ")]}" and t:
+        elif t in (")", "]", "}"):
             depth -= 1
             if depth == 0:
                 return ([] if args == [[]] else args), i + 1

@@ -153,20 +153,16 @@ _PARSERS = (("CMakeLists.txt", parse_cmake), ("Makefile", parse_makefile), ("mak
 
 
 def read_build_system(root: Path) -> BuildSystem:
-    """The first build file, top-most first, that names an executable; where none does, the
-    first one found (its notes say why it gave nothing), else `none`."""
+    """The first build file, top-most first, that names an executable; else `none`, its notes
+    saying why each build file gave nothing."""
     candidates = [root / name for name, _ in _PARSERS if (root / name).is_file()]
     for name, _ in _PARSERS:
         candidates += [p for p in sorted(root.rglob(name)) if p.parent != root and p not in candidates]
     parsers = dict(_PARSERS)
-    first: BuildSystem | None = None
     notes: list[str] = []
     for path in candidates:
         build = parsers[path.name](root, path)
         if build.targets:
             return build
         notes += build.notes or [f"{build.file} names no executable that we can read"]
-        first = first or build
-    if first is None:
-        return BuildSystem("none", None, [])
     return BuildSystem("none", None, [], notes=notes)
