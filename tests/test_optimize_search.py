@@ -96,23 +96,25 @@ def test_a_much_slower_variant_is_discarded(cancel, box):
 
 
 def test_a_step_that_only_pays_on_the_input_replaces_the_steps_kept_before_it(cancel, box):
-    """A path trap: `halve` pays a little and is kept; `drop` pays a lot on the input but not after
-    `halve`. Marked fresh, `drop` is also tried on the input and replaces the best so far."""
+    """A path trap: `shorten` pays and is kept; `drop` pays more on the input but not after
+    `shorten`. Marked fresh, `drop` is also tried on the input and replaces the best so far.
+    The gaps are twentyfold so that a loaded machine (CI runs two workers on two cores) cannot
+    turn a kept step into a slower one."""
     task, faithful = cancel
     k = C.kernel_named(faithful, "cancel_kernel")
-    spinning = faithful[:k.body_open + 1] + "for (volatile int spin = 0; spin < 2000000; ++spin) {}\n" + faithful[k.body_open + 1:]
-    halve = Transform("halve", "spins half as long", lambda ctx, code: code.replace("spin < 2000000", "spin < 1000000"))
+    spinning = faithful[:k.body_open + 1] + "for (volatile int spin = 0; spin < 8000000; ++spin) {}\n" + faithful[k.body_open + 1:]
+    shorten = Transform("shorten", "spins a twentieth as long", lambda ctx, code: code.replace("spin < 8000000", "spin < 400000"))
 
     def drop(ctx, code):
-        if "spin < 2000000" in code:
-            return code.replace("spin < 2000000", "spin < 0")
-        return code.replace("spin < 1000000", "spin < 4000000")
+        if "spin < 8000000" in code:
+            return code.replace("spin < 8000000", "spin < 0")
+        return code.replace("spin < 400000", "spin < 8000000")
 
     budget = Budget(max_variants=4, timing_s=0.05, rounds=2, seeds=2)
-    result = search(task, spinning, box, budget=budget, transforms=[halve, Transform("drop", "spins not", drop, fresh=True)])
+    result = search(task, spinning, box, budget=budget, transforms=[shorten, Transform("drop", "spins not", drop, fresh=True)])
     assert [s.outcome for s in result.steps] == ["kept", "slower", "kept"], result.steps
     assert [s.on_input for s in result.steps] == [False, False, True]
-    assert "applied to the input instead of after halve" in result.steps[2].detail
+    assert "applied to the input instead of after shorten" in result.steps[2].detail
     assert result.applied == ["drop"] and "spin < 0" in result.code
 
 
