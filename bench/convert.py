@@ -7,7 +7,10 @@ name: from the C prototype of the reference function where it can be parsed, els
 the TVMScript signature in ir_code, else inputs then outputs.
 
 Published HPCTransEval records have no launches: the task then has none either, and the
-planner infers them. Their C references are repaired (`csource.repair_reference`).
+planner infers them. Their buffers are rebuilt from the signatures (`published.repair`), their
+C references repaired (`csource.repair_reference`), and what was changed is said in the task's
+description. `convert_file` converts every record it can: one that cannot become a task is
+returned as an `InvalidRecord` with the reason, and the rest go on.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ import json
 import re
 from pathlib import Path
 
-from .csource import CXX_KEYWORDS, repair_reference
+from dataclasses import dataclass
+
+from .csource import repair_reference
 from .format import Record, load_records
+from .published import PublishedFormatError, category_of, file_kind, repair, safe_name
 
 _C_DTYPES = {
     "float": "float32", "double": "float64", "int": "int32", "int32_t": "int32", "int64_t": "int64",
@@ -28,6 +34,15 @@ TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 
 class ConvertError(Exception):
     """A record that cannot become a task; the message names the record."""
+
+
+@dataclass(frozen=True)
+class InvalidRecord:
+    """A record of a benchmark file that could not become a task, and why."""
+
+    name: str
+    category: str | None
+    reason: str
 
 
 def c_prototype(code: str, function: str | None = None) -> tuple[str, list[tuple[str, str]]] | None:
@@ -59,11 +74,6 @@ def ir_signature(ir_code: str) -> list[str]:
     return re.findall(r"(\w+)\s*:\s*T\.(?:Buffer|handle)", m.group(1))
 
 
-def safe_name(name: str) -> str:
-    """Buffer names that are C++ keywords get the suffix repair_reference gives them."""
-    return f"{name}_" if name in CXX_KEYWORDS else name
-
-
 def _order(rec: Record, proto: list[tuple[str, str]] | None) -> list[str]:
     names = [safe_name(n) for n in (*rec.input_name, *rec.output_name)]
     ir_names = [safe_name(n) for n in ir_signature(rec.ir_code)]
@@ -73,7 +83,7 @@ def _order(rec: Record, proto: list[tuple[str, str]] | None) -> list[str]:
     return names
 
 
-def to_task(rec: Record, out_dir: Path, index: int = 0) -> Path:
+def to_task(rec: Record, out_dir: Path, index: int = 0, kind: str = "operator") -> Path:
     name = rec.task_name(index)
     out_dir.mkdir(parents=True, exist_ok=True)
     code, notes = repair_reference(rec.c_code)
@@ -81,6 +91,11 @@ def to_task(rec: Record, out_dir: Path, index: int = 0) -> Path:
     if proto is None:
         raise ConvertError(f"{name}: no function definition found in c_code")
     function, params = proto
+    try:
+        rec, repaired = repair(rec, params, kind)
+    except PublishedFormatError as exc:
+        raise ConvertError(f"{name}: {exc}") from None
+    notes = repaired + notes
     if len(rec.input_name) != len(rec.input_shape) or len(rec.output_name) != len(rec.output_shape):
         raise ConvertError(f"{name}: input/output names and shapes differ in number")
     ctypes = dict(params)
@@ -113,7 +128,7 @@ def to_task(rec: Record, out_dir: Path, index: int = 0) -> Path:
         task["launches"] = [{"kernel": l.kernel, "grid": l.grid, "block": l.block, "shared_bytes": l.shared_bytes,
                              "args": [safe_name(a) for a in l.args]} for l in rec.launches]
     if notes:
-        task["description"] += " | reference repaired: " + "; ".join(notes)
+        task["description"] += " | repaired: " + "; ".join(notes)
     path = out_dir / f"{name}.json"
     path.write_text(json.dumps(task, indent=1) + "\n")
     return path
@@ -138,5 +153,23 @@ def _extern_c(code: str, function: str) -> str:
 
 
 def convert_file(path: Path, out_dir: Path, *, limit: int | None = None) -> list[Path]:
+    """Every record's task file; raises ConvertError at the first record that cannot be one."""
+    paths, invalid = convert_records(path, out_dir, limit=limit)
+    if invalid:
+        raise ConvertError(f"{invalid[0].name}: {invalid[0].reason}")
+    return paths
+
+
+def convert_records(path: Path, out_dir: Path, *, limit: int | None = None) -> tuple[list[Path], list[InvalidRecord]]:
+    """Task files for the records that can be tasks, and the others with the reason."""
     records = load_records(path)
-    return [to_task(r, out_dir, i) for i, r in enumerate(records[:limit] if limit else records)]
+    kind = file_kind(Path(path).stem)
+    paths: list[Path] = []
+    invalid: list[InvalidRecord] = []
+    for i, rec in enumerate(records[:limit] if limit else records):
+        try:
+            paths.append(to_task(rec, out_dir, i, kind))
+        except ConvertError as exc:
+            invalid.append(InvalidRecord(rec.task_name(i), rec.category or category_of(rec, kind),
+                                         str(exc).removeprefix(f"{rec.task_name(i)}: ")))
+    return paths, invalid

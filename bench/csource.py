@@ -5,9 +5,10 @@ DLTensor handles, TVM runtime headers, TVMBackendAllocWorkspace) into a plain C 
 over typed pointers that compiles with gcc alone. TVM's C target prints parallel loops
 as serial ones; the loops named parallel become OpenMP loops.
 
-`repair_reference` makes a published HPCTransEval C reference usable: it defines `max`
-and `min` where they are called but not defined, moves very large stack arrays to static
-storage, and renames parameters that are C++ keywords.
+`repair_reference` makes a published HPCTransEval C reference usable: it includes the C
+headers its bare function needs (`int32_t`, `expf`), defines `max` and `min` where they are
+called but not defined, moves very large stack arrays to static storage, and renames
+parameters that are C++ keywords.
 """
 
 from __future__ import annotations
@@ -125,6 +126,9 @@ def repair_reference(code: str) -> tuple[str, list[str]]:
     code, moved = _static_big_arrays(code)
     if moved:
         notes.append(f"moved large stack arrays to static storage: {', '.join(moved)}")
+    if not re.search(r"^\s*#\s*include\b", code, re.M):
+        code = HEADER + code
+        notes.append("included math.h, stdbool.h, stdint.h, stdlib.h")
     return code, notes
 
 

@@ -1,7 +1,9 @@
 """Score a translator on benchmark tasks: compile pass, correct (execute pass), speedup.
 
 `resolve` turns what the user points at (a task file, a directory of task files, an
-HPCTransEval JSON file, or a directory of such files like bench/data) into task files.
+HPCTransEval JSON file, or a directory of such files like bench/data) into task files, and
+the records or files that cannot be tasks into `InvalidRecord`s with the reason: the report
+lists them as `invalid_task`, and the rest is evaluated.
 `build_report` turns per-task results into the DESIGN.md "Evaluation report"; `write_report`
 writes report.json, report.md and PNG plots. Running the translator is the caller's job
 (agent/commands/evaluate.py drives the agent's graph), so this module needs only `tools`.
@@ -19,7 +21,7 @@ from pathlib import Path
 from tools.result import KernelResult
 from tools.spec import Task, TaskError, load_task
 
-from .convert import ConvertError, convert_file
+from .convert import InvalidRecord, convert_records
 from .format import BenchFormatError
 
 COMPILED = ("correct", "incorrect", "runtime_error", "timeout")
@@ -57,29 +59,37 @@ def _is_record_file(path: Path) -> bool:
     return head.startswith("[") or (path.suffix == ".jsonl" and '"cuda_code"' in head)
 
 
-def resolve(bench: Path, workdir: Path, *, limit: int | None = None, per_category: int | None = None) -> list[BenchTask]:
+@dataclass
+class Benchmark:
+    tasks: list[BenchTask]
+    invalid: list[InvalidRecord]
+
+
+def resolve(bench: Path, workdir: Path, *, limit: int | None = None, per_category: int | None = None) -> Benchmark:
     """Task files for `bench`; records are converted into `workdir/tasks`. `per_category`
-    keeps N tasks of each category spread over its records (a stratified sample), `limit` the first N."""
+    keeps N tasks of each category spread over its records (a stratified sample), `limit` the first N.
+    Raises BenchError only where nothing can be evaluated."""
+    invalid: list[InvalidRecord] = []
     if bench.is_file():
-        paths = [bench] if _is_task_file(bench) else _convert([bench], workdir)
+        paths = [bench] if _is_task_file(bench) else _convert([bench], workdir, invalid)
     elif bench.is_dir():
         files = sorted(p for p in bench.glob("*.json*") if p.is_file())
         tasks = [p for p in files if _is_task_file(p)]
         records = [p for p in files if p not in tasks and _is_record_file(p)]
-        paths = tasks + _convert(records, workdir)
+        paths = tasks + _convert(records, workdir, invalid)
     else:
         raise BenchError(f"{bench}: no such file or directory")
-    if not paths:
+    if not paths and not invalid:
         raise BenchError(f"{bench}: no kernel tasks or HPCTransEval records found")
     out = []
     for p in paths:
         try:
             out.append(BenchTask(p, load_task(p)))
         except TaskError as exc:
-            raise BenchError(str(exc)) from None
+            invalid.append(InvalidRecord(p.stem, None, str(exc)))
     if per_category is not None:
         out = _spread_sample(out, per_category)
-    return out[:limit] if limit is not None else out
+    return Benchmark(out[:limit] if limit is not None else out, invalid)
 
 
 def _spread_sample(tasks: list[BenchTask], n: int) -> list[BenchTask]:
@@ -92,14 +102,25 @@ def _spread_sample(tasks: list[BenchTask], n: int) -> list[BenchTask]:
     return [t for i, t in enumerate(tasks) if i in keep]
 
 
-def _convert(files: list[Path], workdir: Path) -> list[Path]:
+def _convert(files: list[Path], workdir: Path, invalid: list[InvalidRecord]) -> list[Path]:
+    """Task files of every record that can be one; the others, and files that cannot be read, go
+    to `invalid`."""
     paths: list[Path] = []
     for f in files:
         try:
-            paths += convert_file(f, workdir / "tasks" / f.stem)
-        except (BenchFormatError, ConvertError) as exc:
-            raise BenchError(f"{f}: {exc}") from None
+            converted, bad = convert_records(f, workdir / "tasks" / f.stem)
+        except BenchFormatError as exc:
+            invalid.append(InvalidRecord(f.stem, None, str(exc)))
+            continue
+        paths += converted
+        invalid += [InvalidRecord(b.name, b.category, f"{f.name}: {b.reason}") for b in bad]
     return paths
+
+
+def invalid_row(record: InvalidRecord) -> dict:
+    return {"name": record.name, "category": record.category or "uncategorized", "status": "invalid_task",
+            "compiled": False, "correct": False, "speedup": None, "launches_inferred": False, "reference_kind": None,
+            "time_s": {}, "iterations": 0, "detail": record.reason}
 
 
 # ------------------------------------------------------------------ report
@@ -199,9 +220,10 @@ def markdown(report: dict) -> str:
                      f"{c['correct']} ({_fmt(c['correct_rate'], True)}) | {_fmt(c['geomean_speedup'])} | {_fmt(c['faster_share'], True)} |")
     inferred = sum(1 for t in report["tasks"] if t["launches_inferred"])
     lines += ["", f"Tasks whose launch configuration was inferred by the planner: {inferred}.", "",
-              "## Tasks", "", "| task | category | status | speedup |", "|---|---|---|---:|"]
+              "## Tasks", "", "| task | category | status | speedup | detail |", "|---|---|---|---:|---|"]
     for t in report["tasks"]:
-        lines.append(f"| {t['name']} | {t['category']} | {t['status']} | {_fmt(t['speedup'])} |")
+        detail = t.get("detail", "").replace("|", "/").replace("\n", " ")
+        lines.append(f"| {t['name']} | {t['category']} | {t['status']} | {_fmt(t['speedup'])} | {detail} |")
     return "\n".join(lines) + "\n"
 
 

@@ -3,7 +3,7 @@
 where a hand-written OpenMP twin exists) as a user would, and compare speed with the twins.
 
     .venv/bin/python scripts/bench_hecbench.py ../shared/hecbench-dev/src [-o OUT] [--runs FILE]
-        [--only NAME ...] [--jobs N] [--no-speed] [--repeats 3]
+        [--only NAME ...] [--jobs N] [--no-speed] [--no-tune] [--repeats 3]
 
 Per app: kernels, build, check, the command that ran, port time (not counting the app's own
 runs), and the cause of a failure. `agent port NAME-cuda -o OUT/NAME` runs with nothing else,
@@ -68,10 +68,10 @@ def read_runs(path: Path) -> dict[str, list[str]]:
     return runs
 
 
-def port_app(app: Path, out: Path, runs: list[str] | None, timeout_s: float) -> AppRow:
+def port_app(app: Path, out: Path, runs: list[str] | None, timeout_s: float, tune: bool = True) -> AppRow:
     name = app.name.removesuffix("-cuda")
     row = AppRow(name, smaller=bool(runs))
-    cmd = [sys.executable, "-m", "agent", "port", str(app), "-o", str(out)]
+    cmd = [sys.executable, "-m", "agent", "port", str(app), "-o", str(out), *([] if tune else ["--no-tune"])]
     for run in runs or []:
         cmd += ["--run", run]
     started = time.monotonic()
@@ -189,6 +189,7 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", default=None, help="these apps only (names without -cuda)")
     parser.add_argument("--jobs", type=int, default=1, help="ports at once (speed is timed alone afterwards)")
     parser.add_argument("--no-speed", action="store_true", help="port and check only")
+    parser.add_argument("--no-tune", action="store_true", help="ports without tuning (a faster sweep of build and check)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--port-timeout", type=float, default=1800)
     args = parser.parse_args()
@@ -200,7 +201,7 @@ def main() -> int:
 
     def port(app: Path) -> AppRow:
         name = app.name.removesuffix("-cuda")
-        row = port_app(app, out / name, runs.get(name), args.port_timeout)
+        row = port_app(app, out / name, runs.get(name), args.port_timeout, tune=not args.no_tune)
         print(f"  {name}: {'PASS' if row.check else 'FAIL'} ({row.port_s:.0f}s) {row.cause[:120]}", flush=True)
         return row
 

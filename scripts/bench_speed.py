@@ -57,7 +57,7 @@ def hte_tasks(per_category: int | None, workdir: Path, names: list[str] | None =
     from bench.evaluate import resolve
 
     found = resolve(ROOT / "bench" / "data", workdir, per_category=None if names else per_category)
-    return [("hpctranseval", t.task.category, t.task) for t in found if not names or t.task.name in names]
+    return [("hpctranseval", t.task.category, t.task) for t in found.tasks if not names or t.task.name in names]
 
 
 def measure(task, sandbox, threads_all: int, budget: Budget, timing_s: float) -> dict:

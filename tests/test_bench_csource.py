@@ -97,9 +97,19 @@ def test_repair_published_reference(tmp_path):
 
 
 def test_repair_leaves_clean_code_alone():
-    clean = "void f(float* a) {\n  float small[16];\n  a[0] = small[0];\n}\n"
+    clean = "#include <stdint.h>\nvoid f(float* a) {\n  float small[16];\n  a[0] = small[0];\n}\n"
     code, notes = repair_reference(clean)
     assert code == clean and notes == []
+
+
+def test_a_bare_published_reference_gets_its_headers(tmp_path):
+    """Published references are bare functions: `int32_t`, `expf` with no include."""
+    bare = "void f(float* a, int32_t* b) {\n  for (int32_t i = 0; i < 4; ++i) a[i] = expf(fabsf(a[i])) + b[i];\n}\n"
+    code, notes = repair_reference(bare)
+    assert code.startswith("#include <math.h>") and any("stdint.h" in n for n in notes)
+    for lang in ("c", "c++"):
+        proc = _compiles(tmp_path, code, lang)
+        assert proc.returncode == 0, proc.stderr
 
 
 def test_arrays_inside_loops_stay_private():
@@ -109,4 +119,4 @@ def test_arrays_inside_loops_stay_private():
     fixed, notes = repair_reference(code)
     assert "static float top[1048576];" in fixed
     assert "    float inner[1048576];" in fixed
-    assert notes == ["moved large stack arrays to static storage: top"]
+    assert notes[0] == "moved large stack arrays to static storage: top"

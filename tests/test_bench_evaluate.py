@@ -65,7 +65,7 @@ def test_resolve_rejects_what_is_no_benchmark(tmp_path):
 
 @pytest.mark.skipif(not (DATA / "elementwise.json").is_file(), reason="bench/data not generated")
 def test_resolve_shipped_benchmark_converts_records(tmp_path):
-    tasks = resolve(DATA / "elementwise.json", tmp_path, limit=3)
+    tasks = resolve(DATA / "elementwise.json", tmp_path, limit=3).tasks
     assert len(tasks) == 3
     assert all(t.category == "elementwise" and t.task.launches for t in tasks)
     assert all(t.path.parent == tmp_path / "tasks" / "elementwise" for t in tasks)
@@ -100,7 +100,7 @@ def test_agent_eval_on_a_generated_subset(tmp_path):
 
 @pytest.mark.skipif(not (DATA / "elementwise.json").is_file(), reason="bench/data not generated")
 def test_per_category_sample_spreads_over_each_category(tmp_path):
-    tasks = resolve(DATA, tmp_path, per_category=3)
+    tasks = resolve(DATA, tmp_path, per_category=3).tasks
     by_category: dict[str, list[str]] = {}
     for t in tasks:
         by_category.setdefault(t.task.category, []).append(t.task.name)

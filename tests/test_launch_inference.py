@@ -219,3 +219,57 @@ def _plan_of(report_dir: Path) -> str:
             if isinstance(launches, str):
                 return launches
     return ""
+
+
+# TVM's CUDA of a whole graph: the kernels defined out of launch order, each naming its own
+# parameters (`ph` is any placeholder, `T_sq` two different intermediates), one kernel in place.
+GRAPH = """
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel_2(float* __restrict__ T_sq, float* __restrict__ T_sq_1, float* __restrict__ out) {
+  out[((int)blockIdx.x) * 64 + ((int)threadIdx.x)] = T_sq[((int)blockIdx.x) * 64 + ((int)threadIdx.x)] + T_sq_1[(((int)blockIdx.x) * 64 + ((int)threadIdx.x)) % 32];
+}
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel(float* __restrict__ T_sq, float* __restrict__ ph) {
+  T_sq[((int)blockIdx.x) * 64 + ((int)threadIdx.x)] = ph[((int)blockIdx.x) * 64 + ((int)threadIdx.x)] * 2.0f;
+}
+extern "C" __global__ void __launch_bounds__(32) default_function_kernel_1(float* __restrict__ T_sq, float* __restrict__ ph) {
+  T_sq[((int)threadIdx.x)] = 0.0f;
+  T_sq[((int)threadIdx.x)] = T_sq[((int)threadIdx.x)] + ph[((int)threadIdx.x)];
+}
+"""
+
+
+def test_tvm_numbered_kernels_bind_each_parameter_along_the_launch_sequence():
+    task = _task(GRAPH, [("ph", [256], "input"), ("ph_1", [32], "input"), ("T_add", [256], "output")])
+    module = _module(("default_function_kernel_2", ["float * T_sq", "float * T_sq_1", "float * out"]),
+                     ("default_function_kernel", ["float * T_sq", "float * ph"]),
+                     ("default_function_kernel_1", ["float * T_sq", "float * ph"]))
+    found = infer(task, module)
+    assert found.launches is not None, found.explanation
+    # order from TVM's numbering; kernel_1 starts a second T_sq (it stores before it reads) and
+    # reads the placeholder of 32 elements; kernel_2's T_sq_1 is that second buffer (its extent)
+    assert [(l.kernel, l.grid, l.block, l.args) for l in found.launches] == [
+        ("default_function_kernel", [4], [64], ["T_sq", "ph"]),
+        ("default_function_kernel_1", [1], [32], ["T_sq_v2", "ph_1"]),
+        ("default_function_kernel_2", [4], [64], ["T_sq", "T_sq_v2", "T_add"])]
+    assert {(b.name, b.shape[0]) for b in found.scratch} == {("T_sq", 256), ("T_sq_v2", 32)}
+    assert "out (written by default_function_kernel_2) is output T_add" in found.explanation
+    assert "ph is ph_1" in found.explanation
+
+
+def test_a_kernel_that_reads_no_thread_index_runs_one_thread():
+    serial = """
+extern "C" __global__ void default_function_kernel(float* __restrict__ data, float* __restrict__ data_red) {
+  data_red[0] = 1.0f;
+  for (int k = 0; k < 60; ++k) { data_red[0] = data_red[0] * data[k]; }
+}
+"""
+    task = _task(serial, [("data", [60], "input"), ("data_red", [1], "output")])
+    [launch] = infer(task, _module(("default_function_kernel", ["float * data", "float * data_red"]))).launches
+    assert (launch.grid, launch.block) == ([1], [1])
+
+
+def test_an_atomic_through_tvm_parentheses_is_a_store():
+    from tools.cuda.launch_inference import read_kernel
+
+    source = ('__global__ void k(float* out, float* x) { atomicAdd((&(out[threadIdx.x % 4])), x[threadIdx.x]); }')
+    body = read_kernel(source, "k")
+    assert {(a.base, a.write) for a in body.accesses if a.base == "out"} == {("out", True), ("out", False)}

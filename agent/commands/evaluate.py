@@ -23,7 +23,7 @@ def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, per_
     """Exit status 0 only when every task came out correct."""
     from agent.runner import run_tasks
     from agent.translators.factory import make_translator
-    from bench.evaluate import BenchError, build_report, resolve, task_row, write_report
+    from bench.evaluate import BenchError, build_report, invalid_row, resolve, task_row, write_report
     from tools.spec import TaskError
 
     console = console or Console()
@@ -32,15 +32,18 @@ def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, per_
             raise UserError(f"{option} must be >= 1, got {value}")
     make_translator(cfg.llm, cfg)  # a bad --llm spec fails here, before any work
     try:
-        tasks = resolve(bench, out, limit=limit, per_category=per_category)
+        found = resolve(bench, out, limit=limit, per_category=per_category)
     except BenchError as exc:
         raise UserError(str(exc)) from None
+    tasks = found.tasks
+    for bad in found.invalid:
+        console.print(f"[yellow]invalid task[/] {bad.name}: {bad.reason}", highlight=False)
     console.print(f"evaluating {len(tasks)} tasks from {bench} with translator [bold]{cfg.llm}[/]", highlight=False)
     try:
-        outcomes = run_tasks([t.path for t in tasks], cfg, out=out / "runs", console=console)
+        outcomes = run_tasks([t.path for t in tasks], cfg, out=out / "runs", console=console) if tasks else []
     except TaskError as exc:
         raise UserError(str(exc)) from None
-    rows = [task_row(t, o.result) for t, o in zip(tasks, outcomes)]
+    rows = [task_row(t, o.result) for t, o in zip(tasks, outcomes)] + [invalid_row(bad) for bad in found.invalid]
     report = build_report(str(bench), cfg.llm, rows)
     files = write_report(report, out)
     console.print(summary_table(report))

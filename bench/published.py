@@ -1,0 +1,231 @@
+"""The HPCTransEval format as its authors published it, read as it is.
+
+A published record's lists (`input_name`, `output_name`, `input_shape`, `output_shape`) are not
+always what its code takes: most records have no names, some give one name to many buffers
+(`ph` thirteen times), some list inputs the computation does not take. The signatures are the
+authority: the C reference's parameters say which buffers there are, the TVMScript `main`
+gives their shapes and dtypes, its order (inputs, then outputs) and, by what its body stores
+to, which are outputs. `repair` rebuilds a record's buffer lists from them and says what it
+changed; `category_of` names the record's category (the five operator categories of the
+catalog for single operators, `graph` and `block` for the other two published files).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from .catalog import CATALOG
+from .csource import CXX_KEYWORDS
+from .format import Record
+
+INDEX_VALUES_MAX = 8  # integer inputs are drawn below the smallest axis of the task's buffers, at most this
+
+
+class PublishedFormatError(Exception):
+    """A record whose buffers cannot be recovered from its signatures; the message says why."""
+
+
+@dataclass(frozen=True)
+class IrBuffer:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    stored: bool  # the body stores into it: an output
+
+
+def ir_main_buffers(ir_code: str) -> list[IrBuffer]:
+    """The buffer parameters of the TVMScript module's first prim_func (`main`), in order."""
+    try:
+        tree = ast.parse(ir_code)
+    except SyntaxError as exc:
+        raise PublishedFormatError(f"ir_code is not TVMScript (line {exc.lineno}: {exc.msg})") from None
+    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    main = next((f for f in funcs if f.name == "main"), funcs[0] if funcs else None)
+    if main is None:
+        raise PublishedFormatError("ir_code defines no prim_func")
+    stored = _stored_buffers(main)
+    out = []
+    for arg in main.args.args:
+        call = arg.annotation
+        if not (isinstance(call, ast.Call) and _attr_name(call.func) == "Buffer" and call.args):
+            continue  # a T.handle or scalar parameter
+        try:
+            shape = tuple(int(v) for v in ast.literal_eval(call.args[0]))
+        except (ValueError, TypeError):
+            raise PublishedFormatError(f"buffer {arg.arg} of main has a shape that is not constant") from None
+        dtype = "float32"
+        if len(call.args) > 1 and isinstance(call.args[1], ast.Constant):
+            dtype = str(call.args[1].value)
+        out.append(IrBuffer(arg.arg, shape, dtype, arg.arg in stored))
+    return out
+
+
+def _attr_name(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _stored_buffers(func: ast.FunctionDef) -> set[str]:
+    """Parameters the body stores into, through the flat views TVM declares over them
+    (`compute_2 = T.Buffer((2565,), data=compute.data)`), read in order: TVM reuses a view's name
+    for another parameter further down."""
+    alias: dict[str, str] = {}
+    stores: set[str] = set()
+
+    class Visitor(ast.NodeVisitor):
+        def visit_Assign(self, node: ast.Assign) -> None:
+            self.generic_visit(node)
+            value = node.value
+            if isinstance(value, ast.Call) and _attr_name(value.func) == "Buffer":
+                for kw in value.keywords:
+                    if kw.arg == "data" and isinstance(kw.value, ast.Attribute) and isinstance(kw.value.value, ast.Name):
+                        for target in node.targets:
+                            if isinstance(target, ast.Name):
+                                alias[target.id] = kw.value.value.id
+            self._stores(node.targets)
+
+        def visit_AugAssign(self, node: ast.AugAssign) -> None:
+            self.generic_visit(node)
+            self._stores([node.target])
+
+        def _stores(self, targets) -> None:
+            for target in targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    stores.add(alias.get(target.value.id, target.value.id))
+
+    Visitor().visit(func)
+    return stores
+
+
+def safe_name(name: str) -> str:
+    """Buffer names that are C++ keywords get the suffix repair_reference gives them."""
+    return f"{name}_" if name in CXX_KEYWORDS else name
+
+
+def repair(rec: Record, c_params: list[tuple[str, str]], kind: str) -> tuple[Record, list[str]]:
+    """The record with buffer lists rebuilt from the signatures (`c_params`: the C reference's
+    (name, C type) after repair), its category set, and notes on what changed."""
+    notes: list[str] = []
+    update: dict = {}
+    if not rec.category:
+        update["category"] = category_of(rec, kind)
+    if rec.launches is not None:  # our own records list their buffers consistently
+        return rec.model_copy(update=update), notes
+    try:
+        ir = ir_main_buffers(rec.ir_code) if rec.ir_code.strip() else []
+    except PublishedFormatError as exc:
+        notes.append(f"{exc}; buffers from the record's lists")
+        ir = []
+    if not ir:
+        if len(rec.input_name) != len(rec.input_shape) or len(rec.output_name) != len(rec.output_shape):
+            raise PublishedFormatError("no TVMScript signature, and the record's names and shapes differ in number")
+        return rec.model_copy(update=update), notes
+    taken = {name for name, _ in c_params}
+    by_name = {safe_name(b.name): b for b in ir}
+    missing = [n for n in taken if n not in by_name]
+    if missing:
+        raise PublishedFormatError(f"C reference parameters {missing} are not buffers of the TVMScript main "
+                                   f"({', '.join(by_name)})")
+    dropped = [b.name for b in ir if safe_name(b.name) not in taken]
+    if dropped:
+        notes.append(f"buffers the computation does not take dropped: {', '.join(dropped)}")
+    kept = [b for b in ir if safe_name(b.name) in taken]
+    outputs = [b for b in kept if b.stored] or kept[-max(1, len(rec.output_shape)):]
+    inputs = [b for b in kept if b not in outputs]
+    listed = [*rec.input_name, *rec.output_name]
+    names = [b.name for b in (*inputs, *outputs)]
+    if listed != names:
+        said = f"listed {listed}" if listed else "no names listed"
+        notes.append(f"buffers from the signatures ({said}): inputs {[b.name for b in inputs]}, "
+                     f"outputs {[b.name for b in outputs]}")
+    update |= {
+        "input_name": [b.name for b in inputs], "output_name": [b.name for b in outputs],
+        "input_shape": [list(b.shape) for b in inputs], "output_shape": [list(b.shape) for b in outputs],
+        "input_dtype": [b.dtype for b in inputs], "output_dtype": [b.dtype for b in outputs],
+    }
+    ranges = _index_ranges(inputs, kept)
+    if any(ranges):
+        update["input_range"] = ranges
+        notes.append("integer inputs drawn in " + ", ".join(f"{b.name} [{r[0]:g}, {r[1] - 1:g}]"
+                                                            for b, r in zip(inputs, ranges) if r))
+    return rec.model_copy(update=update), notes
+
+
+def _index_ranges(inputs: list[IrBuffer], buffers: list[IrBuffer]) -> list[list[float] | None]:
+    """Value ranges for integer inputs, which published operators use as indices (scatter_nd,
+    take, gather): below every axis of every other buffer, so any axis they index stays in
+    bounds. Exclusive high, as records store it."""
+    axes = [d for b in buffers if not b.dtype.startswith(("int", "uint")) for d in b.shape if d > 1]
+    high = min([INDEX_VALUES_MAX, *axes])
+    return [[0.0, float(high)] if b.dtype.startswith(("int", "uint")) else None for b in inputs]
+
+
+# ------------------------------------------------------------------ categories
+
+_CATALOG_CATEGORY = {spec.name: spec.category for spec in CATALOG}
+# Operators of TVM's TOPI that the published set names and the catalog does not.
+_OPERATOR_WORDS = {
+    "elementwise": (
+        "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "erf", "exp", "fast_",
+        "floor", "gelu", "log", "negative", "relu", "round", "rsqrt", "sigmoid", "sin", "sinh", "softplus", "sqrt",
+        "tan", "tanh", "trunc", "elu", "selu", "mod", "add", "subtract", "multiply", "divide", "power", "fma",
+        "reciprocal", "square", "cast", "bias", "scale", "mish", "swish", "silu",
+    ),
+    "reduction": (
+        "sum", "prod", "mean", "max", "min", "argmax", "argmin", "all", "any", "norm", "softmax", "lrn", "cum",
+        "variance", "std", "logsumexp", "reduce",
+    ),
+    "layout": (
+        "transpose", "reshape", "flatten", "squeeze", "expand", "concat", "split", "stack", "slice", "take", "gather",
+        "scatter", "space", "depth", "tile", "repeat", "flip", "reverse", "pad", "broadcast", "fifo", "window",
+        "layout", "upsampl", "resize", "shuffle", "unpack", "pack", "dilate", "crop", "roll",
+    ),
+    "logic": (
+        "where", "clip", "sign", "logical", "equal", "less", "greater", "isnan", "isinf", "isfinite", "bitwise",
+        "mask", "shrink", "one_hot", "isclose", "bucket", "sort", "topk", "rank", "unique", "select",
+    ),
+    "compute": ("matmul", "dense", "conv", "pool", "gemm", "gemv", "outer", "correlation", "einsum", "winograd", "lstm"),
+}
+
+
+def category_of(rec: Record, kind: str) -> str:
+    """`graph` or `block` for those files; for operators the catalog's category of its name, else
+    the category whose operator words the name contains (compute and reduction words first, so
+    `max_pool2d` is compute and `reduce_max` reduction)."""
+    if kind in ("graph", "block"):
+        return kind
+    name = rec.op_name.lower()
+    if name in _CATALOG_CATEGORY:
+        return _CATALOG_CATEGORY[name]
+    words = re.split(r"[^a-z0-9]+|(?<=[a-z])(?=\d)", name)
+    for category in ("compute", "reduction", "logic", "layout", "elementwise"):
+        for word in _OPERATOR_WORDS[category]:
+            if any(w == word or (word.endswith("_") and w.startswith(word[:-1])) or (len(word) > 4 and word in w)
+                   for w in words):
+                return category
+    return _category_from_code(rec.c_code)
+
+
+def _category_from_code(code: str) -> str:
+    """An operator name no list knows: its C reference decides. An accumulation into an
+    element (`x[i] = x[i] + ...`) is a reduction; no arithmetic on loaded values, a layout
+    change; a comparison, logic; else elementwise."""
+    if re.search(r"(\w+\[[^\]]+\])\s*=\s*\(?\s*\1\s*[-+*]", code) or "_red" in code:
+        return "reduction"
+    if re.search(r"[<>]=?[^<>=]|==|!=", re.sub(r"for\s*\([^)]*\)", "", code)):
+        return "logic"
+    stores = re.findall(r"\]\s*=\s*([^;]+);", code)
+    if stores and all(re.fullmatch(r"\(?\s*\w+\[[^\]]+\]\s*\)?", s.strip()) for s in stores):
+        return "layout"
+    return "elementwise"
+
+
+def file_kind(stem: str) -> str:
+    """What a published file holds, from its name: ComputationGraph, ModelBuildingBlock, or operators."""
+    lowered = stem.lower()
+    if "graph" in lowered:
+        return "graph"
+    if "block" in lowered:
+        return "block"
+    return "operator"

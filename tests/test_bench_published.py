@@ -1,0 +1,125 @@
+"""bench.published + bench.convert: HPCTransEval records as their authors published them.
+
+The signatures are the authority on buffers (names, order, shapes, dtypes, outputs); a record
+that cannot become a task is reported and the others go on. The development slice of the
+published files (../shared/hpctranseval-dev) is read in place where it exists."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench.convert import convert_records
+from bench.evaluate import build_report, invalid_row, resolve
+from bench.format import Record
+from bench.published import category_of, ir_main_buffers
+from tools.cuda import parse_cuda
+from tools.cuda.launch_inference import infer
+from tools.spec import load_task
+
+DEV = Path(__file__).resolve().parents[2] / "shared" / "hpctranseval-dev"
+
+# A published-style scatter: no names, an input listed that the computation does not take
+# (`unused`), a bare C function (int32_t, no includes), an integer index input.
+C_REF = """void default_function_kernel(float* data, int32_t* indices, float* out, float* updates) {
+  for (int32_t i = 0; i < 8; ++i) {
+    out[i] = data[i];
+  }
+  for (int32_t j = 0; j < 2; ++j) {
+    for (int32_t k = 0; k < 4; ++k) {
+      out[((indices[j] * 4) + k)] = (out[((indices[j] * 4) + k)] + updates[((j * 4) + k)]);
+    }
+  }
+}
+"""
+IR = """# from tvm.script import tir as T
+@I.ir_module
+class Module:
+    @T.prim_func
+    def main(data: T.Buffer((2, 4), "float32"), indices: T.Buffer((1, 2), "int32"), unused: T.Buffer((2, 4), "float32"), updates: T.Buffer((2, 4), "float32"), out: T.Buffer((2, 4), "float32")):
+        out_1 = T.Buffer((8,), data=out.data)
+        for i in range(8):
+            data_1 = T.Buffer((8,), data=data.data)
+            out_1[i] = data_1[i]
+"""
+CUDA = """extern "C" __global__ void __launch_bounds__(8) default_function_kernel(float* __restrict__ data, float* __restrict__ out_cuda) {
+  out_cuda[((int)threadIdx.x)] = data[((int)threadIdx.x)];
+}
+"""
+
+
+def published(**changes) -> dict:
+    return {"op_name": "scatter_nd", "c_code": C_REF, "cuda_code": CUDA, "ir_code": IR, "op_args": "None",
+            "input_shape": [[2, 4], [1, 2], [2, 4], [2, 4]], "output_shape": [[2, 4]], **changes}
+
+
+def test_buffers_come_from_the_signatures_and_the_repairs_are_said(tmp_path):
+    bench = tmp_path / "IndependentOperator.json"
+    bench.write_text(json.dumps([published()]))
+    [path], invalid = convert_records(bench, tmp_path / "tasks")
+    assert invalid == []
+    task = load_task(path)
+    assert [(b.name, b.role, b.shape, b.dtype) for b in task.buffers] == [
+        ("data", "input", [2, 4], "float32"), ("indices", "input", [1, 2], "int32"),
+        ("updates", "input", [2, 4], "float32"), ("out", "output", [2, 4], "float32")]
+    assert task.category == "layout"
+    # indices index axes of 2 and 4 elements: drawn in [0, 1]
+    assert (task.buffer("indices").inputs.low, task.buffer("indices").inputs.high) == (0.0, 1.0)
+    for said in ("dropped: unused", "no names listed", "included math.h", "integer inputs drawn"):
+        assert said in task.description
+    ref = task.path_of(task.reference.path)
+    proc = subprocess.run(["gcc", "-c", str(ref), "-o", str(tmp_path / "ref.o")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_outputs_are_what_the_tvmscript_stores_to_even_where_views_reuse_a_name():
+    ir = """@T.prim_func
+def main(x: T.Buffer((4,), "float32"), a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):
+    v = T.Buffer((4,), data=a.data)
+    v[0] = T.float32(1)
+    v = T.Buffer((4,), data=b.data)
+    v[0] = T.float32(2)
+"""
+    buffers = ir_main_buffers(ir)
+    assert [(b.name, b.stored) for b in buffers] == [("x", False), ("a", True), ("b", True)]
+
+
+def test_categories_from_the_operator_name_and_the_file():
+    def cat(name: str, kind: str = "operator") -> str:
+        return category_of(Record.model_validate(published(op_name=name)), kind)
+
+    assert [cat(n) for n in ("rsqrt", "log_softmax", "batch_to_space_nd", "max_pool2d", "where", "fifo_buffer",
+                             "reduce_max", "conv2d_nchw")] == [
+        "elementwise", "reduction", "layout", "compute", "logic", "layout", "reduction", "compute"]
+    assert cat("rsqrt", "graph") == "graph" and cat("transformer", "block") == "block"
+    assert cat("something_new") in ("elementwise", "reduction", "layout", "logic")  # from its C reference
+
+
+def test_a_record_that_cannot_be_a_task_is_reported_and_the_others_go_on(tmp_path):
+    broken = published(name="broken", c_code=C_REF.replace("float* updates", "float* missing"))
+    bench = tmp_path / "IndependentOperator.json"
+    bench.write_text(json.dumps([broken, published()]))
+    found = resolve(bench, tmp_path / "work")
+    assert [t.task.name for t in found.tasks] == ["scatter_nd_1"]
+    [bad] = found.invalid
+    assert bad.name == "broken" and "['missing'] are not buffers of the TVMScript main" in bad.reason
+    report = build_report(str(bench), "compiler", [invalid_row(bad)])
+    [row] = report["tasks"]
+    assert row["status"] == "invalid_task" and row["category"] == "layout" and "missing" in row["detail"]
+    assert report["summary"]["total"] == 1 and report["summary"]["correct"] == 0
+
+
+@pytest.mark.skipif(not DEV.is_dir(), reason="../shared/hpctranseval-dev (the published development slice) is absent")
+@pytest.mark.parametrize("file", ["IndependentOperator", "ComputationGraph", "ModelBuildingBlock"])
+def test_every_published_development_record_becomes_a_categorized_task(tmp_path, file):
+    paths, invalid = convert_records(DEV / f"{file}.json", tmp_path)
+    assert invalid == [] and paths
+    for path in paths:
+        task = load_task(path)
+        assert task.category in {"IndependentOperator": ("elementwise", "reduction", "layout", "logic", "compute"),
+                                 "ComputationGraph": ("graph",), "ModelBuildingBlock": ("block",)}[file]
+        assert {b.role for b in task.buffers} >= {"input", "output"}
+        if file != "ModelBuildingBlock":  # launch inference for the 46-kernel transformer is still open
+            found = infer(task, parse_cuda(task.source(), str(task.source_path())))
+            assert found.launches is not None, f"{task.name}: {found.explanation}"
