@@ -187,3 +187,77 @@ def test_deduced_template_arguments_specializations_and_device_asserts(tmp_path)
     assert run.returncode == 0, run.stderr  # a failed device assert does not end the process
     assert run.stdout.strip() == "PASS"
     assert "checked: device-side Assertion `threadIdx.x < n` failed" in run.stderr
+
+
+HOST_TEMPLATE = r"""
+#include <cstdio>
+template <typename T, typename Stride>
+__global__ void gather(T* out, const T* in, int n, Stride stride) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i * stride];
+}
+template <typename T>
+int run(int n) {
+  T *in, *out;
+  cudaMallocManaged(&in, 2 * n * sizeof(T)); cudaMallocManaged(&out, n * sizeof(T));
+  for (int i = 0; i < 2 * n; i++) in[i] = (T)i;
+  gather<<<(n + 63) / 64, 64>>>(out, in, n, 2);  // T and Stride deduced when run<T> is instantiated
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < n; i++) ok &= out[i] == (T)(2 * i);
+  return ok;
+}
+int main() { printf("%s\n", run<float>(100) && run<double>(70) ? "PASS" : "FAIL"); }
+"""
+
+
+def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
+    """The port routes launches through a pointer to the lowered kernel (cuda_cpu_launch.h), which
+    deduces nothing: `gather<<<...>>>(out, in, n, 2)` inside `run<T>` becomes `gather<T, int>`."""
+    from tools.project.capture import instrument
+
+    translated = translate_file(HOST_TEMPLATE, "host_template.cu").cpp
+    routed, kernels = instrument(translated)
+    assert kernels == ["gather"] and "&cudacpu_kernels::gather<T, int>" in routed
+    cpp = tmp_path / "host_template.cpp"
+    cpp.write_text(routed)
+    exe = tmp_path / "host_template"
+    project = Path(__file__).resolve().parents[1] / "tools" / "project"
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
+                            str(cpp), "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+    assert run.stdout.strip() == "PASS", run.stderr
+
+
+ASSIGNED_PARAMETERS = r"""
+#include <cstdio>
+__global__ void shift(const float* in, float* out, int n, int step) {
+  in = &in[blockIdx.x * blockDim.x];
+  out += blockIdx.x * blockDim.x;
+  step++;
+  __shared__ float s[64];
+  s[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  out[threadIdx.x] = s[(threadIdx.x + 1) % 64] * step;
+}
+int main() {
+  const int n = 256;
+  float *in, *out;
+  cudaMallocManaged(&in, n * 4); cudaMallocManaged(&out, n * 4);
+  for (int i = 0; i < n; i++) in[i] = i;
+  shift<<<n / 64, 64>>>(in, out, n, 1);
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < n; i++) ok &= out[i] == 2.0f * ((i / 64) * 64 + (i % 64 + 1) % 64);
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_kernel_parameters_the_kernel_assigns_are_each_threads_own(tmp_path):
+    """`in = &in[blockIdx.x * blockDim.x]`: every CUDA thread moves its own copy of the pointer;
+    in the lowered kernel, whose parameters all blocks share, each thread gets a local copy."""
+    run = run_port(ASSIGNED_PARAMETERS, tmp_path, "assigned")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "PASS"

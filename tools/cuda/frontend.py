@@ -640,7 +640,10 @@ def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
     m = re.match(r"^\s*([\w:]+)\s*(<(.*)>)?\s*$", kernel_text, re.S)
     if not m:  # the configuration part of a launch, not the launch itself
         return None
-    if (deduced := _template_arguments(call.referenced)) is not None:
+    deduced = _template_arguments(call.referenced)
+    if deduced is None and not m.group(2):
+        deduced = _dependent_template_arguments(call, m.group(1).split("::")[-1], tr)
+    if deduced is not None:
         # Template arguments deduced from the launch's arguments (or defaulted) are spelled
         # out: the lowered kernel is called through a pointer, which deduces nothing.
         kernel_text = f"{m.group(1)}<{deduced}>"
@@ -675,6 +678,39 @@ def _template_arguments(decl: ci.Cursor | None) -> str | None:
         else:
             return None
     return ", ".join(out)
+
+
+_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "&", "&&"}
+
+
+def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation) -> str | None:
+    """`T, int` for a launch inside a host template (`k<<<g, b>>>(d_out, d_in, n, 1)` with `T* d_out`),
+    whose deduction libclang leaves to the instantiation: each kernel template parameter is what the
+    argument's type has in the place of the parameter's type (`T *` against `const T *`). None where
+    a template parameter is bound by nothing or by two different types."""
+    templates = [c for c in tr.kernel_definitions if c.spelling == kernel and c.kind == ci.CursorKind.FUNCTION_TEMPLATE]
+    if len(templates) != 1:
+        return None
+    template = templates[0]
+    names = [c.spelling for c in template.get_children()
+             if c.kind in (ci.CursorKind.TEMPLATE_TYPE_PARAMETER, ci.CursorKind.TEMPLATE_NON_TYPE_PARAMETER)]
+    params = [c.type.spelling for c in template.get_children() if c.kind == ci.CursorKind.PARM_DECL]
+    args = [c.type.spelling for c in list(call.get_children())[2:]]  # after the callee and the configuration
+    if not names or len(args) != len(params):
+        return None
+    bound: dict[str, str] = {}
+    for param, arg in zip(params, args):
+        p_words = [w for w in param.replace("*", " * ").split() if w not in _QUALIFIERS]
+        a_words = [w for w in arg.replace("*", " * ").split() if w not in _QUALIFIERS]
+        while p_words and a_words and p_words[-1] == a_words[-1] == "*":
+            p_words.pop(), a_words.pop()
+        if len(p_words) == 1 and p_words[0] in names and a_words and "*" not in a_words:
+            value = " ".join(a_words)
+            if "dependent" in value or "type-parameter" in value or bound.setdefault(p_words[0], value) != value:
+                return None
+    if any(n not in bound for n in names):
+        return None
+    return ", ".join(bound[n] for n in names)
 
 
 def _split_top(text: str) -> list[str]:

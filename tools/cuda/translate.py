@@ -15,6 +15,7 @@ from . import frontend as fe
 from .frontend import CudaModule, Translation, parse_translation
 from .lowering import PRELUDE, K, KernelLowering, LoweringUnsupported
 from .macros import expand_device_macros
+from .params import localize_assigned_parameters
 
 NAMESPACE = "cudacpu_kernels"
 
@@ -269,11 +270,15 @@ def _launch_call(launch: fe.Launch) -> str:
 def _parse(source: str, filename: str, include_dirs: list[str] | None = None,
            options: list[str] | None = None) -> Translation:
     """The file parsed, then parsed again with the project's macros expanded in its device code
-    where it uses any (the lowering rewrites what the macros' expansions name)."""
+    where it uses any (the lowering rewrites what the macros' expansions name), and again with
+    the kernel parameters that kernels assign made per-thread locals."""
     tr = parse_translation(source, filename, include_dirs, options)
     own = [Path(filename).parent] + [Path(d) for d in include_dirs or []]
     expanded = expand_device_macros(tr, own)
-    return tr if expanded is None else parse_translation(expanded, filename, include_dirs, options)
+    if expanded is not None:
+        tr = parse_translation(expanded, filename, include_dirs, options)
+    localized = localize_assigned_parameters(tr)
+    return tr if localized is None else parse_translation(localized, filename, include_dirs, options)
 
 
 def lower_source(source: str, filename: str = "input.cu", *, kernels: list[str] | None = None) -> LoweredModule:
