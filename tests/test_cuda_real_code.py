@@ -261,3 +261,72 @@ def test_kernel_parameters_the_kernel_assigns_are_each_threads_own(tmp_path):
     run = run_port(ASSIGNED_PARAMETERS, tmp_path, "assigned")
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "PASS"
+
+
+HEADER_HELPERS = r"""
+#pragma once
+template <typename T>
+__device__ T lane_swap(T x, int mask) {
+  return __shfl_xor_sync(0xffffffff, x, mask);
+}
+template <int kRows, int kCols>
+__device__ void butterfly(float x[kRows][kCols]) {
+  for (int step = 1; step < 32; step *= 2)
+    for (int r = 0; r < kRows; ++r)
+      for (int c = 0; c < kCols; ++c)
+        x[r][c] += __shfl_xor_sync(0xffffffff, x[r][c], step);
+}
+"""
+
+HEADER_CALLER = r"""
+#include <cstdio>
+#include "helpers.cuh"
+template <typename T, int kRows>
+__global__ void k(const T* in, T* out) {
+  constexpr int kCols = 2;
+  T best = in[threadIdx.x];
+  for (int m = 1; m < 32; m *= 2) best = max(best, lane_swap(best, m));
+  float x[kRows][kCols];
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kCols; ++c) x[r][c] = in[threadIdx.x] * (r + 1) + c;
+  butterfly<kRows, kCols>(x);
+  out[threadIdx.x] = best + x[kRows - 1][kCols - 1];
+}
+int main() {
+  float *in, *out;
+  cudaMallocManaged(&in, 64 * 4); cudaMallocManaged(&out, 64 * 4);
+  for (int i = 0; i < 64; i++) in[i] = (i * 7) % 64;
+  k<float, 3><<<1, 64>>>(in, out);
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < 64; i++) {
+    float best = 0, sum = 0;
+    for (int j = i / 32 * 32; j < i / 32 * 32 + 32; j++) {
+      best = in[j] > best ? in[j] : best;
+      sum += in[j] * 3 + 1;
+    }
+    ok &= out[i] == best + sum;
+  }
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_warp_functions_of_a_project_header_are_inlined_into_template_kernels(tmp_path):
+    # The helpers live in a header whose own translation leaves them out (they synchronize):
+    # the kernel that calls them must inline them, with the header's text, its template
+    # arguments (deduced or given) and its array parameter as a pointer to the caller's array.
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "helpers.cuh").write_text(HEADER_HELPERS)
+    (src / "main.cu").write_text(HEADER_CALLER)
+    port = tmp_path / "port"
+    port.mkdir()
+    (port / "helpers.cuh").write_text(translate_file(HEADER_HELPERS, str(src / "helpers.cuh")).cpp)
+    (port / "main.cpp").write_text(translate_file(HEADER_CALLER, str(src / "main.cu")).cpp)
+    exe = tmp_path / "prog"
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()),
+                            str(port / "main.cpp"), "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr

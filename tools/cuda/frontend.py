@@ -22,6 +22,8 @@ import clang.cindex as ci
 from pydantic import BaseModel
 
 SHIM_DIR = Path(__file__).parent / "shim"
+RUNTIME_INCLUDE = Path(__file__).parent / "runtime" / "include"
+DefinitionKey = tuple[str, int]  # a function definition across the files of one parse: (file, offset)
 
 BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}
 BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
@@ -169,7 +171,7 @@ def _shim_args() -> list[str]:
     if gcc_inc := _gcc_include_dir():
         args += ["-isystem", gcc_inc]
     # Last resort for library headers (thrust, cuBLAS, cuRAND): the CPU runtime's.
-    return args + ["-idirafter", str(Path(__file__).parent / "runtime" / "include")]
+    return args + ["-idirafter", str(RUNTIME_INCLUDE)]
 
 
 @functools.cache
@@ -231,13 +233,24 @@ class Translation:
     tu: ci.TranslationUnit
     kernels: dict[str, ci.Cursor] = field(default_factory=dict)  # name -> first definition (a template's primary)
     kernel_definitions: list[ci.Cursor] = field(default_factory=list)  # every one: overloads, specializations
-    functions: dict[int, ci.Cursor] = field(default_factory=dict)  # location offset -> device fn definition
+    functions: dict[DefinitionKey, ci.Cursor] = field(default_factory=dict)  # definition_key -> device fn definition
+    # (of this file, and of the project's headers where this file's code calls them)
     identifiers: set[str] = field(default_factory=set)
     module: CudaModule | None = None
     _main_cursors: list[ci.Cursor] | None = None
+    _headers: dict[str, bytes] = field(default_factory=dict)
 
-    def text(self, start: int, end: int) -> str:
-        return self.source[start:end].decode()
+    def text(self, start: int, end: int, file: str | None = None) -> str:
+        return self.source_of(file)[start:end].decode()
+
+    def source_of(self, file: str | None) -> bytes:
+        """The bytes of the file parsed, or of one of the project's headers it includes (as
+        libclang read them from disk: the offsets of their cursors index these bytes)."""
+        if file is None or file == self.filename:
+            return self.source
+        if file not in self._headers:
+            self._headers[file] = Path(file).read_bytes()
+        return self._headers[file]
 
     def in_main(self, cursor: ci.Cursor) -> bool:
         return bool(_from_main_file()(cursor.location))  # the file parsed: self.filename
@@ -252,8 +265,9 @@ class Translation:
         return self._main_cursors
 
     def called_definition(self, call: ci.Cursor) -> ci.Cursor | None:
-        """The device function of this file that a call calls; for dependent calls in templates
-        (no resolved callee) the one definition of that name, if there is exactly one."""
+        """The device function of this file or of a project header that a call calls; for
+        dependent calls in templates (no resolved callee) the one definition of that name, if
+        there is exactly one."""
         found = self.function_definition(callee(call))
         if found is not None:
             return found
@@ -262,10 +276,68 @@ class Translation:
         return same[0] if len(same) == 1 else None
 
     def function_definition(self, callee: ci.Cursor) -> ci.Cursor | None:
-        """The definition in this file of a called function (template or not)."""
-        if callee is None or callee.location.file is None or callee.location.file.name != self.filename:
+        """The definition in this file or a project header of a called function (template or not)."""
+        if callee is None or callee.location.file is None:
             return None
-        return self.functions.get(callee.location.offset)
+        return self.functions.get(definition_key(callee)) or self.functions.get(definition_key(callee.get_definition()))
+
+
+def definition_key(fn: ci.Cursor | None) -> DefinitionKey:
+    """A function definition's identity across the files of one parse: (file, offset)."""
+    if fn is None or fn.location.file is None:
+        return ("", -1)
+    return fn.location.file.name, fn.location.offset
+
+
+def in_project_header(cursor: ci.Cursor) -> bool:
+    """Declared in a header of the user's project: not the parse shim's, the CPU runtime's or
+    a system header."""
+    file = cursor.location.file
+    if file is None or cursor.location.is_in_system_header:
+        return False
+    path = Path(file.name).resolve()
+    return not any(path.is_relative_to(d) for d in (SHIM_DIR.resolve(), RUNTIME_INCLUDE.resolve()))
+
+
+def _overloads(ref: ci.Cursor) -> list[ci.Cursor]:
+    """The declarations an OVERLOADED_DECL_REF names (a dependent call's candidates)."""
+    lib = ci.conf.lib
+    count, decl = lib.clang_getNumOverloadedDecls, lib.clang_getOverloadedDecl
+    count.argtypes, count.restype = [ci.Cursor], ctypes.c_uint
+    decl.argtypes, decl.restype = [ci.Cursor, ctypes.c_uint], ci.Cursor
+    found = []
+    for i in range(count(ref)):
+        d = decl(ref, i)
+        d._tu = ref._tu
+        found.append(d)
+    return found
+
+
+def _header_functions(tr: "Translation") -> None:
+    """Adds to `tr.functions` the device functions of project headers that the file's kernels and
+    device functions call, and those they call in turn: the lowering inlines the synchronizing
+    ones (the header's own translation leaves them out) and sets coordinates for the others."""
+    pending = list(tr.kernel_definitions) + list(tr.functions.values())
+    seen = {definition_key(f) for f in pending}
+    while pending:
+        fn = pending.pop()
+        for c in fn.walk_preorder():
+            if c.kind != ci.CursorKind.CALL_EXPR:
+                continue
+            candidates = [callee(c)]
+            if candidates[0] is None:
+                candidates = [d for x in c.walk_preorder() if x.kind == ci.CursorKind.OVERLOADED_DECL_REF
+                              for d in _overloads(x)][:16]
+            for cand in candidates:
+                if cand is None or not in_project_header(cand):
+                    continue
+                d = cand if cand.is_definition() else cand.get_definition()
+                if d is None or d.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) \
+                        or not is_device(d) or is_kernel(d) or definition_key(d) in seen:
+                    continue
+                seen.add(definition_key(d))
+                tr.functions[definition_key(d)] = d
+                pending.append(d)
 
 
 @functools.cache
@@ -301,7 +373,8 @@ def parse_translation(source: str, filename: str = "input.cu", include_dirs: lis
             tr.kernels.setdefault(cur.spelling, cur)
             tr.kernel_definitions.append(cur)
         elif is_device(cur):
-            tr.functions[cur.location.offset] = cur
+            tr.functions[definition_key(cur)] = cur
+    _header_functions(tr)
     tr.module = _build_module(tr)
     return tr
 
@@ -451,13 +524,13 @@ def launch_bounds(fn: ci.Cursor, tr: Translation) -> str | None:
 # The module summary
 
 
-def _device_fn_facts(tr: Translation) -> dict[int, tuple[bool, bool, set[str]]]:
-    """Per device function: (uses coordinates, has sync, features), closed over calls."""
-    direct: dict[int, tuple[bool, bool, set[str], set[int]]] = {}
+def _device_fn_facts(tr: Translation) -> dict[DefinitionKey, tuple[bool, bool, set[str]]]:
+    """Per device function (by definition_key): (uses coordinates, has sync, features), closed over calls."""
+    direct: dict[DefinitionKey, tuple[bool, bool, set[str], set[DefinitionKey]]] = {}
     for off, fn in tr.functions.items():
         coords, sync, feats, callees = _scan(fn, tr)
         direct[off] = (coords, sync, feats, callees)
-    closed: dict[int, tuple[bool, bool, set[str]]] = {}
+    closed: dict[DefinitionKey, tuple[bool, bool, set[str]]] = {}
     for off in direct:
         seen, stack = set(), [off]
         coords, sync, feats = False, False, set()
@@ -473,10 +546,10 @@ def _device_fn_facts(tr: Translation) -> dict[int, tuple[bool, bool, set[str]]]:
     return closed
 
 
-def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[int]]:
+def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[DefinitionKey]]:
     coords = sync = False
     feats: set[str] = set()
-    callees: set[int] = set()
+    callees: set[DefinitionKey] = set()
     if not is_kernel(fn) and any("volatile" in p.type.spelling for p in params_of(fn)):
         sync = True  # warp-synchronous code on volatile memory: inlined and run in lockstep
         feats.add("warp-synchronous volatile code")
@@ -503,7 +576,7 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[int
                 feats.add("math intrinsics")
             d = tr.called_definition(c)
             if d is not None:
-                callees.add(d.location.offset)
+                callees.add(definition_key(d))
                 feats.add("device functions")
         elif k == ci.CursorKind.VAR_DECL and is_shared(c):
             feats.add("dynamic shared memory" if c.type.kind == ci.TypeKind.INCOMPLETEARRAY else "shared memory")
@@ -532,8 +605,10 @@ def _build_module(tr: Translation) -> CudaModule:
         if d.severity >= ci.Diagnostic.Error and d.location.file is not None and d.location.file.name == tr.filename:
             mod.diagnostics.append(f"{d.location.file.name}:{d.location.line}: {d.spelling}")
     facts = _device_fn_facts(tr)
-    for off, fn in sorted(tr.functions.items()):
-        coords, sync, _ = facts[off]
+    for key, fn in sorted(tr.functions.items()):
+        if key[0] != tr.filename:
+            continue  # a header's: listed by the header's own translation
+        coords, sync, _ = facts[key]
         mod.device_functions.append(DeviceFunction(
             name=fn.spelling, file=tr.filename, line=fn.location.line,
             is_template=fn.kind == ci.CursorKind.FUNCTION_TEMPLATE, uses_thread_coordinates=coords, has_sync=sync))

@@ -57,16 +57,51 @@ SYNC_CALLS = fe.BARRIERS | fe.WARP_SYNC | fe.WARP_EXCHANGE
 class LoweringUnsupported(Exception):
     """A construct the lowering cannot translate faithfully."""
 
-    def __init__(self, feature: str, line: int, message: str):
+    def __init__(self, feature: str, line: int, message: str, file: str | None = None):
         super().__init__(message)
-        self.feature, self.line, self.message = feature, line, message
+        self.feature, self.line, self.message, self.file = feature, line, message, file
 
 
 def _unsupported(feature: str, cursor: ci.Cursor | None, message: str) -> LoweringUnsupported:
-    return LoweringUnsupported(feature, cursor.location.line if cursor is not None else 0, message)
+    if cursor is None:
+        return LoweringUnsupported(feature, 0, message)
+    return LoweringUnsupported(feature, cursor.location.line, message, _file_of(cursor))
 
 
 # ---------------------------------------------------------------------------------------
+def _file_of(c: ci.Cursor) -> str | None:
+    """The file whose bytes `c`'s offsets index: the file parsed, or a project header whose
+    device function is inlined."""
+    return c.extent.start.file.name if c.extent.start.file is not None else None
+
+
+def _element_type(array: str) -> str:
+    """The type of `a[i]` for `a` of type `array`: `float (*)[4]` -> `float [4]`,
+    `float [2][4]` -> `float [4]`, `const T *` -> `const T`."""
+    array = array.strip()
+    pointer_to_array = re.fullmatch(r"(.*?)\s*\(\*\)\s*(\[.*\])", array)
+    if pointer_to_array:
+        return f"{pointer_to_array.group(1)} {pointer_to_array.group(2)}"
+    dims = re.fullmatch(r"(.*?)\s*\[[^\]]*\]\s*(\[.*\])?", array)
+    if dims:
+        return f"{dims.group(1)} {dims.group(2)}" if dims.group(2) else dims.group(1)
+    if array.endswith("*"):
+        return array[:-1].strip()
+    raise LoweringUnsupported("template deduction", 0, f"cannot tell the element type of {array}")
+
+
+ARRAY_TYPES = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.DEPENDENTSIZEDARRAY,
+               ci.TypeKind.VARIABLEARRAY)
+
+
+def _decayed(array: str) -> str:
+    """The pointer an array parameter is: `float[A][B]` -> `float (*)[B]`, `float[A]` -> `float *`."""
+    dims = re.fullmatch(r"(.*?)\s*\[[^\]]*\]\s*(\[.*\])?", array.strip())
+    if dims is None:
+        return array
+    return f"{dims.group(1)} (*){dims.group(2)}" if dims.group(2) else f"{dims.group(1)} *"
+
+
 # Variables and inlining contexts
 
 
@@ -287,7 +322,7 @@ def _reindent(text: str, column: int, indent: str) -> list[str]:
 
 
 class KernelLowering:
-    def __init__(self, tr: Translation, kernel: ci.Cursor, sync_functions: set[int], coord_functions: set[int]):
+    def __init__(self, tr: Translation, kernel: ci.Cursor, sync_functions: set[fe.DefinitionKey], coord_functions: set[fe.DefinitionKey]):
         self.tr = tr
         self.kernel = kernel
         self.sync_functions = sync_functions  # offsets of device functions with barriers / warp intrinsics
@@ -415,7 +450,7 @@ class KernelLowering:
         if fe.call_name(call) in SYNC_CALLS:
             return True
         d = self.tr.called_definition(call)
-        return d is not None and d.location.offset in self.sync_functions
+        return d is not None and fe.definition_key(d) in self.sync_functions
 
     def _own_sync_calls(self, c: ci.Cursor, skip_stmts: bool) -> list[ci.Cursor]:
         """Sync calls of a statement's own expressions (not of its sub-statements), outermost first."""
@@ -468,7 +503,7 @@ class KernelLowering:
         return self._new_var(ref, ctx)
 
     def _is_local(self, ref: ci.Cursor, ctx: Ctx) -> bool:
-        if not self.tr.in_main(ref):
+        if _file_of(ref) != _file_of(ctx.fn):
             return False
         ext = ctx.fn.extent
         return ext.start.offset <= ref.extent.start.offset and ref.extent.end.offset <= ext.end.offset
@@ -517,6 +552,8 @@ class KernelLowering:
         for c in ctx.fn.get_children():
             if c.kind == K.TEMPLATE_TYPE_PARAMETER and c.hash in ctx.subst:
                 text = re.sub(rf"\b{re.escape(c.spelling)}\b", ctx.subst[c.hash], text)
+            elif c.kind == K.TEMPLATE_NON_TYPE_PARAMETER and c.hash in ctx.subst:
+                text = re.sub(rf"\b{re.escape(c.spelling)}\b", f"({ctx.subst[c.hash]})", text)
         return text
 
     def expr_class(self, expr: ci.Cursor, ctx: Ctx, allow_assign: set[int] = frozenset()) -> tuple[str, bool]:
@@ -558,7 +595,7 @@ class KernelLowering:
                 name = fe.call_name(c)
                 target = fe.callee(c)
                 if name in SYNC_CALLS or name in fe.ATOMICS or name in fe.WARP_LOCAL or (
-                        target is not None and self.tr.in_main(target)):
+                        target is not None and (self.tr.in_main(target) or fe.in_project_header(target))):
                     bump("none")
             elif k == K.ARRAY_SUBSCRIPT_EXPR:
                 base = _strip(_children(c)[0]) if _children(c) else None
@@ -687,7 +724,7 @@ class KernelLowering:
             if fe.call_name(call) in fe.BARRIERS:
                 return True
             d = self.tr.called_definition(call)
-            if d is not None and d.location.offset in self.sync_functions and self._has_barrier(d):
+            if d is not None and fe.definition_key(d) in self.sync_functions and self._has_barrier(d):
                 return True
         return False
 
@@ -805,6 +842,19 @@ class KernelLowering:
                     # own business): say at run time where the threads did not agree.
                     out.append(BCheck(masks, f"{self.tr.filename}:{s.location.line}"))
                 return
+        lockstep = self._volatile(s)
+        exchanges = self._lower_sync_calls(calls, ctx, masks, out)
+        if lockstep and not exchanges and self._lockstep_store(s, ctx, masks, out):
+            return
+        if exchanges:
+            self._exchange(exchanges, ctx, masks, out)
+        self.region(out, masks).items.append(("stmt", s, ctx))
+        if lockstep:
+            self.cut(out)
+
+    def _lower_sync_calls(self, calls: list[ci.Cursor], ctx: Ctx, masks: tuple, out: list) -> list:
+        """Inlines the synchronizing device functions among `calls`; returns the warp exchanges
+        (warp intrinsics, counting barriers) left to `_exchange`."""
         exchanges = []
         for call in calls:
             name = fe.call_name(call)
@@ -814,24 +864,22 @@ class KernelLowering:
                 raise _unsupported("barrier in expression", call, "a barrier used inside an expression")
             else:
                 self._inline(call, ctx, masks, out)
-        lockstep = self._volatile(s)
-        if lockstep and not exchanges and self._lockstep_store(s, ctx, masks, out):
-            return
-        if exchanges:
-            r = self.region(out, masks)
-            for call in exchanges:
-                site = self.sites
-                self.sites += 1
-                args = [a for a in _children(call)[1:] if a.extent.start.offset < a.extent.end.offset]
-                name = fe.call_name(call)
-                value = self._exchange_value(call, name, args)
-                r.begins.append(site)
-                r.items.append(("put", site, value, ctx))
-                ctx.replacements[(call.extent.start.offset, call.extent.end.offset)] = ("exchange", site, call, name, args)
-            self.cut(out)
-        self.region(out, masks).items.append(("stmt", s, ctx))
-        if lockstep:
-            self.cut(out)
+        return exchanges
+
+    def _exchange(self, exchanges: list[ci.Cursor], ctx: Ctx, masks: tuple, out: list) -> None:
+        """Every lane puts its value for each exchange, at the end of the current region; the
+        statement that reads the results runs after the cut."""
+        r = self.region(out, masks)
+        for call in exchanges:
+            site = self.sites
+            self.sites += 1
+            args = [a for a in _children(call)[1:] if a.extent.start.offset < a.extent.end.offset]
+            name = fe.call_name(call)
+            value = self._exchange_value(call, name, args)
+            r.begins.append(site)
+            r.items.append(("put", site, value, ctx))
+            ctx.replacements[(call.extent.start.offset, call.extent.end.offset)] = ("exchange", site, call, name, args)
+        self.cut(out)
 
     def _exchange_value(self, call: ci.Cursor, name: str, args: list[ci.Cursor]):
         if name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__ballot", "__any", "__all"):
@@ -849,7 +897,7 @@ class KernelLowering:
                                "definition is not in this file")
         depth, c = 0, ctx
         while c is not None:
-            depth += c.fn.location.offset == fn.location.offset
+            depth += fe.definition_key(c.fn) == fe.definition_key(fn)
             c = c.parent
         if depth:
             raise _unsupported("recursion", call, f"recursive synchronizing function {fn.spelling}")
@@ -877,13 +925,16 @@ class KernelLowering:
                 callee_ctx.vars[p.hash] = var
                 continue
             var = self._new_var(p, callee_ctx)
-            var.type = _value_type(var.type)
+            # An array parameter is a pointer to the caller's array, as in C.
+            var.type = _decayed(var.type) if p.type.kind in ARRAY_TYPES else _value_type(var.type)
             var.init = (a, ctx)
             var.kind, var.tainted = ("none", False) if p.hash in callee_ctx.written else self.expr_class(a, ctx)
             self.region(out, masks).items.append(("decl", var, (a, ctx)))
         self.lower_seq(body[:-1] if tail is not None else body, callee_ctx, masks, out, in_loop=False)
         if tail is not None and result_type != "void":
             value = _children(tail)[0]
+            if exchanges := self._lower_sync_calls(self._own_sync_calls(value, skip_stmts=True), callee_ctx, masks, out):
+                self._exchange(exchanges, callee_ctx, masks, out)  # `return __shfl_xor_sync(...)`
             res = Var(name=self._fresh(fn.spelling + "_result"), type=_value_type(self._subst_type(result_type, callee_ctx)),
                       cursor=None, ctx=callee_ctx, synthetic=True, order=len(self.vars))
             self.vars.append(res)
@@ -896,7 +947,8 @@ class KernelLowering:
         tparams = [c for c in fn.get_children() if c.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER)]
         if not tparams:
             return
-        explicit = re.match(r"^\s*[\w:]+\s*<(.*)>\s*\(", self.tr.text(call.extent.start.offset, call.extent.end.offset), re.S)
+        explicit = re.match(r"^\s*[\w:]+\s*<(.*)>\s*\(", self.tr.text(call.extent.start.offset, call.extent.end.offset,
+                                                                 _file_of(call)), re.S)
         given = fe._split_top(explicit.group(1)) if explicit else []
         for tp, text in zip(tparams, given):
             callee_ctx.subst[tp.hash] = text
@@ -925,6 +977,8 @@ class KernelLowering:
                 return var.type
             if s.kind == K.DECL_REF_EXPR and s.referenced is not None:
                 return self._subst_type(s.referenced.type.spelling, ctx)
+            if s.kind == K.ARRAY_SUBSCRIPT_EXPR and _children(s):
+                return _element_type(self._arg_type(_children(s)[0], ctx))
             raise _unsupported("template deduction", a, "cannot tell the type of a dependent argument")
         return self._subst_type(t, ctx)
 
@@ -1072,7 +1126,7 @@ class KernelLowering:
                     self._add_shared_decl(ref, None)
             elif x.kind == K.CALL_EXPR:
                 d = self.tr.called_definition(x)
-                if d is not None and d.location.offset in self.coord_functions:
+                if d is not None and fe.definition_key(d) in self.coord_functions:
                     self.uses_coord_functions = True
                 if fe.call_name(x) in fe.UNSUPPORTED_CALLS:
                     feature = fe.UNSUPPORTED_CALLS[fe.call_name(x)]
@@ -1136,14 +1190,15 @@ class KernelLowering:
         reps: list[tuple[int, int, str]] = []
         self._collect(c, ctx, tid, reps, 0, start, end)
         reps.sort()
+        file = _file_of(c)
         out, pos = [], start
         for s, e, text in reps:
             if s < pos:
                 continue
-            out.append(self.tr.text(pos, s))
+            out.append(self.tr.text(pos, s, file))
             out.append(text)
             pos = e
-        out.append(self.tr.text(pos, max(pos, end)))
+        out.append(self.tr.text(pos, max(pos, end), file))
         return "".join(out)
 
     def _collect(self, x: ci.Cursor, ctx: Ctx, tid: str | None, reps: list, nest: int, lo: int, hi: int) -> None:
@@ -1157,7 +1212,7 @@ class KernelLowering:
         if k == K.DECL_REF_EXPR and x.referenced is not None:
             text = self._ref_text(x.referenced, ctx, tid)
             if text is not None and text != x.spelling:
-                if self.tr.text(s, e) != x.spelling:
+                if self.tr.text(s, e, _file_of(x)) != x.spelling:
                     raise _unsupported("variable in macro", x, f"{x.spelling} is used inside a macro expansion and "
                                        "must be rewritten (it lives across a barrier)")
                 reps.append((s, e, text))
@@ -1166,19 +1221,19 @@ class KernelLowering:
             reps.append((s, e, ctx.subst[x.referenced.hash]))
             return
         if k == K.DECL_STMT and s >= lo and e <= hi and self._decl_needs_rewrite(x, ctx):
-            reps.append((s, self._after_semicolon(e), self._render_decl(x, ctx, tid)))
+            reps.append((s, self._after_semicolon(e, x), self._render_decl(x, ctx, tid)))
             return
         if k == K.RETURN_STMT and ctx.is_kernel and tid is not None:
-            reps.append((s, self._after_semicolon(e), self._return_text(tid, nest)))
+            reps.append((s, self._after_semicolon(e, x), self._return_text(tid, nest)))
             return
         region = self._cur_region
         if k in (K.BREAK_STMT, K.CONTINUE_STMT) and nest == 0 and tid is not None and region is not None \
                 and region.loop_flag is not None:
             flag, skip = region.loop_flag
             if k == K.BREAK_STMT:
-                reps.append((s, self._after_semicolon(e), f"{{ {flag.name}[{tid}] = false; continue; }}"))
+                reps.append((s, self._after_semicolon(e, x), f"{{ {flag.name}[{tid}] = false; continue; }}"))
             else:
-                reps.append((s, self._after_semicolon(e), f"{{ {skip.name}[{tid}] = true; continue; }}"))
+                reps.append((s, self._after_semicolon(e, x), f"{{ {skip.name}[{tid}] = true; continue; }}"))
             return
         if k == K.CALL_EXPR and fe.call_name(x) in fe.WARP_LOCAL and tid is not None:
             name = fe.call_name(x)
@@ -1187,7 +1242,7 @@ class KernelLowering:
             return
         if k == K.CALL_EXPR:
             d = self.tr.called_definition(x)
-            if d is not None and d.location.offset in self.coord_functions:
+            if d is not None and fe.definition_key(d) in self.coord_functions:
                 self._region_sets_coords = True
         if k in LOOPS or k == K.SWITCH_STMT:
             nest += 1
@@ -1195,8 +1250,9 @@ class KernelLowering:
             self._collect(ch, ctx, tid, reps, nest, lo, hi)
 
 
-    def _after_semicolon(self, end: int) -> int:
-        src = self.tr.source
+    def _after_semicolon(self, end: int, c: ci.Cursor) -> int:
+        """Past the `;` that follows `end` in the file of `c`, if one does."""
+        src = self.tr.source_of(_file_of(c))
         i = end
         while i < len(src) and src[i:i + 1] in (b" ", b"\t"):
             i += 1
@@ -1299,6 +1355,21 @@ class KernelLowering:
 
     # ---- emitting the lowered function ------------------------------------------------------
 
+    def _constants_used(self, hoisted: list[str]) -> list[str]:
+        """The kernel's own top-level `constexpr` and type alias declarations, as written, where
+        the per-thread and shared declarations hoisted above its body name them
+        (`float x[kNChunks][kNElts]`, `vec_t`)."""
+        aliases = (K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL)
+        body = fe.body_of(self.kernel)
+        decls = [s for s in _children(body) if s.kind == K.DECL_STMT and (
+            any(t.spelling == "constexpr" for t in s.get_tokens()) or all(v.kind in aliases for v in _children(s)))
+                 ] if body is not None else []
+        names = {v.spelling for d in decls for v in _children(d) if v.kind in (K.VAR_DECL, *aliases)}
+        if not any(re.search(rf"\b{re.escape(name)}\b", line) for name in names for line in hoisted):
+            return []
+        return [self.tr.text(d.extent.start.offset, self._after_semicolon(d.extent.end.offset, d), _file_of(d)).strip()
+                for d in decls]
+
     def emit_function(self) -> str:
         n = self.n
         self.exit_flags = self.has_return and len(self.regions) > 1
@@ -1321,6 +1392,7 @@ class KernelLowering:
             block_head.append(f"{n['exited']}.fill(false);")
         lines = [self._signature() + " {"]
         ind = "    "
+        lines += [ind + text for text in self._constants_used(state + block_head)]
         if any(re.search(rf"\b{n['nthreads']}\b", x) for x in state + body):
             lines.append(f"{ind}const unsigned int {n['nthreads']} = blockDim.x * blockDim.y * blockDim.z;")
         if state:
@@ -1525,7 +1597,7 @@ class KernelLowering:
                 return []
             end = s.extent.end.offset
             if s.kind != K.COMPOUND_STMT and not text.rstrip().endswith((";", "}")):
-                text += self.tr.text(end, self._after_semicolon(end)).strip() or ";"
+                text += self.tr.text(end, self._after_semicolon(end, s), _file_of(s)).strip() or ";"
             if not text.strip():
                 return []
             return _reindent(text, s.extent.start.column, ind)

@@ -3,6 +3,7 @@ translation unit with its entry function (`lower_task`) and a host+device port (
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -65,14 +66,14 @@ class LoweredModule(BaseModel):
 # ---------------------------------------------------------------------------------------
 
 
-def _facts(tr: Translation) -> tuple[set[int], set[int]]:
+def _facts(tr: Translation) -> tuple[set[fe.DefinitionKey], set[fe.DefinitionKey]]:
     facts = fe._device_fn_facts(tr)
     sync = {off for off, (_, s, _) in facts.items() if s}
     coords = {off for off, (c, s, _) in facts.items() if c and not s}
     return sync, coords
 
 
-def _lower_kernel(tr: Translation, cursor: ci.Cursor, sync: set[int], coords: set[int]) -> tuple[str, LoweredKernel]:
+def _lower_kernel(tr: Translation, cursor: ci.Cursor, sync: set[fe.DefinitionKey], coords: set[fe.DefinitionKey]) -> tuple[str, LoweredKernel]:
     info = tr.module.kernel(cursor.spelling)  # type: ignore[union-attr]
     low = KernelLowering(tr, cursor, sync, coords)
     low.lower_body()
@@ -154,6 +155,14 @@ def _wrap(text: str, kernel: bool = False) -> str:
     return f"namespace {NAMESPACE} {{\n{text}\n}}  // namespace {NAMESPACE}"
 
 
+def _named_like(file: str | None, main: str) -> str:
+    """A header's path as the user knows it: relative to the folder of the file translated."""
+    if file is None or file == main:
+        return main
+    relative = os.path.relpath(Path(file).resolve(), Path(main).resolve().parent)
+    return file if relative.startswith("..") else relative
+
+
 def _outer_extent(cursor: ci.Cursor) -> tuple[int, int]:
     parent = cursor.lexical_parent
     if parent is not None and parent.kind == K.LINKAGE_SPEC and len(list(parent.get_children())) == 1:
@@ -181,8 +190,8 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
         try:
             text, record = _lower_kernel(tr, cursor, sync, coords)
         except LoweringUnsupported as exc:
-            problem = Unsupported(feature=exc.feature, file=tr.filename, line=exc.line or cursor.location.line,
-                                  message=exc.message, kernel=name)
+            problem = Unsupported(feature=exc.feature, file=_named_like(exc.file, tr.filename),
+                                  line=exc.line or cursor.location.line, message=exc.message, kernel=name)
             result.unsupported.append(problem)
             text = _stub(cursor, tr, problem)
             record = LoweredKernel(name=name, file=tr.filename, line=cursor.location.line, lowered=False,
@@ -199,10 +208,10 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
                 edits.replace(start, _after(tr, end), _wrap(_prototype(c, tr)))
             continue
         if fe.is_device(c):
-            if c.is_definition() and c.location.offset in sync:
+            if c.is_definition() and fe.definition_key(c) in sync:
                 edits.replace(start, end, f"// __device__ {c.spelling}: inlined into the kernels that call it")
             elif c.is_definition():
-                coord_fn_kept = coord_fn_kept or c.location.offset in coords
+                coord_fn_kept = coord_fn_kept or fe.definition_key(c) in coords
                 if not fe.has_attr(c, K.CUDAHOST_ATTR):
                     edits.replace(start, end, _device_code(tr.text(start, end)))
             continue
