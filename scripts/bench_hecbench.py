@@ -231,9 +231,10 @@ def main() -> int:
                f"with smaller runs: {', '.join(r.name for r in rows if r.smaller) or 'none'}",
                f"port time (not counting the app's runs): median {statistics.median([r.port_s for r in rows] or [0]):.0f}s, "
                f"max {max([r.port_s for r in rows] or [0]):.0f}s",
-               f"speed over the hand-written OpenMP twins ({len(timed_rows)} apps): geomean "
-               f"{geomean([r.speed[1] for r in timed_rows]):.2f}x with 1 thread, {geomean([r.speed[2] for r in timed_rows]):.2f}x "
-               f"with 2 threads (above 1: the port is faster)"]
+               (f"speed over the hand-written OpenMP twins ({len(timed_rows)} apps): geomean "
+                f"{geomean([r.speed[1] for r in timed_rows]):.2f}x with 1 thread, {geomean([r.speed[2] for r in timed_rows]):.2f}x "
+                f"with 2 threads (above 1: the port is faster)" if timed_rows else
+                "speed over the hand-written OpenMP twins: not measured (--no-speed, or no twin passed)")]
     print("\n".join(lines + [""] + summary))
     results = ROOT / "docs" / "RESULTS.md"
     stamp = time.strftime("%Y-%m-%d %H:%M")
