@@ -282,6 +282,29 @@ class Translation:
         return self.functions.get(definition_key(callee)) or self.functions.get(definition_key(callee.get_definition()))
 
 
+class SourceEdits:
+    """Replacements of byte ranges of the file parsed, applied in order of position; a range
+    that starts inside one already replaced is dropped (it was part of that text)."""
+
+    def __init__(self, tr: Translation):
+        self.tr = tr
+        self.edits: list[tuple[int, int, str]] = []
+
+    def replace(self, start: int, end: int, text: str) -> None:
+        self.edits.append((start, end, text))
+
+    def apply(self) -> str:
+        out, pos = [], 0
+        for s, e, text in sorted(self.edits):
+            if s < pos:
+                continue
+            out.append(self.tr.text(pos, s))
+            out.append(text)
+            pos = e
+        out.append(self.tr.source[pos:].decode())
+        return "".join(out)
+
+
 def definition_key(fn: ci.Cursor | None) -> DefinitionKey:
     """A function definition's identity across the files of one parse: (file, offset)."""
     if fn is None or fn.location.file is None:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from . import frontend as fe
+
 K = ci.CursorKind
 
 
@@ -150,8 +152,6 @@ class Expander:
 
 def _bodies(tr) -> list[ci.Cursor]:
     """The bodies of the file's kernels and __device__ functions."""
-    from . import frontend as fe
-
     out = []
     for c in tr.walk_main():
         if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and c.is_definition() and tr.in_main(c) \
@@ -191,21 +191,15 @@ def expand_device_macros(tr, own_dirs: list[Path]) -> str | None:
         if any(s <= start and end <= e for s, e in spans):
             sites.append((start, end))
     expander = Expander(macros)
-    text = tr.source
-    out, pos = [], 0
+    edits = fe.SourceEdits(tr)
+    taken = 0
     for start, end in sorted(sites):
-        if start < pos:  # inside an expansion already taken
+        if start < taken:  # inside an expansion already taken
             continue
-        original = text[start:end].decode()
         tokens = [t.spelling for t in tr.tu.get_tokens(extent=tr.tu.get_extent(tr.filename, (start, end)))]
         expansion = expander.expand(tokens)
         if not _names_something(expansion):
             continue
-        expanded = " ".join(expansion)
-        out.append(text[pos:start].decode())
-        out.append(expanded + "\n" * original.count("\n"))
-        pos = end
-    if not out:
-        return None
-    out.append(text[pos:].decode())
-    return "".join(out)
+        edits.replace(start, end, " ".join(expansion) + "\n" * tr.text(start, end).count("\n"))
+        taken = end
+    return edits.apply() if edits.edits else None

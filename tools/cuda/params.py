@@ -24,7 +24,7 @@ _QUALIFIERS = {"__restrict__", "__restrict", "restrict"}
 def localize_assigned_parameters(tr) -> str | None:
     """The file's text with every kernel parameter the kernel assigns turned into a local copy;
     None where no kernel assigns one."""
-    edits: list[tuple[int, int, str]] = []  # (start, end, replacement), offsets into the source
+    edits = fe.SourceEdits(tr)
     for kernel in tr.walk_main():
         if kernel.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) or not kernel.is_definition() \
                 or not tr.in_main(kernel) or not fe.is_kernel(kernel):
@@ -40,22 +40,13 @@ def localize_assigned_parameters(tr) -> str | None:
             name = next((t for t in reversed(tokens) if t.spelling == param.spelling), None)
             if name is None:
                 continue
-            edits.append((name.extent.start.offset, name.extent.end.offset, param.spelling + ARG_SUFFIX))
+            edits.replace(name.extent.start.offset, name.extent.end.offset, param.spelling + ARG_SUFFIX)
             declaration = " ".join(t.spelling for t in tokens if t.spelling not in _QUALIFIERS)
             declarations.append(f"{declaration} = {param.spelling}{ARG_SUFFIX};")
         if declarations:
             brace = body.extent.start.offset + 1
-            edits.append((brace, brace, " " + " ".join(declarations)))
-    if not edits:
-        return None
-    text = tr.source
-    out, pos = [], 0
-    for start, end, replacement in sorted(edits):
-        out.append(text[pos:start].decode())
-        out.append(replacement)
-        pos = end
-    out.append(text[pos:].decode())
-    return "".join(out)
+            edits.replace(brace, brace, " " + " ".join(declarations))
+    return edits.apply() if edits.edits else None
 
 
 def _assigned(body: ci.Cursor, params: set[int]) -> set[int]:
@@ -70,19 +61,13 @@ def _assigned(body: ci.Cursor, params: set[int]) -> set[int]:
 
     def visit(c: ci.Cursor) -> None:
         children = list(c.get_children())
-        if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and len(children) == 2:
-            between = [t.spelling for t in c.get_tokens()
-                       if children[0].extent.end.offset <= t.extent.start.offset < children[1].extent.start.offset]
-            if any(op in _ASSIGNMENTS for op in between):
-                ref = target(children[0])
-                if ref is not None and ref.hash in params:
-                    found.add(ref.hash)
-        elif c.kind == K.UNARY_OPERATOR and children:
-            if any(t.spelling in ("++", "--") for t in c.get_tokens() if not (
-                    children[0].extent.start.offset <= t.extent.start.offset < children[0].extent.end.offset)):
-                ref = target(children[0])
-                if ref is not None and ref.hash in params:
-                    found.add(ref.hash)
+        assigns = (c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and len(children) == 2
+                   and fe.operator_of(c) in _ASSIGNMENTS) or (
+            c.kind == K.UNARY_OPERATOR and children and fe.operator_of(c) in ("++", "--"))
+        if assigns:
+            ref = target(children[0])
+            if ref is not None and ref.hash in params:
+                found.add(ref.hash)
         for child in children:
             visit(child)
 

@@ -109,26 +109,6 @@ def _stub(cursor: ci.Cursor, tr: Translation, problem: Unsupported) -> str:
             f"    cudacpu::unsupported(\"{msg}\");\n}}")
 
 
-class _Edits:
-    def __init__(self, tr: Translation):
-        self.tr = tr
-        self.edits: list[tuple[int, int, str]] = []
-
-    def replace(self, start: int, end: int, text: str) -> None:
-        self.edits.append((start, end, text))
-
-    def apply(self) -> str:
-        out, pos = [], 0
-        for s, e, text in sorted(self.edits):
-            if s < pos:
-                continue
-            out.append(self.tr.text(pos, s))
-            out.append(text)
-            pos = e
-        out.append(self.tr.source[pos:].decode())
-        return "".join(out)
-
-
 # `assert` in device code is CUDA's device-side assert: a failure is reported and leaves the
 # sticky cudaErrorAssert for the host's next synchronisation; the process goes on.
 _DEVICE_ASSERT = ('\n#pragma push_macro("assert")\n#undef assert\n#ifdef NDEBUG\n#define assert(e) ((void)0)\n#else\n'
@@ -175,7 +155,7 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
     assert mod is not None
     result = LoweredModule(cpp="", module=mod)
     sync, coords = _facts(tr)
-    edits = _Edits(tr)
+    edits = fe.SourceEdits(tr)
     wanted = set(kernels) if kernels else None
     if wanted:
         missing = wanted - set(tr.kernels)
