@@ -9,6 +9,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from sandboxes.base import SandboxUnavailable
+
 from .configuration import ConfigError, Settings, load_settings
 from .errors import UserError
 
@@ -186,13 +188,12 @@ def bench_generate(
 
 @config_app.command("show")
 def config_show() -> None:
-    """Print the effective configuration (secrets masked)."""
-    from rich.pretty import Pretty
-
+    """Print the effective configuration as agent.toml text (keys masked, on comment lines)."""
     cfg = settings()
     files = cfg.config_files()
-    console.print(f"[bold]config files:[/] {', '.join(map(str, files)) or '(none; defaults and AGENT_* env)'}")
-    console.print(Pretty(cfg.masked(), expand_all=True))
+    # Plain text, neither wrapped nor read as markup: `[budgets]` is a TOML table, not a style.
+    console.print(f"# config files: {', '.join(map(str, files)) or '(none; defaults and AGENT_* env)'}\n{cfg.to_toml()}",
+                  markup=False, highlight=False, soft_wrap=True, end="")
 
 
 def _interrupted() -> None:
@@ -212,7 +213,7 @@ def main() -> None:
     except UserError as exc:
         err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
-    except ConfigError as exc:
+    except (ConfigError, SandboxUnavailable) as exc:
         err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(1)
     except typer.Exit as exc:

@@ -6,7 +6,10 @@ AGENT_BUDGETS__MAX_ITERS=3, AGENT_COMPILER__CXX=g++-12.
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -143,11 +146,59 @@ class Settings(BaseSettings):
 
     def masked(self) -> dict[str, Any]:
         data = self.model_dump(mode="json")
-        for key in ("openai_api_key", "anthropic_api_key", "llm_api_key"):
+        for key in SECRET_KEYS:
             if data.get(key):
                 raw = getattr(self, key).get_secret_value()
                 data[key] = (raw[:3] + "…" + "*" * 6) if len(raw) > 8 else "******"
         return data
+
+    def to_toml(self) -> str:
+        """The settings as agent.toml text: tomllib reads it back into the same settings. A key
+        is shown masked on a comment line (a masked value read back would be a wrong key);
+        unset fields are comments too (TOML has no null)."""
+        data = self.masked()
+        lines: list[str] = []
+        for key in SECRET_KEYS:
+            value = data.pop(key)
+            lines.append(f'# {key} = "{value}"  (masked)' if value else f"# {key}: not set")
+        _toml_table(lines, [], data)
+        return "\n".join(lines).strip() + "\n"
+
+
+SECRET_KEYS = ("openai_api_key", "anthropic_api_key", "llm_api_key")
+
+
+def _toml_table(lines: list[str], path: list[str], table: dict[str, Any]) -> None:
+    """Append `table` (plain JSON data) as TOML: its own values, then each nested table under its header."""
+    nested = {k: v for k, v in table.items() if isinstance(v, dict)}
+    if path and (len(nested) < len(table) or not nested):
+        lines += ["", f"[{'.'.join(map(_toml_key, path))}]"]
+    for key, value in table.items():
+        if key in nested:
+            continue
+        lines.append(f"# {_toml_key(key)}: not set" if value is None else f"{_toml_key(key)} = {_toml_value(value)}")
+    for key, value in nested.items():
+        _toml_table(lines, [*path, key], value)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # JSON's escapes (\\, \", \n, \uXXXX) are TOML's basic-string escapes
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"no TOML form for {type(value).__name__}")
 
 
 class ConfigError(Exception):

@@ -24,6 +24,7 @@ from typing import Any, Callable, Protocol
 from langgraph.graph import END, START, StateGraph
 
 from agent.configuration import Settings
+from agent.speedups import reference_name, speedup_text
 from agent.state import FAILED, KernelState, obs_dicts, obs_records
 from agent.trace import TraceWriter
 from agent.translators.base import Translation, TranslateRequest, Translator
@@ -33,6 +34,8 @@ from tools.spec import Task, parse_task
 NODES = ("plan", "translate", "compile", "test", "profile", "decide")
 GAIN = 0.97  # an optimization counts as a gain when it is at least 3% faster
 MAX_EMBEDDED_BYTES = 4 << 20  # task files up to this size travel in the trace
+REASON_CHARS = 300  # a result's reason is one line
+DETAIL_LINES = 8  # of the compiler's messages, in a result
 
 
 class Toolbox(Protocol):
@@ -210,11 +213,11 @@ def translate(state: KernelState, ctx: GraphContext) -> dict:
         plan=state.get("plan") or {},
     )
     spec = state["translator"]
-    fatal = False
+    fatal, failed_status = False, None
     try:
         translation = ctx.translator_for(spec).translate(request)
     except Exception as exc:
-        translation, fatal = _failed_translation(exc)
+        translation, fatal, failed_status = _failed_translation(exc)
         ctx.emit(state, "translate", "error", {"translator": spec, "error": str(exc), "fatal": fatal})
     for exchange in translation.exchanges:
         ctx.emit(state, "translate", "llm_request", {"attempt": n, **(exchange.get("request") or {})})
@@ -232,7 +235,7 @@ def translate(state: KernelState, ctx: GraphContext) -> dict:
         "mode": mode,
         "translator": spec,
         "code": translation.code,
-        "status": "pending" if translation.code else "no_code",
+        "status": "pending" if translation.code else failed_status or "no_code",
         "observations": observations,
         # No code and no complaint about the model's answer: the translator has nothing more to offer.
         "exhausted": not translation.code and not malformed and not fatal,
@@ -243,17 +246,21 @@ def translate(state: KernelState, ctx: GraphContext) -> dict:
     return {"current": current, "counters": counters, "observations": observations, "obs_cursor": len(state["observations"]) + len(observations)}
 
 
-def _failed_translation(exc: Exception) -> tuple[Translation, bool]:
-    """An exception from a translator: an observation; fatal unless the failure may pass."""
+def _failed_translation(exc: Exception) -> tuple[Translation, bool, str | None]:
+    """An exception from a translator: an observation; fatal unless the failure may pass; and the
+    attempt's status where the failure has one of its own (a model server that cannot be reached)."""
     from agent.llm.base import BudgetExceeded, LLMError
 
     if isinstance(exc, LLMError):
-        obs = Observation(kind="llm", message=str(exc), data={"status": exc.status, "transient": exc.transient})
-        return Translation(code=None, observations=[obs]), not exc.transient
+        obs = Observation(kind="llm", message=str(exc),
+                          data={"status": exc.status, "transient": exc.transient, "unreachable": exc.unreachable})
+        # The failed call goes into the trace like any other, so that a replay fails the same way.
+        failed = Translation(code=None, observations=[obs], exchanges=[exc.exchange()])
+        return failed, not exc.transient, "llm_unreachable" if exc.unreachable else None
     if isinstance(exc, BudgetExceeded):
-        return Translation(code=None, observations=[Observation(kind="llm", message=str(exc))]), True
+        return Translation(code=None, observations=[Observation(kind="llm", message=str(exc))]), True, None
     obs = Observation(kind="runtime", message=f"translator failed: {type(exc).__name__}: {exc}")
-    return Translation(code=None, observations=[obs]), True
+    return Translation(code=None, observations=[obs]), True, None
 
 
 def _previous_code(state: KernelState, mode: str) -> str | None:
@@ -316,7 +323,7 @@ def profile(state: KernelState, ctx: GraphContext) -> dict:
     if current["status"] == "correct" and _better(current, state.get("best")):
         update["best"] = {k: v for k, v in current.items() if k != "observations"}
     speedup = current.get("speedup_vs_reference")
-    ctx.step(state, "profile", f"{speedup:.2f}x vs reference" if speedup else "timed")
+    ctx.step(state, "profile", speedup_text(speedup, reference_name(current.get("reference_kind")), ".2f") if speedup else "timed")
     return update
 
 
@@ -382,18 +389,22 @@ def budget_spent(state: KernelState, settings: Settings) -> str | None:
 
 
 def final_result(state: KernelState, attempts: list[dict]) -> dict[str, Any]:
-    """KernelResult fields: the best correct attempt, else the last attempt that had code."""
+    """KernelResult fields: the best correct attempt, else the last attempt that had code; with
+    the reason for any other status than correct."""
     c = state["counters"]
     best = state.get("best")
     chosen = best or next((a for a in reversed(attempts) if a.get("code")), None)
     base = {"name": state["kernel"], "iterations": c["iterations"], "backend": state["translator"], "tokens": c["tokens"], "cost_usd": c["cost_usd"]}
     if chosen is None:
-        return {**base, "status": "unsupported", "attempt": None}
+        unreachable = bool(attempts) and attempts[-1].get("status") == "llm_unreachable"
+        status = "llm_unreachable" if unreachable else "unsupported"
+        return {**base, "status": status, "attempt": None, **failure_reason(status, state.get("observations") or [])}
     status = "correct" if best else chosen["status"]
     if status not in (*FAILED, "correct", "unsupported"):
         status = "runtime_error"
     return {
         **base,
+        **(failure_reason(status, chosen.get("observations") or []) if status != "correct" else {}),
         "status": status,
         "attempt": chosen["n"],
         "reference_kind": chosen.get("reference_kind"),
@@ -403,6 +414,26 @@ def final_result(state: KernelState, attempts: list[dict]) -> dict[str, Any]:
         "speedup_vs_reference": chosen.get("speedup_vs_reference"),
         "threads": chosen.get("threads"),
     }
+
+
+def failure_reason(status: str, observations: list[dict]) -> dict[str, Any]:
+    """`reason`: one line on why a kernel ended `status`, from the first error observed (else the
+    first warning); `details`: for a compile error, the first lines of the compiler's messages."""
+    errors = [o for o in observations if o.get("severity", "error") == "error"]
+    shown = errors or [o for o in observations if o.get("severity") == "warning"]
+    if not shown:
+        return {"reason": "no attempt produced code" if status in ("unsupported", "llm_unreachable") else f"ended {status}"}
+    reason = _observation_text(shown[0]).splitlines()[0][:REASON_CHARS]
+    if status != "compile_error":
+        return {"reason": reason}
+    compiler = "\n".join(_observation_text(o) for o in shown if o.get("kind") == "compile")
+    return {"reason": reason, "details": compiler.splitlines()[:DETAIL_LINES]}
+
+
+def _observation_text(obs: dict) -> str:
+    file, line = obs.get("file"), obs.get("line")
+    where = f"{file}:{line}: " if file and line else f"{file}: " if file else ""
+    return f"{where}{obs.get('message', '').strip()}"
 
 
 def code_of(state: KernelState) -> str | None:

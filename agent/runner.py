@@ -28,12 +28,15 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from agent.configuration import Settings
 from agent.errors import UserError
 from agent.graph import GraphContext, build_graph, code_of, recursion_limit, task_artifacts
+from agent.progress import PlainProgress
+from agent.speedups import reference_name
 from agent.state import KernelState, human_hint, initial_state
 from agent.toolbox import LiveToolbox, limits_of
 from agent.trace import TraceError, TraceWriter
@@ -41,10 +44,11 @@ from agent.translators.base import Translator
 from agent.translators.factory import make_translator
 from sandboxes import Sandbox, SandboxError, open_sandbox
 from tools.result import KernelResult
-from tools.spec import Task, load_task
+from tools.spec import Task, TaskError, load_task, validate_task_deep
 
 CHECKPOINT_DB = "checkpoints.sqlite"
-STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "red", "runtime_error": "red", "timeout": "yellow", "unsupported": "yellow"}
+STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "red", "runtime_error": "red", "timeout": "yellow",
+                "unsupported": "yellow", "invalid_task": "red", "llm_unreachable": "red"}
 
 
 @dataclass
@@ -197,6 +201,10 @@ def run_tasks(
                 on_step = lambda kernel, node, text: progress.update(bar, step=text)  # noqa: E731
                 box = None
                 try:
+                    try:  # a task at fault is said before any of its work runs
+                        validate_task_deep(task, memory_mb=settings.limits.memory_mb)
+                    except TaskError as exc:
+                        return _invalid(task, exc, out=out, trace=trace)
                     box = open_kernel_sandbox(settings, task)
                     return run_kernel(task, settings, out=out, trace=trace, saver=saver, sandbox=box, usage=usage,
                                       translator_for=translators, on_step=on_step, interrupt_before=interrupt_before)
@@ -221,6 +229,7 @@ def run_tasks(
         trace.close()
         saver.conn.close()
     console.print(summary_table(outcomes))
+    print_reasons(console, outcomes)
     return outcomes
 
 
@@ -312,7 +321,15 @@ def _crashed(task: Task, exc: Exception, *, out: Path, trace: TraceWriter, conso
     message = f"{type(exc).__name__}: {exc}"
     trace.event("error", kernel=task.name, node="kernel", data={"error": message, "traceback": traceback.format_exc(limit=10)})
     console.print(f"[red]{task.name}: the run failed: {message}[/]", highlight=False, soft_wrap=True)
-    result = KernelResult(name=task.name, status="runtime_error", trace=str(trace.path))
+    result = KernelResult(name=task.name, status="runtime_error", trace=str(trace.path), reason=f"the run failed: {message}")
+    result.write(out / task.name)
+    return KernelOutcome(task.name, "", result, out / task.name)
+
+
+def _invalid(task: Task, exc: TaskError, *, out: Path, trace: TraceWriter) -> KernelOutcome:
+    """A task that its CUDA source contradicts (or that cannot fit): its own status, nothing run."""
+    trace.event("error", kernel=task.name, node="validate", data={"error": f"invalid task: {exc}"})
+    result = KernelResult(name=task.name, status="invalid_task", trace=str(trace.path), reason=str(exc))
     result.write(out / task.name)
     return KernelOutcome(task.name, "", result, out / task.name)
 
@@ -345,17 +362,34 @@ def open_kernel_sandbox(settings: Settings, task: Task) -> Sandbox:
     return box
 
 
-def _progress(console: Console) -> Progress:
+def _progress(console: Console) -> Progress | PlainProgress:
+    if not console.is_terminal or console.is_dumb_terminal:  # rich's live display would stay blank until the end
+        return PlainProgress(console)
     return Progress(
         SpinnerColumn(), TextColumn("[bold]{task.fields[name]}"), TextColumn("{task.fields[step]}"), TimeElapsedColumn(),
         console=console, transient=False,
     )
 
 
+def print_reasons(console: Console, outcomes: list[KernelOutcome]) -> None:
+    """Why each kernel that is not correct ended as it did, and a compile error's first lines."""
+    for o in outcomes:
+        r = o.result
+        if r.status == "correct" or o.paused or not r.reason:
+            continue
+        style = STATUS_STYLE.get(r.status, "white")
+        console.print(f"[{style}]{r.name}: {r.status}[/]: {escape(r.reason)}", highlight=False, soft_wrap=True)
+        for line in r.details:
+            if line != r.reason:
+                console.print(f"    {escape(line)}", highlight=False, soft_wrap=True)
+
+
 def summary_table(outcomes: list[KernelOutcome]) -> Table:
-    table = Table(title="port results")
-    for column in ("kernel", "status", "reference", "max abs err", "speedup", "iters", "backend", ""):
-        table.add_column(column)
+    kinds = {o.result.reference_kind for o in outcomes if o.result.speedup_vs_reference}
+    against = reference_name(kinds.pop()) if len(kinds) == 1 else "each kernel's reference"
+    table = Table(title=f"port results (speedup vs {against})")
+    for column in ("kernel", "status", "reference", "max abs err", "speedup", "iters", "backend", "note"):
+        table.add_column(column, overflow="fold")  # fold, never crop: a long kernel name stays whole
     for o in outcomes:
         r = o.result
         style = STATUS_STYLE.get(r.status, "white")

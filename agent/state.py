@@ -5,8 +5,8 @@ checkpointer stores it without custom types and a trace can show it as is.
 
 An attempt is `{"n", "mode", "translator", "code", "status", "observations", "time_s",
 "speedup_vs_reference", "max_abs_err", "max_rel_err", "reference_kind", "threads",
-"exhausted", "fatal", "best_time_before"}`; `status` is pending, no_code, compile_error,
-incorrect, runtime_error, timeout, unsupported or correct. `exhausted`: the translator
+"exhausted", "fatal", "best_time_before"}`; `status` is pending, no_code, llm_unreachable,
+compile_error, incorrect, runtime_error, timeout, unsupported or correct. `exhausted`: the translator
 returned no code and has nothing more to offer; `fatal`: a failure no retry can mend.
 """
 

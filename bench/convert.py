@@ -1,4 +1,4 @@
-"""Benchmark records -> kernel task files (DESIGN.md task format).
+"""Benchmark records -> kernel task files (docs/formats.md task format).
 
 Each record becomes `<name>.json` (the task), `<name>.cu` (the CUDA) and `<name>_ref.c`
 (the C reference) in the output directory. Buffers are the record's inputs and outputs,

@@ -4,9 +4,11 @@
 HPCTransEval JSON file, or a directory of such files like bench/data) into task files, and
 the records or files that cannot be tasks into `InvalidRecord`s with the reason: the report
 lists them as `invalid_task`, and the rest is evaluated.
-`build_report` turns per-task results into the DESIGN.md "Evaluation report"; `write_report`
-writes report.json, report.md and PNG plots. Running the translator is the caller's job
-(agent/commands/evaluate.py drives the agent's graph), so this module needs only `tools`.
+`build_report` turns per-task results into the docs/formats.md "Evaluation report"; `write_report`
+writes report.json, report.md and, where matplotlib (the optional `bench` extra) is installed,
+PNG plots. Running the translator is the caller's job
+(agent/commands/evaluate.py drives the agent's graph), so this module needs only `tools` (and
+agent.speedups for naming what a speedup is measured against).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.speedups import reference_name
 from tools.result import KernelResult
 from tools.spec import Task, TaskError, load_task
 
@@ -189,13 +192,33 @@ def machine() -> dict:
     return {"cpu": cpu, "cores": os.cpu_count(), "system": platform.platform(), "python": platform.python_version()}
 
 
+PLOTS_EXTRA = "pip install 'cuda2cpu-agent[bench]'"  # matplotlib is in the optional bench extra
+
+
+def plots_unavailable() -> str | None:
+    """Why this installation cannot draw the plots (one line, with how to get them), or None."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        return f"plots skipped: matplotlib cannot be imported ({exc}); to get them: {PLOTS_EXTRA}"
+    return None
+
+
 def write_report(report: dict, out: Path) -> list[Path]:
+    """report.json and report.md, then the plots where matplotlib is installed (plots_unavailable says why not)."""
     out.mkdir(parents=True, exist_ok=True)
     files = [out / "report.json", out / "report.md"]
     files[0].write_text(json.dumps(report, indent=1) + "\n")
     files[1].write_text(markdown(report))
-    files += plots(report, out)
+    if plots_unavailable() is None:
+        files += plots(report, out)
     return files
+
+
+def speedup_against(tasks: list[dict]) -> str:
+    """What the report's speedups are measured against: each timed task's reference."""
+    kinds = {t.get("reference_kind") for t in tasks if t.get("speedup")}
+    return reference_name(kinds.pop()) if len(kinds) == 1 else "each task's reference"
 
 
 def _fmt(v, pct: bool = False) -> str:
@@ -206,13 +229,14 @@ def _fmt(v, pct: bool = False) -> str:
 
 def markdown(report: dict) -> str:
     s = report["summary"]
+    against = speedup_against(report["tasks"])
     lines = [
         f"# Evaluation: {report['benchmark']}",
         "",
         f"Translator: `{report['translator']}`; machine: {report['machine']['cpu']} ({report['machine']['cores']} cores).",
         f"Speedup = reference time / candidate time (reference: {report['reference_build']}), over correct tasks.",
         "",
-        "| category | tasks | compiled | correct | geomean speedup | faster than reference |",
+        f"| category | tasks | compiled | correct | geomean speedup vs {against} | faster than {against} |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for name, c in [*s["by_category"].items(), ("**all**", s)]:
@@ -220,7 +244,7 @@ def markdown(report: dict) -> str:
                      f"{c['correct']} ({_fmt(c['correct_rate'], True)}) | {_fmt(c['geomean_speedup'])} | {_fmt(c['faster_share'], True)} |")
     inferred = sum(1 for t in report["tasks"] if t["launches_inferred"])
     lines += ["", f"Tasks whose launch configuration was inferred by the planner: {inferred}.", "",
-              "## Tasks", "", "| task | category | status | speedup | detail |", "|---|---|---|---:|---|"]
+              "## Tasks", "", f"| task | category | status | speedup vs {against} | detail |", "|---|---|---|---:|---|"]
     for t in report["tasks"]:
         detail = t.get("detail", "").replace("|", "/").replace("\n", " ")
         lines.append(f"| {t['name']} | {t['category']} | {t['status']} | {_fmt(t['speedup'])} | {detail} |")
@@ -228,45 +252,98 @@ def markdown(report: dict) -> str:
 
 
 def plots(report: dict, out: Path) -> list[Path]:
-    """Pass rates and geomean speedup per category; the speedup distribution."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    by = report["summary"]["by_category"]
-    cats = list(by)
-    files = []
-    if cats:
-        fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(cats)), 3.5))
-        xs = range(len(cats))
-        ax.bar([x - 0.2 for x in xs], [100 * (by[c]["compile_rate"] or 0) for c in cats], 0.4, label="compiled")
-        ax.bar([x + 0.2 for x in xs], [100 * (by[c]["correct_rate"] or 0) for c in cats], 0.4, label="correct")
-        ax.set_xticks(list(xs), cats, rotation=30, ha="right")
-        ax.set_ylabel("% of tasks")
-        ax.set_ylim(0, 105)
-        ax.legend()
-        ax.set_title(f"{report['translator']}: pass rates")
-        fig.tight_layout()
-        files.append(_save(fig, out / "pass_rates.png"))
-        fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(cats)), 3.5))
-        ax.bar(cats, [by[c]["geomean_speedup"] or 0 for c in cats])
-        ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
-        ax.set_ylabel("geomean speedup vs C reference")
-        ax.tick_params(axis="x", rotation=30)
-        fig.tight_layout()
-        files.append(_save(fig, out / "speedup_by_category.png"))
-    speedups = [t["speedup"] for t in report["tasks"] if t["speedup"]]
-    if speedups:
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        ax.hist([math.log10(s) for s in speedups], bins=20)
-        ax.axvline(0.0, color="gray", linestyle="--", linewidth=1)
-        ax.set_xlabel("log10(speedup vs C reference)")
-        ax.set_ylabel("tasks")
-        fig.tight_layout()
-        files.append(_save(fig, out / "speedup_hist.png"))
+    """Pass rates and geomean speedup per category; the speedup distribution (PNG files)."""
+    plt = _pyplot()
+    figures = {"pass_rates.png": pass_rate_figure(report), "speedup_by_category.png": speedup_figure(report),
+               "speedup_hist.png": speedup_histogram(report)}
+    files = [_save(fig, out / name) for name, fig in figures.items() if fig is not None]
     plt.close("all")
     return files
+
+
+def pass_rate_figure(report: dict):
+    """Compiled and correct shares per category; None without categories."""
+    plt = _pyplot()
+    by = report["summary"]["by_category"]
+    cats = list(by)
+    if not cats:
+        return None
+    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(cats)) + 1.5, 3.5), layout="constrained")
+    xs = range(len(cats))
+    ax.bar([x - 0.2 for x in xs], [100 * (by[c]["compile_rate"] or 0) for c in cats], 0.4, label="compiled")
+    ax.bar([x + 0.2 for x in xs], [100 * (by[c]["correct_rate"] or 0) for c in cats], 0.4, label="correct")
+    ax.set_xticks(list(xs), cats, rotation=30, ha="right")
+    ax.set_ylabel("% of tasks")
+    ax.set_ylim(0, 100)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: a 100% bar reaches the top
+    ax.set_title(f"{report['translator']}: pass rates")
+    return fig
+
+
+def speedup_figure(report: dict):
+    """Geomean speedup per category on a log axis (0.5x is as far below 1x as 2x is above), bars from 1x."""
+    plt = _pyplot()
+    by = report["summary"]["by_category"]
+    cats = list(by)
+    if not cats:
+        return None
+    values = {c: by[c]["geomean_speedup"] for c in cats if by[c]["geomean_speedup"]}
+    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(cats)), 3.5), layout="constrained")
+    ax.set_yscale("log")
+    xs = range(len(cats))
+    ax.bar([x for x, c in zip(xs, cats) if c in values], [v - 1.0 for v in values.values()], 0.6, bottom=1.0)
+    for x, c in zip(xs, cats):
+        below = values.get(c, 1.0) < 1.0  # the label goes beyond the bar's end, away from the 1x line
+        ax.annotate(f"{values[c]:.3g}x" if c in values else "none correct", (x, values.get(c, 1.0)), ha="center",
+                    va="top" if below else "bottom", fontsize=8, xytext=(0, -2 if below else 2), textcoords="offset points")
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+    _speedup_ticks(ax, "y", min([1.0, *values.values()]) / 2, max([1.0, *values.values()]) * 2)
+    ax.set_xticks(list(xs), cats, rotation=30, ha="right")
+    ax.set_ylabel(f"geomean speedup vs\n{speedup_against(report['tasks'])}")
+    ax.set_title(f"{report['translator']}: speedup of the correct tasks")
+    return fig
+
+
+def speedup_histogram(report: dict):
+    """How many correct tasks reached which speedup, on a log axis with 1x marked; None when none was timed."""
+    plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
+    speedups = [t["speedup"] for t in report["tasks"] if t["speedup"]]
+    if not speedups:
+        return None
+    low, high = min([1.0, *speedups]) / 1.5, max([1.0, *speedups]) * 1.5
+    bins = [low * (high / low) ** (k / 20) for k in range(21)]
+    fig, ax = plt.subplots(figsize=(5, 3.5), layout="constrained")
+    ax.hist(speedups, bins=bins)
+    ax.set_xscale("log")
+    _speedup_ticks(ax, "x", low, high)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # task counts
+    ax.axvline(1.0, color="gray", linestyle="--", linewidth=1)
+    ax.set_xlabel(f"speedup vs {speedup_against(report['tasks'])}")
+    ax.set_ylabel("tasks")
+    return fig
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _speedup_ticks(ax, which: str, low: float, high: float) -> None:
+    """Ticks at 1, 2 and 5 times the powers of ten in [low, high], written as speedups (1x, 2x, 0.5x)."""
+    from matplotlib.ticker import NullFormatter
+
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    ticks = [m * 10.0 ** d for d in decades for m in (1, 2, 5) if low <= m * 10.0 ** d <= high]
+    getattr(ax, f"set_{which}lim")(low, high)
+    axis = getattr(ax, f"{which}axis")
+    axis.set_ticks(ticks, [f"{t:g}x" for t in ticks])
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _save(fig, path: Path) -> Path:

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from .base import Limits, RunResult, Sandbox, SandboxError
+from .base import Limits, RunResult, Sandbox, SandboxError, SandboxUnavailable
 from .local import LocalSandbox
 
-__all__ = ["Limits", "RunResult", "Sandbox", "SandboxError", "LocalSandbox", "open_sandbox", "docker_available"]
+__all__ = ["Limits", "RunResult", "Sandbox", "SandboxError", "SandboxUnavailable", "LocalSandbox", "open_sandbox",
+           "docker_available"]
 
 
 def docker_available() -> tuple[bool, str]:
-    """Whether a Docker daemon answers, with the reason when it does not."""
-    try:
-        import docker
+    """Whether a Docker daemon answers, with the reason (one line) when it does not."""
+    from .docker import _client, no_daemon
 
-        client = docker.from_env(timeout=5)
-        client.ping()
+    try:
+        _client(5).ping()
         return True, "daemon answers"
     except Exception as exc:  # no socket, permission, old API ...
-        return False, f"no Docker daemon answers ({type(exc).__name__}: {str(exc)[:120]})"
+        return False, no_daemon(exc)
 
 
 def open_sandbox(kind: str = "auto", *, limits: Limits | None = None, image: str = "agent-sandbox:latest") -> Sandbox:
@@ -33,8 +33,11 @@ def open_sandbox(kind: str = "auto", *, limits: Limits | None = None, image: str
                 return DockerSandbox(limits, image=image)
             reason = f"image {image} not built (run sandboxes/image/build_image.sh)"
         if kind == "docker":
-            raise SandboxError(f"docker sandbox requested but {reason}")
+            from .docker import unavailable
+
+            raise unavailable(reason)
         box = LocalSandbox(limits)
         box.mode += f"; auto chose local: {reason}"
         return box
     raise SandboxError(f"unknown sandbox kind {kind!r} (auto, local, docker)")
+

@@ -9,8 +9,9 @@ the unprivileged user 1000 under `prlimit ... timeout -s KILL T sh -c CMD`: `tim
 leads its own process group and kills the whole group when the time is up, and what is
 left of the group is killed when a command ends; after a timeout, processes that left the
 group (setsid) are swept too. A kill by the memory cgroup comes back as returncode 137
-with a note. Files go in and out as tar archives (put_archive/get_archive). Containers
-and volumes are labelled `agent.sandbox=1` with their session and owner, removed on
+with a note. Output is read as it comes; the result keeps its ends (Limits.output_kb).
+Files go in and out as tar archives (put_archive/get_archive). Containers and volumes
+are labelled `agent.sandbox=1` with their session and owner, removed on
 close() and at exit, and `reap_stale()` removes those whose owner process is gone.
 """
 
@@ -29,6 +30,7 @@ import threading
 import time
 import uuid
 import weakref
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -36,14 +38,13 @@ import docker
 import docker.errors
 from docker.types import DeviceRequest, Mount
 
-from .base import Limits, RunResult, SandboxError
+from .base import Limits, OutputKeeper, RunResult, SandboxError, SandboxUnavailable, kept_result
 
 WORKDIR = "/work"
 USER = "1000:1000"  # the image's `sandbox` user
 _UID = 1000
 _MB = 1024 * 1024
 _KILLED = 128 + 9
-_OUTPUT_CAP = 16 * _MB  # per stream; a runaway printer must not eat the host's memory
 _HANG_GRACE_S = 20.0  # past the time limit, before the host sweeps the container itself
 LABEL = "agent.sandbox"
 
@@ -52,6 +53,33 @@ _live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
 
 def _client(timeout: float = 30.0):
     return docker.from_env(timeout=timeout)
+
+
+def daemon_address() -> str:
+    """Where the Docker client looks for its daemon."""
+    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
+def no_daemon(exc: BaseException) -> str:
+    """One line for a daemon that does not answer: where, and the cause in a few words."""
+    causes = {FileNotFoundError: "no such socket", ConnectionRefusedError: "connection refused",
+              PermissionError: "permission denied", TimeoutError: "timed out"}
+    cause = None
+    seen: BaseException | None = exc
+    while seen is not None and cause is None:
+        cause = next((words for kind, words in causes.items() if isinstance(seen, kind)), None)
+        if cause is None and isinstance(seen, OSError) and seen.strerror:
+            cause = seen.strerror.lower()
+        seen = seen.__cause__ or seen.__context__
+    if cause is None:  # the client's own complaint (a bad DOCKER_HOST, a missing package)
+        cause = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:100]
+    return f"no Docker daemon answers at {daemon_address()} ({cause})"
+
+
+def unavailable(reason: str) -> SandboxUnavailable:
+    """The error for a Docker sandbox that cannot start for want of a daemon: `reason`, then what to do."""
+    fix = "use a user in the docker group" if "permission denied" in reason else "start dockerd"
+    return SandboxUnavailable(f"{reason}: {fix}, or use --sandbox local")
 
 
 def image_present(image: str = "agent-sandbox:latest") -> bool:
@@ -160,9 +188,10 @@ class DockerSandbox:
             self.client = _client(timeout=24 * 3600.0)  # commands are bounded by our own guard
             self.client.images.get(image)
         except docker.errors.ImageNotFound:
-            raise SandboxError(f"docker image {image} not found: build it with sandboxes/image/build_image.sh") from None
+            raise SandboxUnavailable(f"docker image {image} not found: build it with sandboxes/image/build_image.sh, "
+                                     "or use --sandbox local") from None
         except docker.errors.DockerException as exc:
-            raise SandboxError(f"no Docker daemon answers: {exc}") from None
+            raise unavailable(no_daemon(exc)) from None
         reap_stale(self.client)
 
         cpus = cpus or float(os.cpu_count() or 1)
@@ -330,22 +359,30 @@ class DockerSandbox:
 
     # running -----------------------------------------------------------------
     def _exec(self, argv: list[str], env: Mapping[str, str] | None, workdir: str,
-              deadline_s: float | None = None) -> tuple[int, bytes, bytes, bool]:
-        """Run argv in the container; returns (exit code, stdout, stderr, hung)."""
+              deadline_s: float | None = None, out: OutputKeeper | None = None,
+              err: OutputKeeper | None = None) -> tuple[int, bool]:
+        """Run argv in the container, its output fed to `out` and `err`; returns (exit code, hung)."""
         api = self.client.api
+        out = out if out is not None else OutputKeeper(0)
+        err = err if err is not None else OutputKeeper(0)
         try:
             exec_id = api.exec_create(self.container.id, argv, stdout=True, stderr=True, environment=dict(env or {}),
                                       workdir=workdir, user=USER)["Id"]
         except docker.errors.APIError as exc:
             raise SandboxError(f"the sandbox container does not take commands: {exc.explanation or exc}") from None
-        out, err = bytearray(), bytearray()
+
+        feeding = threading.Lock()
+        done = threading.Event()  # past it, a pump still running feeds nothing (the caller reads the keepers)
 
         def pump() -> None:
             for chunk_out, chunk_err in api.exec_start(exec_id, stream=True, demux=True):
-                if chunk_out and len(out) < _OUTPUT_CAP:
-                    out.extend(chunk_out)
-                if chunk_err and len(err) < _OUTPUT_CAP:
-                    err.extend(chunk_err)
+                with feeding:
+                    if done.is_set():
+                        return
+                    if chunk_out:
+                        out.feed(chunk_out)
+                    if chunk_err:
+                        err.feed(chunk_err)
 
         worker = threading.Thread(target=pump, daemon=True)
         worker.start()
@@ -355,8 +392,10 @@ class DockerSandbox:
             # Something escaped timeout's process group and keeps the output open.
             self._sweep()
             worker.join(10)
+        with feeding:
+            done.set()
         code = api.exec_inspect(exec_id).get("ExitCode")
-        return (code if code is not None else _KILLED), bytes(out), bytes(err), hung
+        return (code if code is not None else _KILLED), hung
 
     def _sweep(self) -> None:
         """Kill every process of the sandbox user except the container's init."""
@@ -402,6 +441,7 @@ class DockerSandbox:
         limits: Limits | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str = "",
+        stdout_file: Path | None = None,
     ) -> RunResult:
         if self._closed:
             raise SandboxError("the sandbox is closed")
@@ -419,13 +459,16 @@ class DockerSandbox:
         start = time.monotonic()
         with self._lock:
             self._active += 1
+        keep = lim.output_kb * 1024
         try:
-            rc, out, err, hung = self._exec(argv, env, self._inside(cwd), timeout + _HANG_GRACE_S)
+            with open(stdout_file, "wb") if stdout_file is not None else nullcontext() as copy:
+                out, err = OutputKeeper(keep, copy, lim.file_mb * _MB), OutputKeeper(keep)
+                rc, hung = self._exec(argv, env, self._inside(cwd), timeout + _HANG_GRACE_S, out, err)
         finally:
             with self._lock:
                 self._active -= 1
         duration = time.monotonic() - start
-        result = RunResult(text, rc, out.decode(errors="replace"), err.decode(errors="replace"), duration)
+        result = kept_result(text, rc, out, err, duration)
         if rc > 128:
             result.signal = rc - 128
         if rc == _KILLED or hung:
@@ -434,8 +477,6 @@ class DockerSandbox:
             self._sweep_if_alone()
         elif result.signal == 24:  # SIGXCPU
             result.notes.append(f"CPU time limit of {lim.cpu_s}s exceeded")
-        if len(out) >= _OUTPUT_CAP or len(err) >= _OUTPUT_CAP:
-            result.notes.append(f"output cut at {_OUTPUT_CAP // _MB} MB per stream")
         return result
 
     def _explain_kill(self, result: RunResult, timeout: float, hung: bool) -> None:

@@ -2,7 +2,7 @@
 
     python scripts/record_gpu_goldens.py PATH... [--seeds 42,43 | --count N] [--jobs N] [--out DIR] [--json FILE]
 
-PATH is a task file (the shared/DESIGN.md task format) or a directory searched for `*.json` task
+PATH is a task file (the docs/formats.md task format) or a directory searched for `*.json` task
 files. For each task the `cuda` reference (tools.verify.references.CudaReference: the generated
 driver built with nvcc, run once per seed) writes `<name>.golden.npz` beside the task, or into
 DIR with --out. Without --seeds each task gets its verifier's default seeds (the task's seed and

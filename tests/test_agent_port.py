@@ -97,3 +97,20 @@ def test_candidates_cannot_read_the_task_directory():
         assert peek.returncode != 0 and "scale_ref" not in peek.stdout
     finally:
         box.close()
+
+
+def test_a_run_into_an_output_directory_in_use_is_refused(tmp_path):
+    """OUT is held by this process: `agent port TASK -o OUT` fails at once, naming the holder."""
+    import os
+    import subprocess
+
+    from agent.output_lock import output_lock
+
+    out = tmp_path / "out"
+    task = TESTS / "agent_fixtures" / "tasks" / "scale" / "task.json"
+    with output_lock(out):
+        result = subprocess.run([sys.executable, "-m", "agent", "port", str(task), "-o", str(out), "--sandbox", "local"],
+                                capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"pid {os.getpid()}" in result.stderr and str(out) in result.stderr
+    assert not (out / "trace.jsonl").exists()

@@ -131,7 +131,29 @@ def test_config_show_names_its_file(tmp_path: Path) -> None:
     (tmp_path / "agent.toml").write_text("jobs = 3\n")
     proc = agent("config", "show", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "agent.toml" in proc.stdout and "'jobs': 3" in proc.stdout
+    assert "agent.toml" in proc.stdout and "jobs = 3" in proc.stdout
+
+
+def test_config_show_prints_toml_that_reads_back_into_the_same_settings(tmp_path: Path, monkeypatch) -> None:
+    import tomllib
+
+    from agent.configuration import Settings
+
+    (tmp_path / "agent.toml").write_text('jobs = 3\n[budgets]\nmax_iters = 2\n[prices."gpt-4.1"]\n'
+                                         'input_per_mtok = 1.5\noutput_per_mtok = 6.0\n')
+    proc = agent("config", "show", cwd=tmp_path, env={"AGENT_OPENAI_API_KEY": SECRET, "AGENT_COMPILER__CXX": "g++-12"})
+    assert proc.returncode == 0, proc.stderr
+    shown = tomllib.loads(proc.stdout)  # the whole output is TOML, the file list a comment
+    assert "# openai_api_key = " in proc.stdout and "openai_api_key" not in shown  # masked, on a comment line
+    for key in [k for k in os.environ if k.startswith("AGENT_")]:
+        monkeypatch.delenv(key)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no configuration file here nor in XDG_CONFIG_HOME: only what was printed counts
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(elsewhere))
+    expected = Settings(jobs=3, budgets={"max_iters": 2}, compiler={"cxx": "g++-12"},
+                        prices={"gpt-4.1": {"input_per_mtok": 1.5, "output_per_mtok": 6.0}})  # a file's table replaces the default one
+    assert Settings(**shown) == expected
 
 
 NOT_BUILT = """

@@ -1,8 +1,11 @@
 """The CUDA front end: what parse_cuda finds in a file, with no CUDA installation."""
 
-import pytest
+import re
 
-from tools.cuda import parse_cuda
+import clang.cindex as ci
+import pytest
+from tools.cuda import parse_cuda, runtime_include_dir
+from tools.cuda.frontend import SHIM_DIR, parse_translation
 
 SOURCE = r"""
 #include <cuda_runtime.h>
@@ -118,3 +121,43 @@ def test_the_precompiled_shim_parses_alike_and_a_damaged_one_is_replaced(tmp_pat
     assert not pch.exists()
     assert parse_cuda(SOURCE).kernels and pch.stat().st_size > 100_000  # built again
     frontend._shim_pch.cache_clear()
+
+
+def test_syntax_errors_are_refused_with_file_line_and_column():
+    from tools.cuda.frontend import CudaSyntaxError
+
+    bad = "__global__ void k(float* x, int n) {\n    int i = threadIdx.x\n    if (i < n) x[i] = 0;\n}\n}\n"
+    with pytest.raises(CudaSyntaxError) as info:
+        parse_cuda(bad, "bad.cu")
+    assert info.value.errors == ["bad.cu:2:24: expected ';' at end of declaration",
+                                 "bad.cu:5:1: extraneous closing brace ('}')"]
+    assert str(info.value) == "bad.cu:2:24: expected ';' at end of declaration (and 1 more syntax errors)"
+
+
+def test_what_nvcc_accepts_is_no_syntax_error():
+    """clang refuses an alignas after __shared__ (TVM writes it), and parsing only the host side it
+    reports semantic errors in valid CUDA: neither makes a file invalid."""
+    source = ("__global__ void k(float* x) {\n    __shared__ alignas(64) float tile[8];\n"
+              "    tile[threadIdx.x] = fmaxf(x[threadIdx.x], 0.0f);\n    x[threadIdx.x] = tile[threadIdx.x];\n}\n")
+    assert [k.name for k in parse_cuda(source, "ok.cu").kernels] == ["k"]
+
+
+def test_the_cuda_headers_macros_and_enums_are_known():
+    # What nvcc's headers define and real applications use on the host side.
+    source = ("typedef struct __align__(16) { float a, b, c, d; } quad;\n"
+              "__global__ void k(quad* q) { q[threadIdx.x].a = 1.0f; }\n"
+              "int main() {\n  cudaFuncSetCacheConfig(k, cudaFuncCachePreferL1);\n"
+              "  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n"
+              "  cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte);\n}\n")
+    tr = parse_translation(source, "host.cu")
+    assert not [d.spelling for d in tr.tu.diagnostics if d.severity >= ci.Diagnostic.Error]
+
+
+def test_the_parsing_shim_declares_every_function_of_the_cpu_runtime():
+    # Host code that calls a runtime function the shim lacks parses with that call dropped, and
+    # with it any kernel it names (`cudaFuncGetAttributes(&a, k)`).
+    runtime = (runtime_include_dir() / "cuda_runtime_api.h").read_text()
+    shim = (SHIM_DIR / "cuda_shim.h").read_text()
+    functions = set(re.findall(r"^inline\s+cudaError_t\s+(cuda\w+)\s*\(", runtime, re.M))
+    assert len(functions) > 50
+    assert sorted(f for f in functions if f"CUDASHIM_API({f})" not in shim) == []

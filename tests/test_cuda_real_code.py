@@ -22,6 +22,15 @@ def run_port(source: str, tmp_path: Path, name: str = "prog") -> subprocess.Comp
     return subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
 
 
+def build_and_run_port(main: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    """A ported main.cpp (with the port's headers beside it) built with g++ and run with 2 threads."""
+    exe = tmp_path / "prog"
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(main),
+                            "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    return subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+
+
 MACROS = r"""
 #include <cstdio>
 #define N 64
@@ -114,6 +123,93 @@ def test_legacy_warp_synchronous_code_runs_in_lockstep(tmp_path):
     assert out.split()[0] == "PASS", out
 
 
+UNSYNCHRONIZED_SHARED = r"""
+#include <cstdio>
+// Each lane writes its row of the tile, then reads its column, with no barrier between: right
+// only where a warp's lanes run each statement together, as warps did before Volta.
+__global__ void through_tile(const int* in, int* out) {
+  __shared__ int tile[32 * 33];
+  int* row = &tile[threadIdx.x * 33];
+  for (int i = 0; i < 32; i++) row[i] = in[threadIdx.x * 32 + i];
+  int* column = tile + threadIdx.x;
+  for (int i = 0; i < 32; i++) out[i * 32 + threadIdx.x] = column[i * 33];
+}
+int main() {
+  int *in, *out;
+  cudaMallocManaged(&in, 1024 * 4); cudaMallocManaged(&out, 1024 * 4);
+  for (int i = 0; i < 1024; i++) in[i] = 7 * i + 1;
+  through_tile<<<2, 32>>>(in, out);
+  cudaDeviceSynchronize();
+  int wrong = 0;
+  for (int i = 0; i < 1024; i++) wrong += out[i] != in[i];
+  printf("%s %d\n", wrong ? "FAIL" : "PASS", wrong);
+}
+"""
+
+
+def test_shared_memory_of_a_kernel_without_barriers_is_run_in_lockstep(tmp_path):
+    # One thread after the other, lane 0 would read rows that lanes 1..31 have not written yet.
+    out = build_and_run(translate_file(UNSYNCHRONIZED_SHARED, "tile.cu").cpp, "", tmp_path)
+    assert out.split()[0] == "PASS", out
+
+
+MACRO_LAUNCHES = r"""
+#include <cstdio>
+__device__ int hits[64];
+template <unsigned int B> __device__ void warp_add(volatile int* s, int t) {
+  if (B >= 64) s[t] += s[t + 32];
+  if (B >= 32) s[t] += s[t + 16];
+  if (B >= 16) s[t] += s[t + 8];
+  if (B >= 8) s[t] += s[t + 4];
+  if (B >= 4) s[t] += s[t + 2];
+  if (B >= 2) s[t] += s[t + 1];
+}
+template <unsigned int B> __device__ void block_sum(const int* in, int* out) {
+  __shared__ int s[B];
+  int t = threadIdx.x;
+  s[t] = in[t];
+  __syncthreads();
+  if (t < 32) warp_add<B>(s, t);
+  if (t == 0) *out = s[0];
+}
+__global__ void sum64(const int* in, int* out) { block_sum<64>(in, out); }
+__global__ void mark(volatile int* flags) {
+  int t = threadIdx.x;
+  __syncthreads();
+  if (flags[t] > 0) { hits[t] = 1; flags[t] = 2; }
+}
+#define RUN(k, blocks, threads) { k<<<blocks, threads>>>(); }
+#define RUN_ARGS(k, blocks, threads, ...) \
+  do { k <<< blocks, threads >>> (__VA_ARGS__); cudaDeviceSynchronize(); } while (0)
+__global__ void clear() { hits[threadIdx.x] = 0; }
+#define RUN_ONE(k) k<<<1, 1>>>()
+__global__ void one() { hits[0] = 0; }
+int main() {
+  cudaFuncSetCacheConfig(clear, cudaFuncCachePreferL1);
+  RUN_ONE(one);
+  int *in, *out, *flags;
+  cudaMallocManaged(&in, 64 * 4); cudaMallocManaged(&out, 4); cudaMallocManaged(&flags, 64 * 4);
+  for (int i = 0; i < 64; i++) { in[i] = i; flags[i] = i % 3; }
+  RUN(clear, 1, 64);
+  RUN_ARGS(sum64, 1, 64, in, out);
+  RUN_ARGS(mark, 1, 64, flags);
+  int h[64];
+  cudaMemcpyFromSymbol(h, hits, sizeof(h));
+  int ok = *out == 2016;
+  for (int i = 0; i < 64; i++) ok &= h[i] == (i % 3 > 0) && flags[i] == (i % 3 ? 2 : 0);
+  printf("%s %d\n", ok ? "PASS" : "FAIL", *out);
+}
+"""
+
+
+def test_launches_in_macros_templates_of_templates_and_volatile_conditions(tmp_path):
+    # Launches written in macro bodies (the kernel a macro parameter), kernels named outside a
+    # launch (`cudaFuncSetCacheConfig(clear, ...)`); `warp_add<B>` inlined from
+    # inside the template `block_sum<64>`; a condition reading volatile memory in a kernel with barriers.
+    out = build_and_run(translate_file(MACRO_LAUNCHES, "macros.cu").cpp, "", tmp_path)
+    assert out.split()[0] == "PASS", out
+
+
 DIVERGENT_BARRIER = r"""
 #include <cstdio>
 __global__ void k(const int* in, int* out, int n) {
@@ -196,14 +292,18 @@ __global__ void gather(T* out, const T* in, int n, Stride stride) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i * stride];
 }
-template <typename T>
+template <typename I>
+__global__ void count_to(I* c, const I n) { if (threadIdx.x == 0) *c = n; }
+template <typename T, typename I = int>
 int run(int n) {
   T *in, *out;
-  cudaMallocManaged(&in, 2 * n * sizeof(T)); cudaMallocManaged(&out, n * sizeof(T));
+  I* c;
+  cudaMallocManaged(&in, 2 * n * sizeof(T)); cudaMallocManaged(&out, n * sizeof(T)); cudaMallocManaged(&c, sizeof(I));
   for (int i = 0; i < 2 * n; i++) in[i] = (T)i;
   gather<<<(n + 63) / 64, 64>>>(out, in, n, 2);  // T and Stride deduced when run<T> is instantiated
+  count_to<<<1, 32>>>(c, n);  // I bound twice: the host's I by c, int by n (equal in run<T, int>)
   cudaDeviceSynchronize();
-  int ok = 1;
+  int ok = *c == n;
   for (int i = 0; i < n; i++) ok &= out[i] == (T)(2 * i);
   return ok;
 }
@@ -218,7 +318,8 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
 
     translated = translate_file(HOST_TEMPLATE, "host_template.cu").cpp
     routed, kernels = instrument(translated)
-    assert kernels == ["gather"] and "&cudacpu_kernels::gather<T, int>" in routed
+    assert kernels == ["gather", "count_to"] and "&cudacpu_kernels::gather<T, int>" in routed
+    assert "&cudacpu_kernels::count_to<I>" in routed
     cpp = tmp_path / "host_template.cpp"
     cpp.write_text(routed)
     exe = tmp_path / "host_template"
@@ -324,9 +425,61 @@ def test_warp_functions_of_a_project_header_are_inlined_into_template_kernels(tm
     port.mkdir()
     (port / "helpers.cuh").write_text(translate_file(HEADER_HELPERS, str(src / "helpers.cuh")).cpp)
     (port / "main.cpp").write_text(translate_file(HEADER_CALLER, str(src / "main.cu")).cpp)
-    exe = tmp_path / "prog"
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()),
-                            str(port / "main.cpp"), "-o", str(exe)], capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+    run = build_and_run_port(port / "main.cpp", tmp_path)
     assert run.stdout.strip() == "PASS", run.stdout + run.stderr
+
+
+BOOL_TEMPLATE_ARGUMENTS = r"""
+#include <cstdio>
+template <typename T, bool Add, unsigned Big> __global__ void k(T* x) { x[threadIdx.x] = Add ? Big % 7u : 0; }
+int main() {
+  const bool add = true;
+  const unsigned big = 4000000000u;
+  if (!add || big == 0) return 1;
+  int* x;
+  cudaMallocManaged(&x, 4 * sizeof(int));
+  k<int, add, big><<<1, 4>>>(x);
+  cudaDeviceSynchronize();
+  printf("%d %d\n", x[0], x[3]);
+}
+"""
+
+
+def test_bool_and_unsigned_template_arguments_are_spelled_as_cpp_does(tmp_path):
+    # libclang reads `true` as -1 and 4000000000u as a negative int.
+    out = build_and_run(translate_file(BOOL_TEMPLATE_ARGUMENTS, "flags.cu").cpp, "", tmp_path)
+    assert out.split() == [str(4000000000 % 7)] * 2, out
+
+
+COORDINATE_HEADER = r"""
+#ifdef KERNEL_SIDE
+__device__ inline int my_block() { return blockIdx.x * 10 + threadIdx.x; }
+#endif
+"""
+
+COORDINATE_CALLER = r"""
+#include <cstdio>
+#define KERNEL_SIDE
+#include "coords.h"
+__global__ void k(int* out) { out[blockIdx.x * blockDim.x + threadIdx.x] = my_block(); }
+int main() {
+  int* out;
+  cudaMallocManaged(&out, 8 * sizeof(int));
+  k<<<2, 4>>>(out);
+  cudaDeviceSynchronize();
+  printf("%d %d\n", out[1], out[6]);
+}
+"""
+
+
+def test_a_device_function_of_a_header_reads_the_kernels_coordinates(tmp_path):
+    # The header's function is compiled as the header writes it, only where the .cu defines
+    # KERNEL_SIDE: the .cu's translation declares the coordinates the lowered kernel sets.
+    src, port = tmp_path / "src", tmp_path / "port"
+    src.mkdir()
+    port.mkdir()
+    (src / "coords.h").write_text(COORDINATE_HEADER)
+    (port / "coords.h").write_text(translate_file(COORDINATE_HEADER, str(src / "coords.h")).cpp)
+    (port / "main.cpp").write_text(translate_file(COORDINATE_CALLER, str(src / "main.cu")).cpp)
+    run = build_and_run_port(port / "main.cpp", tmp_path)
+    assert run.stdout.split() == ["1", "12"], run.stdout + run.stderr

@@ -168,15 +168,46 @@ def test_timeout_is_retried(settings: Settings) -> None:
     assert reply.text == "in time" and len(sleeps) == 1
 
 
-def test_connection_refused_is_llm_error(settings: Settings) -> None:
+def closed_url() -> str:
+    """The base URL of a server that was there and is gone: connections to it are refused."""
     srv = ScriptedOpenAIServer().start()
     url = srv.base_url
     srv.stop()
-    model = OpenAIModel("gpt-4o", settings.model_copy(update={"llm_max_retries": 1}), base_url=url,
-                        backoff_base_s=0.001, sleep=Sleeps())
-    with pytest.raises(LLMError, match="connection failed") as info:
+    return url
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_connection_refused_is_unreachable_after_one_quick_retry(settings: Settings, provider: str) -> None:
+    sleeps = Sleeps()
+    url = closed_url()
+    if provider == "openai":
+        model = OpenAIModel("gpt-4o", settings, base_url=url, backoff_base_s=5.0, sleep=sleeps)
+    else:
+        model = AnthropicModel("claude-sonnet-4-5", settings, base_url=url.removesuffix("/v1"), backoff_base_s=5.0, sleep=sleeps)
+    with pytest.raises(LLMError) as info:
         model.complete(MESSAGES)
-    assert info.value.transient and info.value.attempts == 2
+    err = info.value
+    # Two connection attempts however many retries a busy server gets (llm_max_retries=3 here),
+    # the second after a short wait, not the 5 s backoff.
+    assert err.unreachable and not err.transient and err.attempts == 2
+    assert sleeps == [0.5]
+    assert "Connection refused" in str(err) and url.removesuffix("/v1") in str(err)
+    assert err.exchange()["error"]["unreachable"] and LLMError.from_exchange(err.exchange()).unreachable
+
+
+def test_tls_handshake_failure_is_unreachable(settings: Settings) -> None:
+    with ScriptedOpenAIServer(["never"]) as srv:  # plain HTTP: an https:// client fails its handshake
+        model = OpenAIModel("gpt-4o", settings, base_url=srv.base_url.replace("http://", "https://"), sleep=Sleeps())
+        with pytest.raises(LLMError) as info:
+            model.complete(MESSAGES)
+    assert info.value.unreachable and info.value.attempts == 2 and "SSL" in str(info.value)
+
+
+def test_connecting_waits_seconds_not_the_answer_timeout(settings: Settings) -> None:
+    slow = settings.model_copy(update={"llm_timeout_s": 300})
+    for model in (OpenAIModel("gpt-4o", slow, base_url="http://127.0.0.1:1/v1"), AnthropicModel("claude-sonnet-4-5", slow)):
+        timeout = model._client.timeout
+        assert timeout.connect == 10 and timeout.read == 300
 
 
 def test_anthropic_structured_answer_via_tool(settings: Settings) -> None:

@@ -107,6 +107,10 @@ def test_a_project_ports_unmodified_with_its_own_run(tmp_path):
     makefile = (out / "src" / "Makefile.cpu").read_text()
     assert "-D__CUDACC__" in makefile and "-Ddfloat=float" in makefile
     assert "-std=c++14" not in makefile  # the runtime needs C++17: an older standard is not passed on
+    # Lowered device code type-puns (float arrays read as float4): no strict aliasing for .cu units.
+    [cuda_line] = [line for line in makefile.splitlines() if "-c main.cu" in line]
+    [cpp_line] = [line for line in makefile.splitlines() if "-c helpers.cpp" in line]
+    assert "-fno-strict-aliasing" in cuda_line.split() and "-fno-strict-aliasing" not in cpp_line.split()
 
 
 def test_compiler_lines_become_units_and_links():

@@ -65,3 +65,24 @@ def test_numbers_compared_with_tolerance_not_text():
     assert "original 7, port 8" in compare_numbers("max 7\n", "max 8\n")
     assert compare_numbers("time 3.2 ms\nv 1\n", "time 0.1 ms\nv 1\n") is None
     assert "printed 2 numbers" in compare_numbers("a 1 b 2", "a 1")
+
+
+def test_a_binary_file_named_like_a_source_is_left_out_with_a_warning(tmp_path, caplog):
+    from tools.cuda import runtime_include_dir
+    from tools.project.tree import FileTranslation, build_port_tree
+
+    (tmp_path / "app.cu").write_text("__global__ void k(int* a) { a[0] = 1; }\nint main() { return 0; }\n")
+    blob = bytes(range(256)) * 4  # NUL bytes and every other byte value
+    (tmp_path / "data.cu").write_bytes(blob)
+    (tmp_path / "legacy.cpp").write_bytes("// caf\xe9 (Latin-1)\nint helper() { return 1; }\n".encode("latin-1"))
+    with caplog.at_level("WARNING"):
+        project = discover(tmp_path)
+    assert [s.path for s in project.sources] == ["app.cu", "legacy.cpp"]  # an 8-bit encoded source stays
+    note = "data.cu: not a text file (it holds NUL bytes); left out of the port, its copy untouched"
+    assert project.build.notes == [note] and [r.getMessage() for r in caplog.records] == [note]
+    assert [sorted(t.sources) for t in project.executables] == [["app.cu", "legacy.cpp"]]
+
+    translated = []
+    tree = build_port_tree(project, tmp_path.parent / "port", lambda text, path: translated.append(path) or
+                           FileTranslation(path, text, []), runtime_include_dir(), [])
+    assert translated == ["app.cu"] and (tree.root / "data.cu").read_bytes() == blob

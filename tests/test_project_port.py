@@ -2,6 +2,8 @@
 own check on the CPU with the default translator; a second run redoes nothing; bad input."""
 
 import json
+import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -108,3 +110,19 @@ def test_output_is_compared_with_a_recorded_run_of_the_original(tmp_path):
     third = port(src, tmp_path / "good", "--no-tune", "--expected-output", str(recorded))
     report = json.loads((tmp_path / "good" / "port_report.json").read_text())
     assert third.returncode == 0 and "numbers match the original run" in report["check"]["detail"]
+
+
+def test_a_read_only_repository_ports(tmp_path):
+    """The port tree is a copy of the repository that the port writes (and builds) in, whatever
+    the repository's own modes."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples" / "projects" / "vector_ops", repo)
+    for path in [repo, *repo.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        result = port(repo, tmp_path / "out", "--no-tune")
+        assert result.returncode == 0, (tmp_path / "out" / "PORT_REPORT.md").read_text()
+        assert all(p.stat().st_mode & stat.S_IWUSR for p in [tmp_path / "out" / "src", *(tmp_path / "out" / "src").rglob("*")])
+    finally:
+        for path in [repo, *repo.rglob("*")]:
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)

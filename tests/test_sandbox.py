@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sandboxes import Limits, LocalSandbox, Sandbox, SandboxError, docker_available, open_sandbox
+from sandboxes.local import drops_root
 from tools.build import compile_cpp, compile_cuda, parse_diagnostics
 
 IMAGE = "agent-sandbox:latest"
@@ -208,6 +211,97 @@ def test_writes_outside_workdir_stay_inside(box: Sandbox) -> None:
             leaked.unlink(missing_ok=True)
 
 
+def host_place() -> Path:
+    """A writable host directory that sandboxes show as it is (not /tmp, which is private, nor $HOME, which is masked)."""
+    return next(p for p in (Path("/var/tmp"), Path(__file__).resolve().parent) if os.access(p, os.W_OK))
+
+
+def test_commands_cannot_read_what_only_root_may(box: Sandbox) -> None:
+    """/etc/shadow, root's home, a root file of mode 0600 anywhere, another process's environment:
+    commands run as an unprivileged user, so none of them opens."""
+    if box.kind != "docker" and not drops_root():
+        pytest.skip("commands run as the invoking user where the tool is not root: its own files are theirs")
+    secret = f"secret-{uuid.uuid4().hex}"
+    private = Path(tempfile.mkdtemp(prefix=".agent-private-", dir=host_place()))
+    home = Path(tempfile.mkdtemp(prefix=".agent-home-", dir=Path.home()))
+    for place in (private, home):
+        (place / "key").write_text(secret)
+        (place / "key").chmod(0o600)
+    holder = subprocess.Popen(["sleep", "60"], env={"AGENT_SECRET": secret})
+    try:
+        run = box.run(f"id -u; cat /etc/shadow {private}/key {home}/key /proc/{holder.pid}/environ; ls -A /root")
+    finally:
+        holder.kill()
+        holder.wait()
+        shutil.rmtree(private)
+        shutil.rmtree(home)
+    assert run.stdout.split()[0] != "0", run.tail()
+    assert secret not in run.stdout + run.stderr
+    assert "/etc/shadow: Permission denied" in run.stderr
+    assert home.name not in run.stdout  # root's home is not listed
+    shadow = Path("/etc/shadow").read_text().splitlines() if drops_root() else []
+    assert not any(line in run.stdout for line in shadow if line.strip())
+
+
+def test_what_commands_write_the_tool_reads_and_removes(box: Sandbox) -> None:
+    box.put({"deep/dir/a.txt": "x\n"})
+    run = box.run("echo y >> deep/dir/a.txt && mkdir -p deep/new/inner && echo w > deep/new/inner/c.txt "
+                  "&& chmod 600 deep/new/inner/c.txt && chmod 500 deep/new/inner")
+    assert run.ok, run.tail()
+    assert box.get("deep/dir/a.txt") == b"x\ny\n"  # a file put there is the command's to change
+    assert box.get("deep/new/inner/c.txt") == b"w\n"
+    if isinstance(box, LocalSandbox):
+        assert box.run("chmod 700 deep/new/inner").ok  # the module's sandbox lives on; clean for the next test
+        where = box.workdir
+        probe = LocalSandbox(box.limits, use_bwrap=box.bwrap)
+        assert probe.run("mkdir -p d/e && touch d/e/f && chmod 500 d/e d").ok
+        probe.close()
+        assert not probe.workdir.exists()
+        assert where.exists()
+
+
+def test_workdir_reached_through_private_directories(tmp_path: Path) -> None:
+    """A sandbox root under directories only root may pass through (pytest's own tmp_path is one):
+    with bubblewrap the command still reaches its working directory by its absolute path;
+    without it, the sandbox refuses to open, saying why."""
+    if not drops_root():
+        pytest.skip("commands run as the invoking user where the tool is not root")
+    private = Path(tempfile.mkdtemp(prefix=".agent-root-", dir=host_place()))
+    (tmp_path / "task").mkdir()  # hidden like a task's directory: its mask's parents are the workdir's too
+    try:
+        for root in (tmp_path, private):
+            with LocalSandbox(Limits(timeout_s=30), root=root, hide=[tmp_path / "task"]) as box:
+                if not box.bwrap:
+                    pytest.skip(f"no bubblewrap: {box.mode}")
+                run = box.run(f"echo ok > {box.workdir}/f.txt && cat {box.workdir}/f.txt")
+                assert run.ok and run.stdout == "ok\n", run.tail()
+        with pytest.raises(SandboxError, match=f"cannot pass through {private}"):
+            LocalSandbox(root=private, use_bwrap=False)
+        assert os.listdir(private) == []  # the refused sandbox left nothing behind
+    finally:
+        shutil.rmtree(private)
+
+
+def test_exposed_directory_under_the_masked_home() -> None:
+    """What `expose` binds back under the masked $HOME (a Python installation) stays reachable
+    for the unprivileged user, though bubblewrap makes the directories above it root's."""
+    if not drops_root():
+        pytest.skip("commands run as the invoking user where the tool is not root")
+    home = Path(tempfile.mkdtemp(prefix=".agent-home-", dir=Path.home()))
+    try:
+        tool = home / "tools" / "bin"
+        tool.mkdir(parents=True)
+        (tool / "hello").write_text("#!/bin/sh\necho hello\n")
+        (tool / "hello").chmod(0o755)
+        with LocalSandbox(Limits(timeout_s=30), expose=[tool]) as box:
+            if not box.bwrap:
+                pytest.skip(f"no bubblewrap: {box.mode}")
+            run = box.run([str(tool / "hello")])
+            assert run.ok and run.stdout == "hello\n", run.tail()
+    finally:
+        shutil.rmtree(home)
+
+
 def test_bwrap_view_leaves_out_runtime_state_but_shows_its_siblings() -> None:
     """Container runtimes churn mounts under their state directories; a recursive bind of / that
     meets one being torn down fails, so the sandbox's view leaves those directories out."""
@@ -244,6 +338,9 @@ def test_bwrap_view_leaves_out_runtime_state_but_shows_its_siblings() -> None:
         for state in (path for path in RUNTIME_PATHS if os.path.lexists(path)):
             seen = box.run(["test", "-e", state])
             assert seen.returncode == 1, f"{state} is visible in the sandbox"
+            # The directories on the way, which bwrap makes, keep the host's modes: open to all.
+            listed = box.run(["ls", os.path.dirname(state)])
+            assert listed.ok, listed.tail()
     finally:
         box.close()
 

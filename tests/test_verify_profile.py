@@ -179,7 +179,7 @@ def test_cli_verify_and_profile(tmp_path, monkeypatch):
     good = write(tmp_path, "good.cpp", VADD_OK)
     res = runner.invoke(app, ["profile", task, str(good), "-o", str(tmp_path / "p"), "--sandbox", "local"])
     assert res.exit_code == 0, res.output
-    assert "speedup vs reference" in res.output and "correct after timing" in res.output
+    assert "speedup vs the C reference" in res.output and "correct after timing" in res.output
     assert "perf stat" in res.output or "perf is not usable" in res.output
     data = json.loads((tmp_path / "p" / "result.json").read_text())
     assert data["status"] == "correct" and data["time_s"]["candidate"] > 0 and data["speedup_vs_reference"] > 0

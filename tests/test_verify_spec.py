@@ -95,3 +95,46 @@ def test_launch_dtype_mismatch_and_unknown_kernel(tmp_path):
     assert "field 'launches[0].args[0]': buffer 'a' is int32, but parameter" in msg and "points to float" in msg
     msg = error_of(write_task(tmp_path, "vadd", lambda r: r["launches"][0].update(kernel="vadd2")), deep=True)
     assert "field 'launches[0].kernel': no __global__ function 'vadd2' in kernel.cu (kernels: vadd_kernel)" in msg
+
+
+def test_shape_extents_must_be_positive(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r["buffers"][0].update(shape=[100, -37]))
+    assert error_of(path) == f"{path}: field 'buffers[0].shape': shape [100, -37]: every extent must be at least 1"
+
+
+def test_buffers_must_fit_in_the_sandbox_memory(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: r["buffers"][2].update(shape=[10**6, 10**6]))
+    task = load_task(path)
+    assert task.buffer("c").size == 10**12  # exact, where a numpy product of int64 could wrap
+    with pytest.raises(TaskError) as info:
+        validate_task_deep(task, memory_mb=4096)
+    assert str(info.value) == (f"{path}: field 'buffers': the buffers take 3.64 TB (buffer 'c': shape [1000000, 1000000], "
+                               "1,000,000,000,000 elements), more than the sandbox's memory limit of 4096 MB (limits.memory_mb)")
+    validate_task_deep(load_task(FIX / "vadd" / "task.json"), memory_mb=4096)
+
+
+def test_without_launches_a_buffer_is_checked_against_the_parameter_of_its_name(tmp_path):
+    def retype(r):
+        del r["launches"]
+        r["buffers"][2]["dtype"] = "float64"
+    msg = error_of(write_task(tmp_path, "vadd", retype), deep=True)
+    assert msg.endswith("field 'buffers[2].dtype': buffer 'c' is float64, but kernel 'vadd_kernel' takes 'float* c'")
+
+
+def test_a_cuda_syntax_error_names_the_file_line_and_column(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: None)
+    (tmp_path / "kernel.cu").write_text((FIX / "vadd" / "kernel.cu").read_text().replace("threadIdx.x;", "threadIdx.x"))
+    msg = error_of(path, deep=True)
+    assert msg == f"{path}: field 'cuda': {tmp_path / 'kernel.cu'}:2:48: expected ';' at end of declaration"
+
+
+def test_a_cuda_file_that_is_not_text_is_said_so(tmp_path):
+    path = write_task(tmp_path, "vadd", lambda r: None)
+    (tmp_path / "kernel.cu").write_bytes(b"\x7fELF\x02\x01\x01\xff\xfe\x00\x00")
+    assert error_of(path, deep=True) == f"{path}: field 'cuda': kernel.cu is not UTF-8 text (byte 7: invalid start byte)"
+
+
+def test_a_pointer_into_a_buffer_is_a_pointer_argument(tmp_path):
+    """`a + 1` passed to a pointer parameter points into buffer a (tests/optimize_fixtures use it)."""
+    path = write_task(tmp_path, "vadd", lambda r: r["launches"][0].update(args=["a", "b", "c + 1", "n"]))
+    validate_task_deep(load_task(path))

@@ -1,4 +1,4 @@
-"""The Result record of DESIGN.md: `OUT/<name>/result.json`, beside `OUT/<name>/<name>.cpp`."""
+"""The Result record of docs/formats.md: `OUT/<name>/result.json`, beside `OUT/<name>/<name>.cpp`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Status = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "unsupported"]
+# invalid_task: the task file is at fault (see `reason`); llm_unreachable: no connection to the model's server.
+Status = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "unsupported", "invalid_task",
+                 "llm_unreachable"]
 ReferenceKind = Literal["c", "python", "golden", "cuda", "lowered"]
 
 
@@ -34,6 +36,8 @@ class KernelResult(BaseModel):
     tokens: int = 0
     cost_usd: float = 0.0
     trace: str | None = None
+    reason: str | None = None  # one line on why the status is not correct
+    details: list[str] = []  # a compile error's first lines of compiler messages
 
     def write(self, out_dir: Path | str) -> Path:
         """Write `out_dir/result.json` (creating the directory); returns its path."""

@@ -1,4 +1,4 @@
-"""The kernel task format of DESIGN.md as pydantic models.
+"""The kernel task format of docs/formats.md as pydantic models.
 
 `load_task(path)` resolves paths relative to the task file and raises TaskError with a
 message naming the file and the field at fault.
@@ -7,12 +7,13 @@ message naming the file and the field at fault.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 DTYPES: dict[str, str] = {
     "float32": "float", "float64": "double", "float16": "__half", "bfloat16": "__nv_bfloat16",
@@ -74,6 +75,13 @@ class Buffer(_Strict):
     # seed instead of generated ones: real data captured from a program's run.
     data: str | None = None
 
+    @field_validator("shape")
+    @classmethod
+    def _positive_extents(cls, shape: list[int]) -> list[int]:
+        if any(n < 1 for n in shape):
+            raise ValueError(f"shape {shape}: every extent must be at least 1")
+        return shape
+
     @model_validator(mode="after")
     def _data_only_for_inputs(self) -> "Buffer":
         if self.data and self.role not in ("input", "inout"):
@@ -82,7 +90,7 @@ class Buffer(_Strict):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape))
+        return math.prod(self.shape)  # exact: numpy's product wraps around past 2**63
 
     @property
     def nbytes(self) -> int:
@@ -175,7 +183,7 @@ class Task(_Strict):
         raise KeyError(name)
 
     def entry_signature(self) -> str:
-        """The C signature every CPU candidate must define (DESIGN.md)."""
+        """The C signature every CPU candidate must define (docs/formats.md)."""
         params = [f"{c_type(b.dtype)}* {b.name}" for b in self.buffers]
         params += [f"{c_type(s.dtype)} {s.name}" for s in self.scalars]
         return f'extern "C" void {self.entry_name}({", ".join(params)})'
@@ -235,6 +243,8 @@ def _message(err: dict) -> str:
         return f"unknown field {loc[-1]!r}"
     if err["type"] == "missing":
         return "required field is missing"
+    if err["type"] == "value_error":  # our own validators' messages, without pydantic's prefix
+        return err["msg"].removeprefix("Value error, ")
     if "input" in err and err["type"].startswith(("literal", "int", "float", "string", "bool", "list")):
         return f"{err['msg']} (got {err['input']!r})"
     return err["msg"]
@@ -326,35 +336,44 @@ def _regex_kernel_params(source: str) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _kernel_params(task: Task, wanted: set[str]) -> dict[str, list[tuple[str, str]]]:
-    """kernel name -> [(type, name)]: a quick regex over the source first; the libclang front end
-    (seconds per file) only when some launched kernel is not found that way."""
+def _kernel_params(task: Task) -> dict[str, list[tuple[str, str]]]:
+    """kernel name -> [(type, name)], from libclang's parse, with the spelling of a quick regex
+    where that reads the signature. Raises TaskError for a file with syntax errors; a file that
+    libclang cannot parse at all (a header it lacks) keeps what the regex found."""
+    from tools.cuda import CudaParseError, parse_cuda
+    from tools.cuda.frontend import CudaSyntaxError
+
     source = task.source()
-    found = _regex_kernel_params(source)
-    if wanted <= set(found):
-        return found
+    found: dict[str, list[tuple[str, str]]] = {}
     try:
-        from tools.cuda import parse_cuda
-
-        module = parse_cuda(source, task.cuda or f"{task.name}.cu")
-        found.update({k.name: [(p.type, p.name) for p in k.params] for k in module.kernels})
-    except Exception:  # noqa: BLE001 - keep what the regex found
+        module = parse_cuda(source, str(task.source_path() or f"{task.name}.cu"))
+        found = {k.name: [(p.type, p.name) for p in k.params] for k in module.kernels}
+    except CudaSyntaxError as exc:
+        raise TaskError(f"{task.origin or task.name}: field 'cuda': {exc}") from None
+    except CudaParseError:
         pass
-    return found
+    return {**found, **_regex_kernel_params(source)}
 
 
-def validate_task_deep(task: Task) -> None:
-    """Checks that need the CUDA source parsed: every launch names a kernel of the file, passes as
+def validate_task_deep(task: Task, *, memory_mb: int | None = None) -> None:
+    """Checks against the CUDA source: it parses; every launch names a kernel of the file, passes as
     many arguments as it has parameters, buffers to pointer parameters of a matching element type
-    and scalars to value parameters. Raises TaskError naming the file and the field."""
+    and scalars to value parameters; with no launches, a buffer named like kernel parameters points
+    to the type of one of them; and the buffers fit in `memory_mb` (the sandbox's limit). Raises
+    TaskError naming the file and the field."""
     origin = task.origin or task.name
-    if not task.launches:
-        return
+    if memory_mb is not None:
+        _check_memory(task, origin, memory_mb)
     try:
-        kernels = _kernel_params(task, {launch.kernel for launch in task.launches})
+        kernels = _kernel_params(task)
     except OSError as exc:
         raise TaskError(f"{origin}: field 'cuda': cannot read {task.cuda} ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{origin}: field 'cuda': {task.cuda} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     buffers = {b.name: b for b in task.buffers}
+    if not task.launches:
+        _check_by_name(task, origin, kernels)
+        return
     for i, launch in enumerate(task.launches):
         where = f"{origin}: field 'launches[{i}]"
         if launch.kernel not in kernels:
@@ -371,8 +390,47 @@ def validate_task_deep(task: Task) -> None:
                 if pointee is None:
                     raise TaskError(f"{where}.args[{j}]': buffer {arg!r} passed to parameter '{ptype} {pname}', "
                                     "which is not a pointer")
-                if pointee in _BASIC and pointee not in _POINTER_TYPES[buf.dtype] and pointee != "void":
+                if _mismatched(buf, pointee):
                     raise TaskError(f"{where}.args[{j}]': buffer {arg!r} is {buf.dtype}, but parameter "
-                                    f"'{ptype} {pname}' points to {pointee}")
-            elif pointee is not None and not launch.template_args:
+                                    f"'{ptype} {pname}' of kernel {launch.kernel!r} points to {pointee}")
+            elif pointee is not None and not launch.template_args and not _offsets_a_buffer(arg, buffers):
                 raise TaskError(f"{where}.args[{j}]': {arg!r} is not a buffer, but parameter '{ptype} {pname}' is a pointer")
+
+
+def _offsets_a_buffer(arg: str | int | float, buffers: dict[str, Buffer]) -> bool:
+    """An expression over a buffer (`a + 1`): a pointer into it."""
+    return isinstance(arg, str) and any(word in buffers for word in re.findall(r"[A-Za-z_]\w*", arg))
+
+
+def _mismatched(buf: Buffer, pointee: str) -> bool:
+    """A pointer to a basic type other than the buffer's element type (void* and structs pass)."""
+    return pointee in _BASIC and pointee not in _POINTER_TYPES[buf.dtype]
+
+
+def _check_by_name(task: Task, origin: str, kernels: dict[str, list[tuple[str, str]]]) -> None:
+    """With no launches given, they are inferred by parameter name: a buffer that every kernel
+    parameter of its name would read as another element type cannot be right."""
+    for i, buf in enumerate(task.buffers):
+        takers = [(kernel, ptype) for kernel, params in kernels.items() for ptype, pname in params
+                  if pname == buf.name and _pointee(ptype) is not None]
+        if takers and all(_mismatched(buf, _pointee(ptype) or "") for _, ptype in takers):
+            kernel, ptype = takers[0]
+            raise TaskError(f"{origin}: field 'buffers[{i}].dtype': buffer {buf.name!r} is {buf.dtype}, but kernel "
+                            f"{kernel!r} takes '{ptype} {buf.name}'")
+
+
+def _check_memory(task: Task, origin: str, memory_mb: int) -> None:
+    total = sum(b.nbytes for b in task.buffers)
+    if total > memory_mb << 20:
+        big = max(task.buffers, key=lambda b: b.nbytes)
+        raise TaskError(f"{origin}: field 'buffers': the buffers take {_bytes(total)} (buffer {big.name!r}: "
+                        f"shape {big.shape}, {big.size:,} elements), more than the sandbox's memory limit of "
+                        f"{memory_mb} MB (limits.memory_mb)")
+
+
+def _bytes(n: float) -> str:
+    units = ["B", "KB", "MB", "GB", "TB", "PB"]
+    i = 0
+    while n >= 1024 and i < len(units) - 1:
+        n, i = n / 1024, i + 1
+    return f"{n:.3g} {units[i]}"

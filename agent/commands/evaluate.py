@@ -4,7 +4,8 @@ BENCH is a task file, a directory of task files, an HPCTransEval JSON file, or a
 directory of them (bench/data). Records are converted to tasks under REPORT_DIR/tasks;
 each kernel runs through the agent's graph (agent.runner.run_tasks: resumable from
 REPORT_DIR/runs/checkpoints.sqlite, `--jobs` kernels at a time); the report is
-REPORT_DIR/report.json, report.md and PNG plots (bench.evaluate).
+REPORT_DIR/report.json, report.md and PNG plots (bench.evaluate; the plots need matplotlib,
+from the optional `bench` extra: without it they are skipped with one line saying so).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agent.configuration import Settings
@@ -23,7 +25,7 @@ def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, per_
     """Exit status 0 only when every task came out correct."""
     from agent.runner import run_tasks
     from agent.translators.factory import make_translator
-    from bench.evaluate import BenchError, build_report, invalid_row, resolve, task_row, write_report
+    from bench.evaluate import BenchError, build_report, invalid_row, plots_unavailable, resolve, task_row, write_report
     from tools.spec import TaskError
 
     console = console or Console()
@@ -47,17 +49,24 @@ def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, per_
     report = build_report(str(bench), cfg.llm, rows)
     files = write_report(report, out)
     console.print(summary_table(report))
-    console.print(f"report: {', '.join(str(f) for f in files)}", highlight=False)
+    console.print(f"report: {', '.join(str(f) for f in files)}", highlight=False, soft_wrap=True)
+    if (skipped := plots_unavailable()) is not None:
+        console.print(f"[yellow]{escape(skipped)}[/]", highlight=False, soft_wrap=True)
     return 0 if rows and all(r["correct"] for r in rows) else 1
 
 
 def summary_table(report: dict) -> Table:
-    table = Table(title=f"{report['benchmark']} with {report['translator']}")
+    from bench.evaluate import speedup_against
+
+    against = speedup_against(report["tasks"])
+    table = Table(title=escape(f"{report['benchmark']} with {report['translator']} (speedup vs {against})"),
+                  caption=f"faster: the share of all tasks that came out correct and faster than {against}")
     for col in ("category", "tasks", "compiled", "correct", "geomean speedup", "faster"):
-        table.add_column(col, justify="left" if col == "category" else "right")
+        # fold, never crop: a long category name stays whole on a narrow terminal
+        table.add_column(col, justify="left" if col == "category" else "right", overflow="fold")
     s = report["summary"]
     for name, c in [*s["by_category"].items(), ("all", s)]:
-        table.add_row(name, str(c["total"]), str(c["compiled"]), str(c["correct"]),
-                      f"{c['geomean_speedup']:.3g}" if c["geomean_speedup"] else "-",
+        table.add_row(escape(name), str(c["total"]), str(c["compiled"]), str(c["correct"]),
+                      f"{c['geomean_speedup']:.3g}x" if c["geomean_speedup"] else "-",
                       f"{100 * c['faster_share']:.0f}%" if c["faster_share"] is not None else "-")
     return table

@@ -13,7 +13,8 @@ from rich.console import Console
 
 from agent.configuration import Settings
 from agent.errors import UserError
-from tools.spec import TaskError
+from agent.output_lock import output_lock
+from tools.spec import TaskError, load_task
 
 
 def run(path: Path, cfg: Settings, *, out: Path | None = None, trace: Path | None = None,
@@ -34,7 +35,10 @@ def run(path: Path, cfg: Settings, *, out: Path | None = None, trace: Path | Non
     out = out or default_out(path)
     make_translator(cfg.llm, cfg)  # a bad --llm spec or a missing key: one clear line before any work
     try:
-        outcomes = run_tasks(tasks, cfg, out=out, trace_path=trace, console=console)
+        for task in tasks:  # a bad task file: one clear line before OUT is made
+            load_task(task)
+        with output_lock(out):
+            outcomes = run_tasks(tasks, cfg, out=out, trace_path=trace, console=console)
     except TaskError as exc:
         raise UserError(str(exc)) from None
     console.print(f"results in {out}/<kernel>/result.json", highlight=False, soft_wrap=True)

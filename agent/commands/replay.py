@@ -4,14 +4,24 @@ Replay runs each traced kernel's graph again with no model and no network: the t
 rebuilt from the trace's artifacts, LLM answers come from the recorded responses
 (ScriptedModel), and the graph follows the recorded decisions. The tools run again by
 default and every place where a new result differs from the recorded one (compile ok,
-check status, error messages, candidate code) is reported; `--offline` serves the tool
-results (and the deterministic compiler's code) from the trace too.
+check status, error messages, candidate code, decisions) is reported; `--offline` serves the
+tool results (and the deterministic compiler's code) from the trace too.
+
+Only what is deterministic counts as a divergence. Two kinds of difference are expected and
+reported apart: absolute paths of the task's directory (the replay rebuilds the task
+elsewhere), and choices made by measuring time (code an optimizer kept because it timed
+faster, and whether to optimize again after a correct optimized attempt).
+
+A repository port's trace (agent/project.py: discover, translate, build, check, tune) holds
+no kernel graph run: its kernels were tuned in a run of their own, traced in
+OUT/kernels/trace.jsonl beside it, and replaying the port's trace replays that one.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import tempfile
 from collections import defaultdict
@@ -20,12 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from agent.configuration import Settings, load_settings
 from agent.errors import UserError
 from agent.graph import GraphContext, build_graph, recursion_limit
 from agent.llm.scripted import ScriptedModel
+from agent.speedups import UNTUNED_PORT, reference_name, speedup_text
 from agent.state import initial_state
 from agent.trace import Trace, TraceError, TraceWriter, read_trace
 from agent.translators.base import Translation, TranslateRequest
@@ -41,6 +54,7 @@ class Divergence:
     where: str  # "check attempt 2", "decision 3", "artifact attempt-1.cpp", "result"
     recorded: str
     replayed: str
+    why: str = ""  # for an expected difference: why it does not count
 
 
 @dataclass
@@ -49,6 +63,12 @@ class KernelReplay:
     recorded_status: str | None
     replayed_status: str | None
     divergences: list[Divergence] = field(default_factory=list)
+    expected: list[Divergence] = field(default_factory=list)  # differences that do not count (paths, timings)
+
+
+PATHS_DIFFER = "absolute paths: the replay rebuilds the task in another directory"
+TIMING_CHOSE_CODE = "chosen by timing: the optimizer kept what measured faster"
+TIMING_CHOSE_NEXT = "chosen by timing: whether to optimize again follows the measured gain"
 
 
 # --- replay --------------------------------------------------------------------------
@@ -59,6 +79,11 @@ def run(trace: Path, *, offline: bool = False, console: Console | None = None, o
     to `out/replay.jsonl` (default: a fresh temporary directory)."""
     console = console or Console()
     recorded = _read(trace)
+    if is_port_trace(recorded):
+        kernel_runs = port_kernel_trace(trace, recorded)
+        console.print(f"{trace} is a repository port's trace; its kernels ran in {kernel_runs}: replaying those",
+                      highlight=False, soft_wrap=True, markup=False)
+        trace, recorded = kernel_runs, _read(kernel_runs)
     settings = settings_from_header(recorded.header)
     workdir = Path(tempfile.mkdtemp(prefix="agent-replay-", dir=out))
     new_trace = workdir / "replay.jsonl"
@@ -85,17 +110,42 @@ def run(trace: Path, *, offline: bool = False, console: Console | None = None, o
     if not replays:
         raise UserError(f"{trace}: no kernel in this trace can be replayed (no task artifacts recorded)")
     console.print(_replay_table(replays))
+    expected = [d for r in replays for d in r.expected]
+    if expected:
+        console.print(_difference_table("expected differences (not counted)", expected, why=True))
     diverged = [d for r in replays for d in r.divergences]
     if diverged:
-        table = Table(title="divergences from the recorded run")
-        for column in ("kernel", "where", "recorded", "replayed"):
-            table.add_column(column, overflow="fold")
-        for d in diverged:
-            table.add_row(d.kernel, d.where, d.recorded, d.replayed)
-        console.print(table)
+        console.print(_difference_table("divergences from the recorded run", diverged, why=False))
         return 1
-    console.print("[green]the replay reproduced the recorded run[/]")
+    console.print("[green]the replay reproduced the recorded run[/]"
+                  + (f" (apart from {len(expected)} expected difference(s))" if expected else ""))
     return 0
+
+
+def _difference_table(title: str, differences: list[Divergence], *, why: bool) -> Table:
+    table = Table(title=title)
+    for column in ("kernel", "where", *(["why"] if why else []), "recorded", "replayed"):
+        table.add_column(column, overflow="fold")
+    for d in differences:
+        table.add_row(*map(Text, (d.kernel, d.where, *([d.why] if why else []), d.recorded, d.replayed)))
+    return table
+
+
+def is_port_trace(trace: Trace) -> bool:
+    """A repository port's own trace (agent/project.py): it begins with what discovery found."""
+    return any(e.get("node") == "discover" for e in trace.events)
+
+
+def port_kernel_trace(path: Path, trace: Trace) -> Path:
+    """The trace of the kernel runs a port tuned: OUT/kernels/trace.jsonl beside OUT/trace.jsonl."""
+    if not any(e["type"] == "tool_result" and e.get("node") == "capture" for e in trace.events):
+        raise UserError(f"{path}: this repository port tuned no kernel (no launches were captured): "
+                        "it recorded no kernel run to replay")
+    beside = path.parent / "kernels" / "trace.jsonl"
+    if not beside.is_file():
+        raise UserError(f"{path}: this repository port's kernels ran in a trace of their own, OUT/kernels/trace.jsonl, "
+                        f"and there is none at {beside}: replay that trace instead")
+    return beside
 
 
 def _read(trace: Path) -> Trace:
@@ -152,10 +202,15 @@ def replay_kernel(recorded: Trace, kernel: str, settings: Settings, *, writer: T
     new_events = [e for e in read_trace(writer.path).of(kernel)]
     recorded_status = _final_status(events)
     replayed_status = (final.get("result") or {}).get("status")
-    divergences = steer.divergences + compare_events(kernel, events, new_events)
+    timed_choices = timing_driven_decisions(new_events)
+    decided = [d for d in steer.divergences if d.where not in timed_choices]
+    expected = [Divergence(d.kernel, d.where, d.recorded, d.replayed, TIMING_CHOSE_NEXT)
+                for d in steer.divergences if d.where in timed_choices]
+    diverged, differ = compare_events(kernel, events, new_events)
+    divergences, expected = decided + diverged, expected + differ
     if recorded_status and replayed_status != recorded_status:
         divergences.append(Divergence(kernel, "result", recorded_status, str(replayed_status)))
-    return KernelReplay(kernel, recorded_status, replayed_status, divergences)
+    return KernelReplay(kernel, recorded_status, replayed_status, divergences, expected)
 
 
 def rebuild_task(events: list[dict], workdir: Path) -> Task | None:
@@ -313,23 +368,79 @@ def _decision_text(d: dict) -> str:
     return f"{d.get('next')}: {d.get('reason', '')}"
 
 
-def compare_events(kernel: str, recorded: list[dict], replayed: list[dict]) -> list[Divergence]:
-    """Tool results and candidate code, attempt by attempt."""
-    out = []
+def compare_events(kernel: str, recorded: list[dict], replayed: list[dict]) -> tuple[list[Divergence], list[Divergence]]:
+    """Tool results and candidate code, attempt by attempt: (divergences, expected differences).
+    Absolute paths of the task's directory are compared as `<task dir>`; an attempt's code that
+    an optimizer chose by timing (in either run) may differ."""
+    diverged, expected = [], []
+    names = _task_file_names(recorded)
     old, new = _tool_results(recorded), _tool_results(replayed)
     for key in sorted(set(old) | set(new), key=lambda k: (k[1], k[0])):
         tool, n = key
         where = f"{tool} attempt {n}" if n else tool
         if key not in new or key not in old:
-            out.append(Divergence(kernel, where, "ran" if key in old else "did not run", "ran" if key in new else "did not run"))
+            diverged.append(Divergence(kernel, where, "ran" if key in old else "did not run", "ran" if key in new else "did not run"))
             continue
         a, b = _essence(tool, old[key]), _essence(tool, new[key])
-        if a != b:
-            out.append(Divergence(kernel, where, _short(a), _short(b)))
+        if a == b:
+            continue
+        if _essence(tool, old[key], names) == _essence(tool, new[key], names):
+            expected.append(Divergence(kernel, where, _short(a), _short(b), PATHS_DIFFER))
+        else:
+            diverged.append(Divergence(kernel, where, _short(a), _short(b)))
     old_code, new_code = _candidates(recorded), _candidates(replayed)
+    timed = _timing_chosen_code(recorded) | _timing_chosen_code(replayed)
     for n in sorted(set(old_code) | set(new_code)):
-        if old_code.get(n) != new_code.get(n):
-            out.append(Divergence(kernel, f"artifact attempt-{n}.cpp", _code_text(old_code.get(n)), _code_text(new_code.get(n))))
+        a, b = old_code.get(n), new_code.get(n)
+        if a == b:
+            continue
+        where, texts = f"artifact attempt-{n}.cpp", _code_difference(a, b)
+        if a is not None and b is not None and _without_task_dir(a, names) == _without_task_dir(b, names):
+            expected.append(Divergence(kernel, where, *texts, PATHS_DIFFER))
+        elif a is not None and b is not None and n in timed:
+            expected.append(Divergence(kernel, where, *texts, TIMING_CHOSE_CODE))
+        else:
+            diverged.append(Divergence(kernel, where, *texts))
+    return diverged, expected
+
+
+def _task_file_names(events: list[dict]) -> list[str]:
+    return [e["data"]["name"] for e in events if e["type"] == "artifact" and e["data"].get("role") == "task_file"
+            and isinstance(e["data"].get("name"), str)]
+
+
+def _without_task_dir(text: str, names: list[str]) -> str:
+    """`text` with the directory of every absolute path to a task file written as `<task dir>`."""
+    for name in names:
+        absolute = r"(?<![\w.-])/[^\s\"'()<>:,;]*/" + re.escape(name) + r"(?![\w.-])"
+        text = re.sub(absolute, lambda _match: f"<task dir>/{name}", text)
+    return text
+
+
+def _timing_chosen_code(events: list[dict]) -> set[int]:
+    """Attempts whose code an optimizer chose by timing alternatives (its observations carry the measured ratio)."""
+    return {e["data"]["attempt"] for e in events
+            if e["type"] == "observation" and e.get("node") == "translate" and e["data"].get("kind") == "optimization"
+            and "ratio" in (e["data"].get("data") or {}) and isinstance(e["data"].get("attempt"), int)}
+
+
+def timing_driven_decisions(events: list[dict]) -> set[str]:
+    """The decisions ("decision N", counted as the steering counts them) taken on a correct optimized
+    attempt: whether to optimize again then follows the measured gain."""
+    out: set[str] = set()
+    mode = status = None
+    count = 0
+    for e in events:
+        if e["type"] == "node_start" and e.get("node") == "translate":
+            mode = status = None
+        elif e["type"] == "artifact" and e["data"].get("role") == "candidate":
+            mode = e["data"].get("mode")
+        elif e["type"] == "tool_result" and e["data"].get("tool") == "check":
+            status = (e["data"].get("result") or {}).get("status")
+        elif e["type"] == "decision" and e.get("node") == "decide":
+            count += 1
+            if mode == "optimize" and status == "correct":
+                out.add(f"decision {count}")
     return out
 
 
@@ -341,10 +452,12 @@ def _candidates(events: list[dict]) -> dict[int, str]:
     return {e["data"]["attempt"]: e["data"]["code"] for e in events if e["type"] == "artifact" and e["data"].get("role") == "candidate"}
 
 
-def _essence(tool: str, result: dict) -> dict:
-    """What must agree between two runs: the verdict and the error messages (not timings)."""
+def _essence(tool: str, result: dict, task_files: list[str] | None = None) -> dict:
+    """What must agree between two runs: the verdict and the error messages (not timings); with
+    `task_files`, their absolute paths in the messages as `<task dir>`."""
     keep = {k: result.get(k) for k in COMPARED.get(tool, ()) if k in result}
-    errors = sorted(o.get("message", "") for o in result.get("observations", []) if o.get("severity") == "error")
+    errors = sorted(_without_task_dir(o.get("message", ""), task_files or [])
+                    for o in result.get("observations", []) if o.get("severity") == "error")
     if tool != "profile":
         keep["errors"] = errors
     return keep
@@ -355,8 +468,14 @@ def _short(value: dict) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _code_text(code: str | None) -> str:
-    return "(none)" if code is None else f"{len(code.splitlines())} lines"
+def _code_difference(a: str | None, b: str | None) -> tuple[str, str]:
+    """The first line where two candidates differ, as (recorded, replayed)."""
+    if a is None or b is None:
+        return tuple("(none)" if c is None else f"{len(c.splitlines())} lines" for c in (a, b))  # type: ignore[return-value]
+    old, new = a.splitlines(), b.splitlines()
+    n = next((i for i, (x, y) in enumerate(zip(old, new)) if x != y), min(len(old), len(new)))
+    line = lambda lines: f"line {n + 1}: {lines[n].strip()[:200]}" if n < len(lines) else f"ends after {len(lines)} lines"  # noqa: E731
+    return line(old), line(new)
 
 
 def _final_status(events: list[dict]) -> str | None:
@@ -368,10 +487,11 @@ def _final_status(events: list[dict]) -> str | None:
 
 def _replay_table(replays: list[KernelReplay]) -> Table:
     table = Table(title="replay")
-    for column in ("kernel", "recorded", "replayed", "divergences"):
-        table.add_column(column)
+    for column in ("kernel", "recorded", "replayed", "divergences", "expected differences"):
+        table.add_column(column, overflow="fold")
     for r in replays:
-        table.add_row(r.kernel, r.recorded_status or "-", r.replayed_status or "-", str(len(r.divergences)))
+        table.add_row(Text(r.kernel), r.recorded_status or "-", r.replayed_status or "-", str(len(r.divergences)),
+                      str(len(r.expected)))
     return table
 
 
@@ -388,42 +508,61 @@ def show(trace: Path, *, console: Console | None = None) -> int:
     recorded = _read(trace)
     h = recorded.header
     config = h.get("config") or {}
-    console.print(f"[bold]trace[/] {trace}  run {h.get('run_id')}  started {h.get('started')}", highlight=False)
-    console.print(f"argv: {' '.join(h.get('argv') or [])}   translator: {config.get('llm', '?')}", highlight=False)
+    console.print(f"[bold]trace[/] {escape(str(trace))}  run {h.get('run_id')}  started {h.get('started')}", highlight=False)
+    console.print(f"argv: {escape(' '.join(h.get('argv') or []))}   translator: {escape(str(config.get('llm', '?')))}",
+                  highlight=False)
     if recorded.bad_lines:
         console.print(f"[yellow]{len(recorded.bad_lines)} unreadable line(s) (cut off by a kill?): {recorded.bad_lines[:10]}[/]")
     t0 = recorded.events[0]["t"] if recorded.events else 0
+    references = reference_kinds(recorded.events)
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for column in ("seq", "t+s", "kernel", "node", "type", "what"):
         table.add_column(column, overflow="fold")
     for e in recorded.events:
         style = TYPE_STYLE.get(e["type"], "white")
-        table.add_row(str(e.get("seq")), f"{e.get('t', t0) - t0:.1f}", e.get("kernel") or "", e.get("node") or "",
-                      f"[{style}]{e['type']}[/]", describe(e))
+        # Text, not markup: messages hold brackets ("u[i - 1]", "[mismatch]") that rich would eat.
+        table.add_row(str(e.get("seq")), f"{e.get('t', t0) - t0:.1f}", Text(e.get("kernel") or ""), Text(e.get("node") or ""),
+                      Text(str(e["type"]), style=style), Text(describe(e, references.get(e.get("kernel")))))
     console.print(table)
     finals = {e["kernel"]: e["data"].get("status") for e in recorded.events if e["type"] == "node_end" and e["node"] == "kernel"}
     for kernel, status in finals.items():
-        console.print(f"[bold]{kernel}[/]: {status}", highlight=False)
+        console.print(Text.assemble((kernel, "bold"), f": {status}"), highlight=False)
     return 0
 
 
-def describe(e: dict) -> str:
-    """One line saying what an event holds (any event: other writers' data shapes fall back to JSON)."""
+def reference_kinds(events: list[dict]) -> dict[str, str]:
+    """Each kernel's reference kind, from its check results: what its profile's speedups are against."""
+    return {e["kernel"]: e["data"]["result"]["reference_kind"] for e in events
+            if e["type"] == "tool_result" and isinstance(e.get("data"), dict) and e["data"].get("tool") == "check"
+            and isinstance(e["data"].get("result"), dict) and e["data"]["result"].get("reference_kind")}
+
+
+def describe(e: dict, reference_kind: str | None = None) -> str:
+    """One line saying what an event holds: a kernel run's events (graph nodes, tools, LLM calls)
+    and a repository port's steps (discover, translate, build, check, capture, tune, report).
+    Another writer's data shape falls back to its fields."""
     try:
-        return _describe(e)
+        return _describe(e, reference_kind)
     except (AttributeError, TypeError, KeyError, ValueError):
-        return json.dumps(e.get("data"), default=str)[:200]
+        return _fields(e.get("data"))
 
 
-def _describe(e: dict) -> str:
+def _describe(e: dict, reference_kind: str | None) -> str:
     d = e.get("data") or {}
-    kind = e["type"]
+    kind, node = e["type"], e.get("node") or ""
+    if not isinstance(d, dict):
+        return _fields(d)
+    port_step = _port_step(kind, node, d)
+    if port_step is not None:
+        return port_step
     if kind in ("node_start", "node_end"):
         parts = [f"{k}={v}" for k, v in d.items() if k in ("attempt", "status", "elapsed_s", "resumed", "translator", "paused")]
         if "sandbox" in d:
             sandbox = d["sandbox"]
             parts.append(f"sandbox={sandbox.get('mode') if isinstance(sandbox, dict) else sandbox}")
-        return " ".join(parts)
+        if isinstance(d.get("tasks"), list):
+            parts.append(f"tasks={','.join(map(str, d['tasks']))}")
+        return " ".join(parts) or _fields(d)
     if kind == "llm_request":
         body = d.get("body") or {}
         model = body.get("model") if isinstance(body, dict) else None
@@ -434,26 +573,133 @@ def _describe(e: dict) -> str:
             return f"attempt {d.get('attempt')}: failed: {d.get('error', '')}"
         return (f"attempt {d.get('attempt')}: {reply.get('input_tokens', 0)}+{reply.get('output_tokens', 0)} tokens, "
                 f"finish={reply.get('finish_reason')}, {len(reply.get('text') or '')} chars")
-    if kind == "tool_call":
-        return f"{d.get('tool')} (attempt {d.get('attempt')})"
-    if kind == "tool_result":
-        r = d.get("result") or {}
-        verdict = r.get("status") or ("ok" if r.get("ok") else "failed" if "ok" in r else "")
-        extra = ""
-        if d.get("tool") == "profile" and r.get("speedup_vs_reference"):
-            extra = f" {r['speedup_vs_reference']:.2f}x vs reference"
-        if d.get("tool") == "plan":
-            extra = f" pattern={r.get('pattern')} features={','.join(r.get('features') or [])} lowering={'yes' if r.get('lowering') else 'no'}"
-        return f"{d.get('tool')}: {verdict}{extra}".strip()
-    if kind == "observation":
-        where = f" {d.get('file')}:{d.get('line')}" if d.get("file") else ""
-        return f"[{d.get('kind')}/{d.get('severity')}]{where} {(d.get('message') or '')[:200]}"
-    if kind == "artifact":
+    if kind == "tool_call" and "tool" in d:
+        return f"{d['tool']}" + (f" (attempt {d['attempt']})" if "attempt" in d else "")
+    if kind == "tool_result" and "tool" in d:
+        return _tool_result(d["tool"], d.get("result") or {}, reference_kind)
+    if kind == "observation" and "message" in d:
+        label = "/".join(str(d[k]) for k in ("kind", "severity") if d.get(k))
+        where = f"{d['file']}:{d['line']} " if d.get("file") and d.get("line") else f"{d['file']} " if d.get("file") else ""
+        return (f"[{label}] " if label else "") + f"{where}{d['message'][:200]}"
+    if kind == "artifact" and ("name" in d or "role" in d):
         content = d.get("code") if "code" in d else d.get("content")
         size = f"{len(content.splitlines())} lines" if isinstance(content, str) else "json"
-        return f"{d.get('name')} ({d.get('role')}, {size})"
-    if kind == "decision":
-        return f"-> {d.get('next')}: {d.get('reason', '')}"
+        return f"{d.get('name') or '(unnamed)'} ({d.get('role') or 'artifact'}, {size})"
+    if kind == "decision" and "next" in d:
+        return f"-> {d['next']}" + (f": {d['reason']}" if d.get("reason") else "")
     if kind == "error":
         return str(d.get("error", ""))[:300]
-    return json.dumps(d)[:200]
+    return _fields(d)
+
+
+def _tool_result(tool: str, r: dict, reference_kind: str | None) -> str:
+    verdict = r.get("status") or ("ok" if r.get("ok") else "failed" if "ok" in r else "no verdict")
+    extra = ""
+    if tool == "profile":
+        times = r.get("time_s") or {}
+        if r.get("speedup_vs_reference"):
+            extra += f", {speedup_text(r['speedup_vs_reference'], reference_name(reference_kind))}"
+        if times.get("baseline") and times.get("candidate"):
+            extra += f", {speedup_text(times['baseline'] / times['candidate'], UNTUNED_PORT)}"
+    if tool == "plan":
+        extra = f" pattern={r.get('pattern')} features={','.join(r.get('features') or [])} lowering={'yes' if r.get('lowering') else 'no'}"
+    return f"{tool}: {verdict}{extra}"
+
+
+def _fields(data: Any) -> str:
+    """Any data as short `key=value` pairs (long values by their size): never a bare None."""
+    if not isinstance(data, dict):
+        return json.dumps(data, default=str)[:200]
+    parts = []
+    for key, value in data.items():
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        parts.append(f"{key}={text}" if len(text) <= 80 else f"{key}=({len(text)} chars)")
+    return " ".join(parts)[:300] or "(no data)"
+
+
+def _port_step(kind: str, node: str, d: dict) -> str | None:
+    """A repository port's own events (agent/project.py and its graph), known by their fields
+    (they name no tool and no attempt); None for any other event."""
+    if "tool" in d or "attempt" in d:
+        return None
+    if {"sources", "kernels"} <= d.keys():
+        return _discovered(d)
+    if "file" in d and ("code" in d or d.get("reused")):
+        return _translated(d)
+    if "makefile" in d:
+        return _build_started(d)
+    if {"ok", "output"} <= d.keys():
+        return _built(d)
+    if {"command", "passed"} <= d.keys():
+        return _checked(d)
+    if "captured" in d:
+        return _captured(d)
+    if "build_ok" in d:
+        return _reported(d)
+    if "linked" in d:
+        return f"linked {', '.join(map(str, d['linked'])) or 'no tuned kernel'} into the build"
+    if "reverted" in d:
+        return f"reverted the tuned {', '.join(map(str, d['reverted']))}: {d.get('detail', '')}"
+    if kind == "decision" and "kernel" in d and ("status" in d or d.get("reused")):
+        return _tuned({d["kernel"]: d})
+    if kind == "decision" and node == "tune" and d and all(isinstance(v, dict) for v in d.values()):
+        return _tuned(d)  # every kernel's tuning in one event
+    if d.get("reused"):
+        return f"{node}: reused from an earlier run"
+    return None
+
+
+def _discovered(d: dict) -> str:
+    kernels = d.get("kernels") or []
+    where = ", ".join(f"{k.get('name')} at {k.get('file')}:{k.get('line')}" for k in kernels[:6] if isinstance(k, dict))
+    return (f"{len(d.get('sources') or [])} CUDA source(s), {len(kernels)} kernel(s)" + (f" ({where})" if where else "")
+            + f"; build: {d.get('build', '?')}; executables: {', '.join(d.get('executables') or []) or 'none'}")
+
+
+def _translated(d: dict) -> str:
+    if d.get("reused"):
+        return f"{d.get('file')}: translation reused from an earlier run"
+    code = d.get("code")
+    text = f"{d.get('file')} translated to C++ ({len(code.splitlines())} lines)" if isinstance(code, str) else f"{d.get('file')}: not translated"
+    if d.get("error"):
+        text += f"; error: {d['error']}"
+    if d.get("unsupported"):
+        text += f"; unsupported: {'; '.join(map(str, d['unsupported']))}"
+    return text
+
+
+def _build_started(d: dict) -> str:
+    return f"build {d.get('makefile', '')} in the sandbox ({d.get('sandbox', '?')})"
+
+
+def _built(d: dict) -> str:
+    last = [line for line in str(d.get("output") or "").splitlines() if line.strip()][-1:]
+    return "build: ok" if d.get("ok") else f"build: FAILED{': ' + last[0] if last else ''}"
+
+
+def _checked(d: dict) -> str:
+    if d.get("reused"):
+        return f"check reused from an earlier run: {'passed' if d.get('passed') else 'FAILED'} ({d.get('detail', '')})"
+    return f"{d.get('command')}: {'passed' if d.get('passed') else 'FAILED'} ({d.get('detail', '')})"
+
+
+def _captured(d: dict) -> str:
+    return f"captured the launches of {', '.join(d.get('captured') or []) or 'no kernel'}"
+
+
+def _tuned(d: dict) -> str:
+    parts = []
+    for kernel, t in d.items():
+        if t.get("reused"):
+            parts.append(f"{kernel}: tuning reused from an earlier run")
+            continue
+        speedup = f", {speedup_text(t['speedup'], UNTUNED_PORT)}" if t.get("speedup") else ""
+        parts.append(f"{kernel}: {t.get('status')}{speedup}" + (f" ({t['note']})" if t.get("note") else ""))
+    return "; ".join(parts) or "no kernel tuned"
+
+
+def _reported(d: dict) -> str:
+    check = d.get("check") or {}
+    kernels = ", ".join(f"{k.get('name')} {k.get('status')}" for k in d.get("kernels") or [])
+    return (f"report: build {'ok' if d.get('build_ok') else 'FAILED'}, check {'passed' if check.get('passed') else 'FAILED'}"
+            + (f"; {kernels}" if kernels else ""))

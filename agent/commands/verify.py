@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sandboxes import Limits, SandboxError, open_sandbox
+from tools.observations import Observation
 from tools.result import KernelResult, Times
 from tools.spec import TaskError, load_task, validate_task_deep
 from tools.verify import ProfileReport, VerifyError, VerifyReport, check
@@ -21,6 +22,7 @@ from tools.verify import profile as run_profile
 
 from ..configuration import Settings
 from ..errors import UserError
+from ..speedups import reference_name
 
 STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "red", "runtime_error": "red", "timeout": "yellow"}
 
@@ -68,16 +70,25 @@ def print_report(console: Console, task_name: str, result: KernelResult, report:
             if stats:
                 table.add_row(f"{who} time", f"{_fmt_s(stats.median_s)} median ({stats.runs} runs, spread {stats.spread:.0%})")
         if prof.speedup_vs_reference:
-            table.add_row("speedup vs reference", f"{prof.speedup_vs_reference:.2f}x ({prof.threads} threads)")
+            table.add_row(f"speedup vs {reference_name(prof.reference_kind)}",
+                          f"{prof.speedup_vs_reference:.2f}x ({prof.threads} threads)")
         table.add_row("correct after timing", "yes" if prof.correct_after_timing else "[red]no[/]")
     console.print(table)
     observations = report.observations + (prof.observations if prof else [])
     for obs in observations[:12]:
-        color = {"error": "red", "warning": "yellow"}.get(obs.severity, "cyan")
-        where = f"{obs.file}:{obs.line}: " if obs.file and obs.line else ""
-        console.print(f"[{color}]{obs.kind}[/] " + _escape(where + obs.message), highlight=False)
+        console.print(observation_line(obs), highlight=False)
     for note in dict.fromkeys(report.notes + (prof.notes if prof else [])):
         console.print(f"[dim]note: {_escape(note)}[/]", highlight=False)
+
+
+def observation_line(obs: Observation) -> str:
+    """The observation as rich markup: its kind in colour, then where and what. The kind is left
+    out where the message already starts with it ("mismatches in 2 of 4 runs", not "mismatch mismatches ...")."""
+    color = {"error": "red", "warning": "yellow"}.get(obs.severity, "cyan")
+    where = f"{obs.file}:{obs.line}: " if obs.file and obs.line else ""
+    if obs.message.lower().startswith(obs.kind.lower()):
+        return f"[{color}]{_escape(where + obs.message)}[/]"
+    return f"[{color}]{_escape(obs.kind)}[/] " + _escape(where + obs.message)
 
 
 def _escape(text: str) -> str:
@@ -89,7 +100,7 @@ def _escape(text: str) -> str:
 def run(task: Path, candidate: Path, cfg: Settings, *, out: Path | None, profile: bool, console: Console) -> int:
     try:
         spec = load_task(task)
-        validate_task_deep(spec)
+        validate_task_deep(spec, memory_mb=cfg.limits.memory_mb)
     except TaskError as exc:
         raise UserError(str(exc)) from None
     try:
@@ -104,9 +115,10 @@ def run(task: Path, candidate: Path, cfg: Settings, *, out: Path | None, profile
     prof: ProfileReport | None = None
     try:
         report = check(spec, source, sandbox, threads=sorted({1, max(2, threads)}), cxx=cfg.compiler.cxx,
-                       cxxflags=cfg.compiler.cxxflags)
+                       cxxflags=cfg.compiler.cxxflags, candidate_name=str(candidate))
         if profile and report.status == "correct":
-            prof = run_profile(spec, source, sandbox, threads=threads, cxx=cfg.compiler.cxx, cxxflags=cfg.compiler.cxxflags)
+            prof = run_profile(spec, source, sandbox, threads=threads, cxx=cfg.compiler.cxx, cxxflags=cfg.compiler.cxxflags,
+                               candidate_name=str(candidate))
     except VerifyError as exc:
         raise UserError(f"{task}: {exc}") from None
     finally:

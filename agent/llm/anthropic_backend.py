@@ -14,7 +14,7 @@ import anthropic
 
 from agent.configuration import Settings
 from agent.llm.base import LLMError, ModelReply
-from agent.llm.calls import MalformedBody, cost_of, parse_json_body, retry_policy, scrub, with_retries
+from agent.llm.calls import MalformedBody, client_timeout, cost_of, parse_json_body, retry_policy, scrub, with_retries
 
 TOOL_NAME = "submit_answer"
 # The Messages API requires max_tokens; this fits a kernel translation with room for notes
@@ -45,7 +45,7 @@ class AnthropicModel:
         key = settings.api_key_for("anthropic")
         if not key:
             raise LLMError(self.provider, "no API key (set anthropic_api_key / AGENT_ANTHROPIC_API_KEY or ANTHROPIC_API_KEY)")
-        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=settings.llm_timeout_s, max_retries=0)
+        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=client_timeout(settings), max_retries=0)
 
     def complete(
         self,

@@ -51,8 +51,10 @@ class LLMError(Exception):
     """A model call that failed for good; the message names provider, status and cause.
 
     `transient` is True when the failure was of the kind that passes (rate limit, server
-    error, connection, unreadable body) and only the retries ran out; False for errors that
-    repeat on every call (bad key, unknown model, bad request).
+    error, a dropped connection, unreadable body) and only the retries ran out; False for errors
+    that repeat on every call (bad key, unknown model, bad request). `unreachable`: no connection
+    to the server could be opened at all (refused, unknown host, TLS, connect timeout): a wrong
+    base URL or a server that is down, which further attempts will not mend either.
     """
 
     def __init__(
@@ -63,6 +65,7 @@ class LLMError(Exception):
         status: int | None = None,
         transient: bool = False,
         attempts: int = 1,
+        unreachable: bool = False,
         request: dict[str, Any] | None = None,
         response: dict[str, Any] | None = None,
     ) -> None:
@@ -71,6 +74,7 @@ class LLMError(Exception):
         self.cause = cause
         self.transient = transient
         self.attempts = attempts
+        self.unreachable = unreachable
         self.request = request or {}
         self.response = response or {}
         status_text = f"HTTP {status}" if status is not None else "no HTTP status"
@@ -80,14 +84,16 @@ class LLMError(Exception):
     def exchange(self) -> dict[str, Any]:
         """What a trace keeps of a failed call (the counterpart of ModelReply.exchange)."""
         error = {"provider": self.provider, "status": self.status, "cause": self.cause,
-                 "transient": self.transient, "attempts": self.attempts, "message": str(self)}
+                 "transient": self.transient, "attempts": self.attempts, "unreachable": self.unreachable,
+                 "message": str(self)}
         return {"request": self.request, "response": self.response, "error": error}
 
     @classmethod
     def from_exchange(cls, exchange: dict[str, Any]) -> "LLMError":
         error = exchange["error"]
         return cls(error["provider"], error["cause"], status=error.get("status"), transient=error.get("transient", False),
-                   attempts=error.get("attempts", 1), request=exchange.get("request"), response=exchange.get("response"))
+                   attempts=error.get("attempts", 1), unreachable=error.get("unreachable", False),
+                   request=exchange.get("request"), response=exchange.get("response"))
 
 
 class BudgetExceeded(Exception):

@@ -1,7 +1,9 @@
 """Plumbing shared by the HTTP backends: our own retry loop, prices, secret scrubbing.
 
 The SDKs' own retries are switched off (max_retries=0) so that the number of attempts,
-the backoff and the honouring of Retry-After are ours, and testable.
+the backoff and the honouring of Retry-After are ours, and testable. A server that cannot be
+reached at all (connection refused, unknown host, TLS handshake, connect timeout) gets one
+quick retry, not the backoff meant for a busy server: waiting does not make it appear.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, TypeVar
 
+import httpx
+
 from agent.configuration import Price
 from agent.llm.base import LLMError
 
 T = TypeVar("T")
 
 RETRYABLE_STATUS = {408, 409, 429}  # plus every 5xx
+CONNECT_TIMEOUT_S = 10.0  # to open a connection; an answer may take llm_timeout_s
 
 
 class MalformedBody(Exception):
@@ -37,6 +42,7 @@ class Failure:
     transient: bool
     retry_after_s: float | None = None
     body: Any = None
+    unreachable: bool = False  # no connection to the server could be opened
 
 
 @dataclass
@@ -45,6 +51,8 @@ class RetryPolicy:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     max_retry_after_s: float = 300.0  # a server asking for a longer wait makes us give up
+    max_connect_retries: int = 1  # for a server that cannot be reached
+    connect_retry_s: float = 0.5
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = field(default_factory=random.Random)
 
@@ -53,6 +61,12 @@ class RetryPolicy:
         step = min(self.backoff_max_s, self.backoff_base_s * (2**retry_number))
         jittered = step * (0.5 + 0.5 * self.rng.random())
         return max(jittered, retry_after_s or 0.0)
+
+
+def client_timeout(settings: Any) -> httpx.Timeout:
+    """The client's timeouts: llm_timeout_s for an answer, at most CONNECT_TIMEOUT_S to connect."""
+    total = settings.llm_timeout_s
+    return httpx.Timeout(total, connect=min(CONNECT_TIMEOUT_S, total))
 
 
 def retry_policy(settings: Any, backoff_base_s: float | None, sleep: Callable[[float], None]) -> RetryPolicy:
@@ -96,6 +110,10 @@ def classify(exc: Exception, sdk: ModuleType) -> Failure | None:
         transient = status in RETRYABLE_STATUS or status >= 500
         body = _json_or_text(exc.response)
         return Failure(status, _status_cause(exc, body), transient, retry_after_seconds(exc.response.headers), body)
+    if isinstance(exc, sdk.APIConnectionError) and isinstance(exc.__cause__, (httpx.ConnectError, httpx.ConnectTimeout)):
+        what = "timed out" if isinstance(exc.__cause__, httpx.ConnectTimeout) else "failed"
+        return Failure(None, f"cannot reach {exc.request.url}: connection {what}: {exc.__cause__ or 'no detail'}",
+                       transient=False, unreachable=True)
     if isinstance(exc, sdk.APITimeoutError):
         return Failure(None, "request timed out", transient=True)
     if isinstance(exc, sdk.APIConnectionError):
@@ -144,15 +162,19 @@ def with_retries(
                 raise
         retries_done = attempt - 1
         too_long = failure.retry_after_s is not None and failure.retry_after_s > policy.max_retry_after_s
-        if not failure.transient or retries_done >= policy.max_retries or too_long:
+        if failure.unreachable:
+            give_up = retries_done >= min(policy.max_retries, policy.max_connect_retries)
+        else:
+            give_up = not failure.transient or retries_done >= policy.max_retries or too_long
+        if give_up:
             cause = failure.cause
             if too_long:
                 cause += f" (server asks to wait {failure.retry_after_s:.0f} s; more than {policy.max_retry_after_s:.0f} s)"
             raise LLMError(
                 provider, cause, status=failure.status, transient=failure.transient, attempts=attempt,
-                request=request, response={"status": failure.status, "body": failure.body},
+                unreachable=failure.unreachable, request=request, response={"status": failure.status, "body": failure.body},
             ) from None
-        wait = policy.delay(retries_done, failure.retry_after_s)
+        wait = policy.connect_retry_s if failure.unreachable else policy.delay(retries_done, failure.retry_after_s)
         if on_retry:
             on_retry(failure, wait)
         policy.sleep(wait)

@@ -15,7 +15,7 @@ import openai
 
 from agent.configuration import Settings
 from agent.llm.base import LLMError, ModelReply
-from agent.llm.calls import MalformedBody, cost_of, parse_json_body, retry_policy, scrub, with_retries
+from agent.llm.calls import MalformedBody, client_timeout, cost_of, parse_json_body, retry_policy, scrub, with_retries
 
 Api = Literal["auto", "chat", "responses"]
 SCHEMA_NAME = "answer"
@@ -50,7 +50,7 @@ class OpenAIModel:
         key = _compatible_key(settings) if compatible else settings.api_key_for("openai")
         self._secrets = settings.secrets() + ([key] if key and key != NO_KEY else [])
         try:
-            self._client = openai.OpenAI(api_key=key, base_url=url, timeout=settings.llm_timeout_s, max_retries=0)
+            self._client = openai.OpenAI(api_key=key, base_url=url, timeout=client_timeout(settings), max_retries=0)
         except openai.OpenAIError as exc:
             raise LLMError(self.provider, str(exc)) from None
 

@@ -2,9 +2,10 @@
 
 Failures of the answer (no code, malformed JSON, cut off at the token limit) come back
 as Observation(kind="llm") with code None, so the loop can ask again. A model call that
-failed for a passing reason (rate limit, server errors, connection) after all retries
-also comes back that way (reason "api_error"); an LLMError that would repeat on every
-call (bad key, unknown model, bad request) is raised for the caller to stop on.
+failed for a passing reason (rate limit, server errors, a dropped connection) after all
+retries also comes back that way (reason "api_error"); an LLMError that would repeat on
+every call (bad key, unknown model, bad request, a server that cannot be reached) is
+raised for the caller to stop on.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@ through its trace files (JSON Lines, flushed per event), which a second thread f
 port's own (OUT/trace.jsonl) and that of the per-kernel graph runs it makes on captured
 launches (OUT/kernels/trace.jsonl), whose events name their kernels.
 
-A repository port is one pass (discover, translate, build, check), not a per-kernel loop, so
-it has no checkpoint to steer: hints, retries and pauses apply to kernel tasks only. It offers
-the part of `Session`'s interface that the app uses.
+A repository port is its own graph (agent/port_graph.py: discover, translate, build, check,
+capture, tune, link), checkpointed for resume but not steered from here: hints, retries and
+pauses apply to kernel tasks only. It offers the part of `Session`'s interface that the app uses.
 """
 
 from __future__ import annotations

@@ -63,6 +63,34 @@ class CudaParseError(Exception):
     """The source could not be parsed at all; the message names the file."""
 
 
+class CudaSyntaxError(CudaParseError):
+    """The file is no valid CUDA: `errors` are libclang's syntax errors in it, each
+    `file:line:col: message`; the message is the first (and how many more there are)."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = errors
+        more = f" (and {len(errors) - 1} more syntax errors)" if len(errors) > 1 else ""
+        super().__init__(errors[0] + more)
+
+
+# Syntax errors of clang's that nvcc does not make: `__shared__ alignas(64) float x[8]` (TVM's output).
+NVCC_ACCEPTS = {"an attribute list cannot appear here"}
+
+
+def _where(d: ci.Diagnostic, filename: str) -> str:
+    loc = d.location
+    return f"{loc.file.name}:{loc.line}:{loc.column}" if loc.file is not None else filename
+
+
+def syntax_errors(tu: ci.TranslationUnit, filename: str) -> list[str]:
+    """`file:line:col: message` of each syntax error (libclang's parse issues of severity error or
+    fatal) in the file itself. Semantic errors are left out: parsing the host side alone, clang
+    reports some in valid CUDA (a __device__ call of a host-only math function)."""
+    return [f"{_where(d, filename)}: {d.spelling}" for d in tu.diagnostics
+            if d.severity >= ci.Diagnostic.Error and d.category_name == "Parse Issue" and d.spelling not in NVCC_ACCEPTS
+            and d.location.file is not None and d.location.file.name == filename]
+
+
 class Param(BaseModel):
     name: str
     type: str
@@ -383,9 +411,9 @@ def parse_translation(source: str, filename: str = "input.cu", include_dirs: lis
     tr = Translation(filename=filename, source=source.encode(), tu=tu)
     fatal = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Fatal]
     if fatal:
-        d = fatal[0]
-        where = f"{d.location.file.name}:{d.location.line}" if d.location.file is not None else filename
-        raise CudaParseError(f"{where}: {d.spelling}")
+        raise CudaParseError(f"{_where(fatal[0], filename)}: {fatal[0].spelling}")
+    if errors := syntax_errors(tu, filename):
+        raise CudaSyntaxError(errors)
     tr.identifiers = set(re.findall(r"[A-Za-z_]\w*", source))
     for cur in tr.walk_main():
         if cur.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) or not tr.in_main(cur):
@@ -763,7 +791,7 @@ def _template_arguments(decl: ci.Cursor | None) -> str | None:
     count = decl.get_num_template_arguments()
     if count <= 0:
         return None
-    out = []
+    out, params = [], _template_parameters(decl)
     for i in range(count):
         kind = decl.get_template_argument_kind(i)
         if kind == ci.TemplateArgumentKind.TYPE:
@@ -772,10 +800,34 @@ def _template_arguments(decl: ci.Cursor | None) -> str | None:
                 return None  # a type with no name to spell
             out.append(spelling)
         elif kind == ci.TemplateArgumentKind.INTEGRAL:
-            out.append(str(decl.get_template_argument_value(i)))
+            out.append(_integral_argument(decl, i, params[i] if i < len(params) else None))
         else:
             return None
     return ", ".join(out)
+
+
+def _integral_argument(decl: ci.Cursor, i: int, param: ci.Cursor | None) -> str:
+    """A value template argument as C++ spells it: libclang reads `true` for a bool as -1."""
+    kind = param.type.get_canonical().kind if param is not None else None
+    if kind == ci.TypeKind.BOOL:
+        return "true" if decl.get_template_argument_value(i) else "false"
+    if kind in (ci.TypeKind.UINT, ci.TypeKind.ULONG, ci.TypeKind.ULONGLONG, ci.TypeKind.USHORT, ci.TypeKind.UCHAR):
+        return f"{decl.get_template_argument_unsigned_value(i)}u"
+    return str(decl.get_template_argument_value(i))
+
+
+def _template_parameters(specialization: ci.Cursor) -> list[ci.Cursor]:
+    """The template parameters of the template a function specialization was made from."""
+    lib = ci.conf.lib
+    primary = lib.clang_getSpecializedCursorTemplate
+    primary.argtypes, primary.restype = [ci.Cursor], ci.Cursor
+    template = primary(specialization)
+    if template is None or template.kind is None:
+        return []
+    template._tu = specialization._tu
+    return [c for c in template.get_children() if c.kind in (
+        ci.CursorKind.TEMPLATE_TYPE_PARAMETER, ci.CursorKind.TEMPLATE_NON_TYPE_PARAMETER,
+        ci.CursorKind.TEMPLATE_TEMPLATE_PARAMETER)]
 
 
 _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "&", "&&"}
@@ -785,7 +837,7 @@ def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation)
     """`T, int` for a launch inside a host template (`k<<<g, b>>>(d_out, d_in, n, 1)` with `T* d_out`),
     whose deduction libclang leaves to the instantiation: each kernel template parameter is what the
     argument's type has in the place of the parameter's type (`T *` against `const T *`). None where
-    a template parameter is bound by nothing or by two different types."""
+    a template parameter is bound by nothing."""
     templates = [c for c in tr.kernel_definitions if c.spelling == kernel and c.kind == ci.CursorKind.FUNCTION_TEMPLATE]
     if len(templates) != 1:
         return None
@@ -804,8 +856,11 @@ def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation)
             p_words.pop(), a_words.pop()
         if len(p_words) == 1 and p_words[0] in names and a_words and "*" not in a_words:
             value = " ".join(a_words)
-            if "dependent" in value or "type-parameter" in value or bound.setdefault(p_words[0], value) != value:
+            if "dependent" in value or "type-parameter" in value:
                 return None
+            # Two arguments binding one parameter (`IdxT` from `IdxT* n`, `int` from `len`) agree in
+            # every instantiation that compiles: the first one is kept.
+            bound.setdefault(p_words[0], value)
     if any(n not in bound for n in names):
         return None
     return ", ".join(bound[n] for n in names)

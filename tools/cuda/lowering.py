@@ -51,6 +51,7 @@ from .frontend import Translation
 K = ci.CursorKind
 PRELUDE = (Path(__file__).parent / "prelude.h").read_text()
 LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT)
+STATEMENT_EXPRESSION = K.from_id(121)  # GNU `({ ... })`: libclang names no constant for it (StmtExpr)
 SYNC_CALLS = fe.BARRIERS | fe.WARP_SYNC | fe.WARP_EXCHANGE
 
 
@@ -342,6 +343,8 @@ class KernelLowering:
         self.n = {n: self._fresh(n) for n in ("bx", "by", "bz", "tx", "ty", "tz", "tid", "nthreads", "exited",
                                                  "warp", "dynamic_shared")}
         self._sync_cache: dict[tuple[int, int], bool] = {}
+        self._statement_expressions: dict[fe.DefinitionKey, list[tuple[int, int]]] = {}
+        self.lockstep_memory = self._unsynchronized_shared(kernel)
         self.loop_flags: list[tuple] = []  # masked loops being lowered, innermost last
         self.uses_dynamic_shared = False
         self.shared_as_written: set[int] = set()  # shared declarations re-emitted as written
@@ -409,18 +412,59 @@ class KernelLowering:
     def contains_sync(self, c: ci.Cursor) -> bool:
         key = (c.extent.start.offset, c.extent.end.offset)
         if key not in self._sync_cache:
-            self._sync_cache[key] = any(self._is_sync_call(x) for x in fe.calls_in(c)) or self._volatile(c)
+            self._sync_cache[key] = self._calls_sync(c) or self._volatile(c)
         return self._sync_cache[key]
+
+    def _calls_sync(self, c: ci.Cursor) -> bool:
+        """Calls a barrier, a warp intrinsic or a device function with either (volatile memory aside)."""
+        return any(self._is_sync_call(x) for x in fe.calls_in(c))
 
     def _volatile(self, c: ci.Cursor) -> bool:
         """Reads or writes volatile memory (through a local pointer or a volatile __shared__
-        array): warp-synchronous code written for lockstep warps, run here one statement at a
-        time for the whole block, each store's value computed by every thread before any stores it."""
+        array), or the shared memory of a kernel without barriers: warp-synchronous code written
+        for lockstep warps, run here one statement at a time for the whole block, each store's
+        value computed by every thread before any stores it."""
         for x in c.walk_preorder():
             if x.kind == K.DECL_REF_EXPR and x.referenced is not None and x.referenced.kind in (K.VAR_DECL, K.PARM_DECL) \
-                    and "volatile" in x.referenced.type.spelling:
+                    and ("volatile" in x.referenced.type.spelling or x.referenced.hash in self.lockstep_memory):
                 return True
         return False
+
+    def _unsynchronized_shared(self, kernel: ci.Cursor) -> set[int]:
+        """The `__shared__` variables of a kernel that has no barrier nor warp intrinsic, and the
+        local pointers initialized from them. Threads can only share such memory by running in
+        lockstep warps, as code written before Volta did (a DCT's rows written, then its columns
+        read): what `volatile` says in other kernels of that time."""
+        if self._calls_sync(kernel):
+            return set()
+        memory: set[int] = set()
+        for x in kernel.walk_preorder():
+            if x.kind != K.VAR_DECL:
+                continue
+            if fe.is_shared(x):
+                memory.add(x.hash)
+            elif x.type.get_canonical().kind == ci.TypeKind.POINTER and any(
+                    r.kind == K.DECL_REF_EXPR and r.referenced is not None and r.referenced.hash in memory
+                    for r in x.walk_preorder()):
+                memory.add(x.hash)
+        # Memory that is only stored to exchanges nothing.
+        stores = self._store_targets(kernel)
+        read = any(r.kind == K.DECL_REF_EXPR and r.referenced is not None and r.referenced.hash in memory
+                   and (r.extent.start.offset, r.extent.end.offset) not in stores for r in kernel.walk_preorder())
+        return memory if read else set()
+
+    def _store_targets(self, fn: ci.Cursor) -> set[tuple[int, int]]:
+        """Extents of the variables that plain assignments store through (`s[i] = v`, `*p = v`)."""
+        out = set()
+        for x in fn.walk_preorder():
+            if x.kind == K.BINARY_OPERATOR and fe.operator_of(x) == "=":
+                target = _strip(_children(x)[0])
+                while target.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.UNARY_OPERATOR, K.PAREN_EXPR, K.UNEXPOSED_EXPR) \
+                        and _children(target):
+                    target = _strip(_children(target)[0])
+                if target.kind == K.DECL_REF_EXPR:
+                    out.add((target.extent.start.offset, target.extent.end.offset))
+        return out
 
     def _lockstep_store(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> bool:
         """`v[i] op= e` on volatile memory as lockstep threads run it: every thread reads its
@@ -498,9 +542,20 @@ class KernelLowering:
             if ref.hash in c.vars:
                 return c.vars[ref.hash]
             c = c.parent
-        if ref.kind == K.PARM_DECL or fe.is_shared(ref) or not self._is_local(ref, ctx):
+        if ref.kind == K.PARM_DECL or fe.is_shared(ref) or not self._is_local(ref, ctx) \
+                or self._in_statement_expression(ref, ctx):
             return None
         return self._new_var(ref, ctx)
+
+    def _in_statement_expression(self, decl: ci.Cursor, ctx: Ctx) -> bool:
+        """Declared inside a GNU statement expression (`({ int _x = a; _x < b ? _x : b; })`, as
+        min/max macros write it): scoped to the expression, which keeps it as written."""
+        key = fe.definition_key(ctx.fn)
+        if key not in self._statement_expressions:
+            self._statement_expressions[key] = [(x.extent.start.offset, x.extent.end.offset)
+                                                for x in ctx.fn.walk_preorder() if x.kind == STATEMENT_EXPRESSION]
+        at = decl.extent.start.offset
+        return any(start < at < end for start, end in self._statement_expressions[key])
 
     def _is_local(self, ref: ci.Cursor, ctx: Ctx) -> bool:
         if _file_of(ref) != _file_of(ctx.fn):
@@ -689,7 +744,7 @@ class KernelLowering:
         if not branches_sync:  # only the condition synchronizes: an exchange statement
             self._lower_sync_statement(s, ctx, masks, out)
             return
-        if has_init or self.contains_sync(cond):
+        if has_init or self._calls_sync(cond):  # (volatile reads are evaluated into the branch's mask)
             raise _unsupported("barrier in condition", s, "an if with an init-statement or a warp intrinsic in its "
                                "condition around code with barriers")
         kind, tainted = self.expr_class(cond, ctx)
@@ -740,7 +795,7 @@ class KernelLowering:
         else:
             raise _unsupported("range-for with barriers", s, "a range-based for containing barriers")
         for part in (init, cond, inc):
-            if part is not None and self.contains_sync(part):
+            if part is not None and self._calls_sync(part):
                 raise _unsupported("warp intrinsic in loop header", s, "a warp intrinsic in a loop header")
         loop_vars: list[Var] = []
         if init is not None and init.kind == K.DECL_STMT:
@@ -951,7 +1006,7 @@ class KernelLowering:
                                                                  _file_of(call)), re.S)
         given = fe._split_top(explicit.group(1)) if explicit else []
         for tp, text in zip(tparams, given):
-            callee_ctx.subst[tp.hash] = text
+            callee_ctx.subst[tp.hash] = self._subst_type(text, ctx)  # `f<blockSize>` inside a template inlined too
         for tp in tparams[len(given):]:
             if tp.kind != K.TEMPLATE_TYPE_PARAMETER:
                 raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {fn.spelling}")

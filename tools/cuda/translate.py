@@ -55,6 +55,7 @@ class LoweredModule(BaseModel):
     kernels: list[LoweredKernel] = []
     unsupported: list[Unsupported] = []
     module: CudaModule | None = None
+    host_dropped: list[str] = []  # host functions left out, each "name (file:line)"
 
     def kernel(self, name: str) -> LoweredKernel:
         for k in self.kernels:
@@ -178,7 +179,9 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
                                    features=mod.kernel(name).features)
         result.kernels.append(record)
         edits.replace(start, end, f"// CUDA kernel {name} ({tr.filename}:{cursor.location.line}), lowered\n" + _wrap(text, kernel=True))
-    coord_fn_kept = False
+    # Device functions of the project's headers are compiled as the headers write them: those
+    # that read thread coordinates need the variables the lowered kernels set.
+    coord_fn_kept = any(fe.in_project_header(fn) and fe.definition_key(fn) in coords for fn in tr.functions.values())
     for c in tr.walk_main():
         if not tr.in_main(c) or c.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
             continue
@@ -199,12 +202,26 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
             continue
         if (drop_main and c.spelling == "main") or not keep_host:
             edits.replace(start, end, "")
+            result.host_dropped.append(f"{c.spelling} ({tr.filename}:{c.location.line})")
     if keep_host:
+        launched_up_to = -1  # the end of the last launch rewritten: its kernel's name is part of it
         for c in tr.walk_main():
             if c.kind == K.CALL_EXPR and tr.in_main(c):
                 launch = fe.parse_launch(c, tr)
                 if launch is not None:
                     edits.replace(launch.start, launch.end, _launch_call(launch))
+                    launched_up_to = launch.end
+            elif c.kind == K.DECL_REF_EXPR and tr.in_main(c) and c.extent.start.offset >= launched_up_to \
+                    and c.referenced is not None and fe.is_kernel(c.referenced):
+                # A kernel named outside a launch (`cudaFuncSetCacheConfig(k, ...)`, `&k`): the
+                # lowered kernel, in its namespace.
+                start, end = c.extent.start.offset, c.extent.end.offset
+                written = tr.text(start, end)
+                if written.startswith(c.spelling):
+                    edits.replace(start, end, _in_kernel_namespace(written))
+            elif c.kind == K.MACRO_DEFINITION and tr.in_main(c):
+                for start, end, call in _macro_launches(c):
+                    edits.replace(start, end, call)
     head = ['#include "cuda_runtime.h"', PRELUDE.rstrip()]
     if coord_fn_kept:
         head.append("// Thread coordinates for __device__ functions that read them; the lowered kernels set them.\n"
@@ -239,17 +256,79 @@ def _prototype(c: ci.Cursor, tr: Translation) -> str:
     return f"{head}void {c.spelling}(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes{extra});"
 
 
+def _in_kernel_namespace(kernel: str) -> str:
+    """`k<T>` -> `cudacpu_kernels::k<T>`, `ns::k` -> `ns::cudacpu_kernels::k`."""
+    name, rest = kernel.partition("<")[0], kernel[len(kernel.partition("<")[0]):]
+    qual, sep, last = name.rpartition("::")
+    return f"{qual}::{NAMESPACE}::{last}{rest}" if sep else f"{NAMESPACE}::{kernel}"
+
+
 def _launch_call(launch: fe.Launch) -> str:
-    kernel = launch.kernel_text
-    if "::" in kernel.split("<")[0]:
-        qual, _, last = kernel.partition("<")[0].rpartition("::")
-        rest = kernel[len(kernel.partition("<")[0]):]
-        kernel = f"{qual}::{NAMESPACE}::{last}{rest}"
-    else:
-        kernel = f"{NAMESPACE}::{kernel}"
+    kernel = _in_kernel_namespace(launch.kernel_text)
     cfg = launch.config + ["0"] * (3 - len(launch.config))
     args = f", {launch.args_text}" if launch.args_text.strip() else ""
     return f"{kernel}(dim3({cfg[0]}), dim3({cfg[1]}), {cfg[2]}{args})"
+
+
+def _macro_launches(macro: ci.Cursor) -> list[tuple[int, int, str]]:
+    """The launches written in a macro's body (`k <<<g, b, shared>>> (args)`, k often a macro
+    parameter): each one's byte range and its call of the lowered kernel. The compiler sees such
+    a launch only where the macro is used, as a single token range it cannot rewrite."""
+    toks = list(macro.get_tokens())[1:]  # the macro's name first
+    words = [t.spelling for t in toks]
+    out = []
+    for i, word in enumerate(words):
+        if word != "<<<" or ">>>" not in words[i:]:
+            continue
+        first = _kernel_start(words, i)
+        j = words.index(">>>", i)
+        close = _closing(words, j + 1) if j + 1 < len(words) and words[j + 1] == "(" else None
+        if first is None or close is None:
+            continue
+        start, end = toks[first].extent.start.offset, toks[close].extent.end.offset
+        spelled = lambda a, b: " ".join(words[a:b])
+        launch = fe.Launch(info=None, start=start, end=end, kernel_text=spelled(first, i),  # type: ignore[arg-type]
+                           config=_split_words(words[i + 1:j]), args_text=spelled(j + 2, close))
+        out.append((start, end, _launch_call(launch)))
+    return out
+
+
+def _kernel_start(words: list[str], launch: int) -> int | None:
+    """Index of the first token of the kernel named before `<<<` (`k`, `ns::k`, `k<T, 4>`)."""
+    i = launch - 1
+    if i >= 0 and words[i] == ">":
+        depth = 0
+        while i >= 0:
+            depth += {">": 1, "<": -1}.get(words[i], 0)
+            if depth == 0:
+                break
+            i -= 1
+        i -= 1
+    while i >= 0 and (words[i].isidentifier() or words[i] == "::"):
+        i -= 1
+    return i + 1 if i + 1 < launch and words[i + 1].isidentifier() else None
+
+
+def _closing(words: list[str], open_at: int) -> int | None:
+    depth = 0
+    for k in range(open_at, len(words)):
+        depth += {"(": 1, ")": -1}.get(words[k], 0)
+        if depth == 0:
+            return k
+    return None
+
+
+def _split_words(words: list[str]) -> list[str]:
+    """Top-level comma-separated parts of a token list, each spelled with spaces."""
+    parts, cur, depth = [], [], 0
+    for w in words:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(w, 0)
+        if w == "," and depth == 0:
+            parts.append(" ".join(cur))
+            cur = []
+        else:
+            cur.append(w)
+    return parts + [" ".join(cur)] if cur else parts
 
 
 # ---------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,8 +100,11 @@ def run_check(
     """Run one check command in the built tree and judge it: exit code, PASS/FAIL lines, and
     (where a recorded original output exists) the printed numbers."""
     started = time.monotonic()
-    result = sandbox.run(command, cwd=cwd, timeout_s=timeout_s, env=env,
-                         limits=Limits(timeout_s=timeout_s, memory_mb=8192, cpu_s=int(timeout_s) * 4))
+    # The sandbox keeps only the ends of what a run prints; a verdict or a number may be anywhere.
+    with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
+        result = sandbox.run(command, cwd=cwd, timeout_s=timeout_s, env=env, stdout_file=Path(tmp) / "stdout",
+                             limits=Limits(timeout_s=timeout_s, memory_mb=8192, cpu_s=int(timeout_s) * 4))
+        result.stdout = (Path(tmp) / "stdout").read_text(errors="replace")
     seconds = time.monotonic() - started
     out = result.stdout + result.stderr
 

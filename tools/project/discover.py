@@ -3,6 +3,7 @@ the build system, the executables and how the project checks itself."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass, field
@@ -21,6 +22,10 @@ _RUNTIME = re.compile(r"\b(cuda[A-Z]\w*)\s*\(")
 _LIBRARY = re.compile(r"\b(cublas\w+|cusparse\w+|cufft\w+|cudnn\w+|curand\w+|nccl\w+|thrust::\w+|cub::\w+)\s*[(<{]?")
 _USES_CUDA = re.compile(r"__global__|__device__|<<<|\bcuda[A-Z]\w*\s*\(|#\s*include\s*[<\"](cuda|cublas|curand|thrust|cub/)")
 _SELF_CHECK = re.compile(r"\b(PASS(ED)?|FAIL(ED)?|Test passed|Test failed|Result\s*=\s*PASS)\b", re.I)
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
+BINARY_SHARE = 0.1  # of control bytes, past which a file that is no UTF-8 is no legacy-encoded source either
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -121,6 +126,20 @@ def scan_source(root: Path, path: Path) -> SourceFile:
     return src
 
 
+def not_text(path: Path) -> str | None:
+    """Why the file is no source text (NUL bytes; neither UTF-8 nor text in an 8-bit encoding), or None."""
+    data = path.read_bytes()
+    if b"\0" in data:
+        return "not a text file (it holds NUL bytes)"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        share = len(_CONTROL.findall(data)) / len(data)
+        if share > BINARY_SHARE:
+            return f"not a text file (not UTF-8, and {share:.0%} of its bytes are control characters)"
+    return None
+
+
 def _files(root: Path) -> list[Path]:
     out = []
     for path in sorted(root.rglob("*")):
@@ -165,10 +184,18 @@ def discover(root: Path) -> Project:
     files = _files(root)
     if not files:
         raise DiscoveryError(f"{root}: no C, C++ or CUDA sources found")
-    sources = [scan_source(root, p) for p in files]
+    texts, skipped = [], []
+    for path in files:
+        if why := not_text(path):
+            skipped.append(f"{path.relative_to(root)}: {why}; left out of the port, its copy untouched")
+            log.warning(skipped[-1])
+        else:
+            texts.append(path)
+    sources = [scan_source(root, p) for p in texts]
     if not any(s.uses_cuda for s in sources):
         raise DiscoveryError(f"{root}: no CUDA found (no .cu/.cuh files, kernels, launches or CUDA runtime calls)")
     build = read_build_system(root)
+    build.notes += skipped
     executables = _executables(root, build, sources)
     checks = [f"`{c}` from {build.file}" for c in build.check_commands]
     for s in sources:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -46,6 +47,10 @@ def copy_project(src: Path, dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(src, dest, ignore=ignore, symlinks=False)
+    # The copy is ours to write (translations, tuned files, the build's objects) even where the
+    # user's repository is read-only: copytree carries its modes over.
+    for path in [dest, *dest.rglob("*")]:
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
 
 def defined_identifiers(include_dir: Path) -> set[str]:
@@ -98,8 +103,11 @@ def write_makefile(root: Path, targets: list[Target], cxxflags: list[str]) -> Pa
             obj = object_path(t, unit)
             objects.append(obj)
             flags = " ".join(_make_word(f) for f in unit.flags if f not in _OLD_CXX_STANDARDS or unit.language == "c")
-            if unit.is_cuda:  # what nvcc predefines for the host side of a .cu file
-                flags = f"-D__CUDACC__ -D__NVCC__ {flags}"
+            if unit.is_cuda:
+                # What nvcc predefines for the host side of a .cu file; and no strict aliasing:
+                # device code reads arrays through other types (reinterpret_cast<float4 *>),
+                # which g++ -O3 otherwise reorders wrongly once the kernel is lowered to host code.
+                flags = f"-D__CUDACC__ -D__NVCC__ -fno-strict-aliasing {flags}"
             if unit.language == "c":
                 compile_line = f"$(CC) $(CPPFLAGS) $(CFLAGS) {flags} -x c -c {_make_word(unit.source)} -o $@"
             else:

@@ -1,4 +1,4 @@
-"""Verify and profile CPU candidates against a kernel task's reference (DESIGN.md: test, profile).
+"""Verify and profile CPU candidates against a kernel task's reference (the graph's test and profile steps).
 
     check(task, candidate_cpp, sandbox)   -> VerifyReport   (correct or not, and precisely why)
     profile(task, candidate_cpp, sandbox) -> ProfileReport  (honest timing + vectorization report)

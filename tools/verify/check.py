@@ -19,7 +19,7 @@ import os
 import re
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Iterator, Literal, Sequence
+from typing import Iterator, Literal, Protocol, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -73,7 +73,27 @@ def default_threads(all_threads: int | None = None) -> list[int]:
 
 
 def candidate_filename(task: Task) -> str:
+    """The candidate's file in the sandbox (diagnostics name it so, unless the caller's name is given)."""
     return f"{task.name}.cpp"
+
+
+class _Report(Protocol):  # a VerifyReport or a ProfileReport
+    observations: list[Observation]
+    build: BuildResult | None
+
+
+def show_candidate_as(report: _Report, task: Task, candidate_name: str | None) -> None:
+    """Observations and compiler diagnostics that name the candidate's file in the sandbox name it
+    as the caller does (the user's own file), not as the task's name."""
+    if not candidate_name:
+        return
+    internal = candidate_filename(task)
+    for obs in report.observations:
+        if obs.file == internal:
+            obs.file = candidate_name
+    for diag in report.build.diagnostics if report.build else []:
+        if diag.file == internal:
+            diag.file = candidate_name
 
 
 # Libraries built in each sandbox, by all that determines them (file name, source, compiler,
@@ -327,15 +347,19 @@ def check(
     cxxflags: Sequence[str] | None = None,
     reference: Reference | None = None,
     timeout_s: float | None = None,
+    candidate_name: str | None = None,
 ) -> VerifyReport:
     """Compile the candidate in `sandbox`, run it on every seed with every thread count, compare
     every output element with the task's reference. Raises VerifyError when the task or its
-    reference cannot be used (the candidate is not at fault then)."""
+    reference cannot be used (the candidate is not at fault then). `candidate_name`: the
+    candidate's file as the user knows it, for the observations that name it."""
     thread_counts = list(dict.fromkeys(threads or default_threads()))
     build = build_candidate(sandbox, task, candidate_cpp, lib="libcand.so", cxx=cxx, cxxflags=cxxflags)
     if not build.ok:
-        return VerifyReport(status="compile_error", build=build, observations=compile_observations(build),
-                            reference_kind=task.reference.kind, threads=thread_counts)
+        failed = VerifyReport(status="compile_error", build=build, observations=compile_observations(build),
+                              reference_kind=task.reference.kind, threads=thread_counts)
+        show_candidate_as(failed, task, candidate_name)
+        return failed
     exe = build_harness(sandbox, task)
     wanted = list(seeds) if seeds else default_seeds(task)
     key = reference_key(task)
@@ -351,6 +375,7 @@ def check(
     mismatch = signature_observation(task, candidate_cpp)
     if mismatch:
         report.observations.insert(0, mismatch)
+    show_candidate_as(report, task, candidate_name)
     return report
 
 

@@ -30,7 +30,7 @@ from tools.observations import Observation
 from tools.spec import Task
 
 from .check import (
-    WORK, build_candidate, build_harness, candidate_filename, compare_outputs, compile_observations,
+    WORK, build_candidate, build_harness, candidate_filename, compare_outputs, compile_observations, show_candidate_as,
     harness_observations, harness_tampered, mismatch_observation, put_inputs, read_outputs, task_dir_hidden,
 )
 from .harness import machine_busy, omp_env, run_harness, time_together
@@ -209,9 +209,11 @@ def profile(
     cxx: str = "g++",
     reference: Reference | None = None,
     perf: bool = True,
+    candidate_name: str | None = None,
 ) -> ProfileReport:
     """Time candidate, reference and baseline on the task's seed with `threads` OpenMP threads
-    (default: all cores). Raises VerifyError when the reference cannot be used."""
+    (default: all cores). Raises VerifyError when the reference cannot be used. `candidate_name`:
+    the candidate's file as the user knows it, for the observations that name it."""
     nthreads = threads or os.cpu_count() or 1
     fname = candidate_filename(task)
     gcc = "g++" in cxx or "gcc" in cxx  # -fopt-info is g++'s
@@ -222,6 +224,7 @@ def profile(
     if not build.ok:
         report.status = "compile_error"
         report.observations = compile_observations(build)
+        show_candidate_as(report, task, candidate_name)
         return report
     if sandbox.exists(f"{WORK}/vec.txt"):
         report.observations += vectorization_observations(sandbox.get(f"{WORK}/vec.txt").decode(errors="replace"), fname)
@@ -237,6 +240,7 @@ def profile(
     finally:
         if reference is None:
             ref.close()
+    show_candidate_as(report, task, candidate_name)
     return report
 
 

@@ -19,6 +19,8 @@
 #define __managed__ __attribute__((managed))
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
+#define __align__(n) __attribute__((aligned(n)))
+#define __builtin_align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #define __grid_constant__
 #define __CUDACC__ 1
@@ -241,6 +243,13 @@ typedef int cudaError_t;
 enum : int { cudaSuccess = 0, cudaErrorMemoryAllocation = 2, cudaErrorInvalidValue = 1 };
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost,
                       cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+enum cudaLimit { cudaLimitStackSize, cudaLimitPrintfFifoSize, cudaLimitMallocHeapSize };
+enum cudaFuncCache { cudaFuncCachePreferNone, cudaFuncCachePreferShared, cudaFuncCachePreferL1,
+                     cudaFuncCachePreferEqual };
+enum cudaSharedMemConfig { cudaSharedMemBankSizeDefault, cudaSharedMemBankSizeFourByte,
+                           cudaSharedMemBankSizeEightByte };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+                         cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
 typedef struct CUstream_st* cudaStream_t;
 typedef struct CUevent_st* cudaEvent_t;
 struct cudaDeviceProp {
@@ -266,6 +275,26 @@ CUDASHIM_API(cudaMemGetInfo) CUDASHIM_API(cudaHostRegister) CUDASHIM_API(cudaHos
 CUDASHIM_API(cudaMemPrefetchAsync) CUDASHIM_API(cudaOccupancyMaxPotentialBlockSize)
 CUDASHIM_API(cudaOccupancyMaxActiveBlocksPerMultiprocessor) CUDASHIM_API(cudaLaunchKernel)
 CUDASHIM_API(cudaLaunchCooperativeKernel) CUDASHIM_API(cudaGetSymbolAddress) CUDASHIM_API(cudaPointerGetAttributes)
+// The rest of the CPU runtime's API (cuda_runtime_api.h), so that host code calling it parses.
+CUDASHIM_API(cudaChooseDevice) CUDASHIM_API(cudaDeviceCanAccessPeer)
+CUDASHIM_API(cudaDeviceDisablePeerAccess) CUDASHIM_API(cudaDeviceEnablePeerAccess)
+CUDASHIM_API(cudaDeviceGetCacheConfig) CUDASHIM_API(cudaDeviceGetLimit)
+CUDASHIM_API(cudaDeviceGetStreamPriorityRange) CUDASHIM_API(cudaDeviceSetCacheConfig)
+CUDASHIM_API(cudaDeviceSetLimit) CUDASHIM_API(cudaDeviceSetSharedMemConfig)
+CUDASHIM_API(cudaDriverGetVersion) CUDASHIM_API(cudaEventQuery)
+CUDASHIM_API(cudaEventRecordWithFlags) CUDASHIM_API(cudaFreeAsync)
+CUDASHIM_API(cudaFuncGetAttributes) CUDASHIM_API(cudaFuncSetSharedMemConfig)
+CUDASHIM_API(cudaGetDeviceFlags) CUDASHIM_API(cudaGetSymbolSize)
+CUDASHIM_API(cudaHostGetDevicePointer) CUDASHIM_API(cudaLaunchHostFunc) CUDASHIM_API(cudaMalloc3D)
+CUDASHIM_API(cudaMallocAsync) CUDASHIM_API(cudaMemAdvise) CUDASHIM_API(cudaMemcpy2DAsync)
+CUDASHIM_API(cudaMemcpy3D) CUDASHIM_API(cudaMemcpy3DAsync) CUDASHIM_API(cudaMemcpyFromSymbolAsync)
+CUDASHIM_API(cudaMemcpyPeer) CUDASHIM_API(cudaMemcpyPeerAsync) CUDASHIM_API(cudaMemset2D)
+CUDASHIM_API(cudaMemset2DAsync) CUDASHIM_API(cudaMemset3D) CUDASHIM_API(cudaMemset3DAsync)
+CUDASHIM_API(cudaOccupancyMaxPotentialBlockSizeVariableSMem) CUDASHIM_API(cudaProfilerStart)
+CUDASHIM_API(cudaProfilerStop) CUDASHIM_API(cudaRuntimeGetVersion) CUDASHIM_API(cudaSetDeviceFlags)
+CUDASHIM_API(cudaStreamAddCallback) CUDASHIM_API(cudaStreamCreateWithPriority)
+CUDASHIM_API(cudaStreamGetFlags) CUDASHIM_API(cudaStreamGetPriority) CUDASHIM_API(cudaStreamQuery)
+CUDASHIM_API(cudaThreadExit) CUDASHIM_API(cudaThreadSynchronize)
 #undef CUDASHIM_API
 const char* cudaGetErrorString(cudaError_t);
 const char* cudaGetErrorName(cudaError_t);

@@ -1,0 +1,668 @@
+"""A repository port as a LangGraph graph, checkpointed in OUT/checkpoints.sqlite.
+
+    discover -> translate (one Send per CUDA source) -> build -> check
+        -> capture -> tune (one Send per captured kernel) -> link -> recheck -> report
+    (a failed check or --no-tune goes from check to report; nothing tuned, from link to report)
+
+Every step's outputs are part of the state, recorded with its completion and keyed by a hash of
+the step's inputs (translations, build and check records, the capture's files, each kernel's
+tuning with its tuned source). So a run killed anywhere resumes where it stopped (LangGraph's
+resume: finished steps are kept, the interrupted one is redone), and a later run on the same
+OUT redoes no step whose inputs did not change yet ends with everything that step produced:
+the files under OUT are written from the state. One thread per OUT; a run on changed inputs
+starts a new pass on it that reuses what still applies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Callable, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Overwrite, Send
+from rich.console import Console
+
+from sandboxes import Limits, Sandbox, open_sandbox
+from tools.project.capture import HEADER as LAUNCH_HEADER
+from tools.project.capture import (Capture, capture_to_task, inline_local_includes, instrument, read_captures,
+                                   tuned_dispatch_source)
+from tools.project.check import BuildOutcome, build_in_sandbox, run_check
+from tools.project.discover import SKIP_DIRS, Project
+from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
+                                unmapped_library_calls)
+from tools.spec import TaskError
+
+from .configuration import Settings
+from .errors import UserError
+from .port_report import CheckReport, CheckRun, KernelReport, PortReport, write_reports
+from .trace import TraceWriter
+
+THREAD_ID = "port"  # one thread per OUT: the output directory is the port's identity
+KERNELS_DIR = "kernels"  # the kernels' tasks, results, trace and checkpoints (the per-kernel graphs')
+
+
+def merge(old: dict, new: dict) -> dict:
+    return {**old, **new}
+
+
+class PortState(TypedDict, total=False):
+    inputs: str  # fingerprint of this pass's inputs: a killed pass is resumed only on the same inputs
+    # Records of finished steps, by a hash of each step's inputs; kept across passes.
+    translations: Annotated[dict[str, dict], merge]  # -> FileTranslation fields
+    builds: Annotated[dict[str, dict], merge]  # tree hash -> {ok, output, errors}
+    checks: Annotated[dict[str, dict], merge]  # check key -> {report: CheckReport, output: what it printed}
+    captures: Annotated[dict[str, dict], merge]  # capture key -> {files: {name: sha256}}
+    tunings: Annotated[dict[str, dict], merge]  # kernel task id -> {status, speedup, note, file, beside, source, retry}
+    # This pass.
+    sources: list[dict]  # the CUDA sources: {path, key}
+    faithful: dict  # the faithful port: {tree, check}
+    tasks: dict[str, dict]  # kernel -> {task, key} (a task for its graph) or {skipped: why}
+    final: dict  # what ships: {linked: [tuning keys], tree, check, reverted: why or None}
+    report: dict  # PortReport fields
+
+
+def new_pass(inputs: str) -> dict:
+    """The input of a pass: its fingerprint, and this pass's values emptied."""
+    return {"inputs": inputs, "sources": [], "faithful": {}, "tasks": {}, "final": {}, "report": {}}
+
+
+# --- hashes --------------------------------------------------------------------------
+
+
+def content_hash(*parts: str | bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\0")
+    return digest.hexdigest()[:24]
+
+
+def tree_hash(*roots: Path) -> str:
+    parts: list[str | bytes] = []
+    for root in roots:
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and not SKIP_DIRS & set(p.relative_to(root).parts)):
+            parts += [str(path.relative_to(root)), path.read_bytes()]
+    return content_hash(*parts)
+
+
+def file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def compiler_version() -> str:
+    """A hash of the deterministic compiler's own files: cached translations are redone when it changes."""
+    import tools.cuda
+
+    root = Path(tools.cuda.__file__).parent
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".h") and "runtime" not in p.parts)
+    return content_hash(*(p.read_bytes() for p in files))
+
+
+# --- steps' tools --------------------------------------------------------------------
+
+
+def where(exc: BaseException) -> str:
+    """The innermost frame of our own code that raised: what a bug report needs."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1] if frames else None
+    return f"{Path(last.filename).name}:{last.lineno} {last.name}" if last else "no traceback"
+
+
+def translate_with_compiler(source: str, path: str, include_dirs: list[str], options: list[str]) -> FileTranslation:
+    """The deterministic translation of one file, its launches routed through cuda_cpu_launch.h
+    (captures for tuning, and tuned versions where verified)."""
+    from tools.cuda import CudaParseError, LoweringError, translate_file
+
+    try:
+        lowered = translate_file(source, path, include_dirs, options)
+    except (LoweringError, CudaParseError) as exc:
+        return FileTranslation(path, None, [], str(exc))
+    except Exception as exc:  # a defect of the compiler on this file: reported for the file, the rest goes on
+        return FileTranslation(path, None, [], f"{path}: internal error of the CUDA compiler: "
+                                                f"{type(exc).__name__}: {exc} ({where(exc)})")
+    unsupported = [
+        {"feature": u.feature, "file": u.file or path, "line": u.line, "message": u.message, "kernel": u.kernel}
+        for u in lowered.unsupported
+    ]
+    cpp, _ = instrument(lowered.cpp)
+    return FileTranslation(path, cpp, unsupported)
+
+
+def header_dirs(project: Project, path: str) -> list[str]:
+    """Where a source's own #include "..." may be found: its directory, then every project
+    directory that holds headers (projects often include by a path relative to the root)."""
+    dirs = [project.root / Path(path).parent, project.root]
+    dirs += sorted({(project.root / s.path).parent for s in project.sources if Path(s.path).suffix in (".h", ".hpp", ".cuh")})
+    return list(dict.fromkeys(str(d) for d in dirs))
+
+
+def kernel_reports(project: Project, translations: list[FileTranslation], build_ok: bool, check_ok: bool,
+                   reference: str) -> list[KernelReport]:
+    by_file = {t.path: t for t in translations}
+    reports = []
+    for k in project.kernels:
+        t = by_file.get(k.file)
+        problems = [u for u in (t.unsupported if t else []) if u.get("kernel") in (None, k.name)]
+        reasons = [f"{u['feature']} ({u['file']}:{u['line']}): {u['message']}" for u in problems]
+        if t is None or t.cpp is None:
+            status = "unsupported"
+            reasons = reasons or [t.error if t and t.error else "file not translated"]
+        elif any(u.get("kernel") == k.name for u in problems) or (reasons and not build_ok):
+            status = "unsupported"
+        elif not build_ok:
+            status = "compile_error"
+        else:
+            status = "correct" if check_ok else "incorrect"
+        reports.append(KernelReport(name=k.name, file=k.file, line=k.line, status=status,
+                                    reference_kind=reference if status in ("correct", "incorrect") else None,
+                                    unsupported=reasons))
+    return reports
+
+
+class AppRuns:
+    """Seconds spent running the project's own commands (checks, capture): the rest is the port's."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def run(self, sandbox: Sandbox, command: str, **kwargs):
+        started = time.monotonic()
+        try:
+            return sandbox.run(command, **kwargs)
+        finally:
+            self.seconds += time.monotonic() - started
+
+
+def capture_launches(sandbox: Sandbox, commands: list[str], dest: Path, runs: AppRuns) -> None:
+    """Run the checks once with capture on (the first launch of each kernel is recorded) and
+    put what was captured in `dest`, in place of what was there."""
+    sandbox.run(["mkdir", "-p", "captures"])
+    for command in commands:
+        runs.run(sandbox, command, cwd="src", env={"CUDACPU_CAPTURE_DIR": "../captures"},
+                 limits=Limits(timeout_s=600, memory_mb=8192, cpu_s=1200))
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.iterdir():
+        old.unlink()
+    for name in sandbox.run(["ls", "captures"]).stdout.split():
+        (dest / name).write_bytes(sandbox.get(f"captures/{name}"))
+
+
+def speedup_of(result) -> float | None:
+    """Faithful lowering time over tuned time, measured in the same profile run."""
+    times = result.time_s
+    return times.baseline / times.candidate if times.baseline and times.candidate else None
+
+
+class KernelRuns:
+    """The per-kernel graphs the tune fan-out runs: one trace (OUT/kernels/trace.jsonl) and one
+    checkpointer (OUT/kernels/checkpoints.sqlite) for all, a fresh sandbox for each kernel. A
+    kernel's graph resumes from its own checkpoint, and is not redone once finished."""
+
+    def __init__(self, cfg: Settings, out: Path) -> None:
+        import sys
+
+        from .runner import CHECKPOINT_DB, RunUsage, open_checkpointer, trace_config
+
+        self.cfg, self.out = cfg, out
+        self.trace = TraceWriter(out / "trace.jsonl", argv=sys.argv, config=trace_config(cfg), secrets=cfg.secrets())
+        self.saver = open_checkpointer(out / CHECKPOINT_DB)
+        self.usage = RunUsage(cfg)
+        self._translators: dict[str, Any] = {}
+
+    def translator(self, spec: str):
+        from .translators.factory import make_translator
+
+        if spec not in self._translators:
+            self._translators[spec] = make_translator(spec, self.cfg)
+        return self._translators[spec]
+
+    def run(self, task_path: Path, on_step: Callable[[str, str, str], None]):
+        from tools.spec import load_task
+
+        from .runner import open_kernel_sandbox, run_kernel
+
+        task = load_task(task_path)
+        box = open_kernel_sandbox(self.cfg, task)
+        try:
+            return run_kernel(task, self.cfg, out=self.out, trace=self.trace, saver=self.saver, sandbox=box,
+                              usage=self.usage, translator_for=self.translator, on_step=on_step)
+        finally:
+            box.close()
+
+    def close(self) -> None:
+        self.trace.close()
+        self.saver.conn.close()
+
+
+# --- the graph's context -----------------------------------------------------------
+
+
+@dataclass
+class PortContext:
+    """What the nodes use besides the state; not checkpointed. The port tree on disk, the
+    sandbox it is built in and the kernels' runs are made from the state when a node needs them."""
+
+    project: Project
+    cfg: Settings
+    out: Path
+    writer: TraceWriter
+    console: Console
+    commands: list[str]
+    expected: str | None
+    on_step: Callable[[str], None]
+    started: float = field(default_factory=time.monotonic)
+    runs: AppRuns = field(default_factory=AppRuns)
+    compiler_id: str = field(default_factory=compiler_version)
+    _tree: tuple[tuple[str, ...], PortTree, str] | None = None  # (linked tuning keys, tree, its hash)
+    _sandbox: tuple[str, Sandbox] | None = None  # (hash of the tree built in it, sandbox)
+    _kernels: KernelRuns | None = None
+    _kernels_lock: threading.Lock = field(default_factory=threading.Lock)  # the tune fan-out may run kernels at once
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(timeout_s=self.cfg.limits.timeout_s, memory_mb=self.cfg.limits.memory_mb, cpu_s=self.cfg.limits.cpu_s)
+
+    def translate_key(self, path: str) -> str:
+        source = (self.project.root / path).read_text(errors="replace")
+        return content_hash(self.compiler_id, self.cfg.llm, path, source, *self.project.preprocessor_options(path))
+
+    def tree(self, state: PortState, linked: list[str]) -> tuple[PortTree, str]:
+        """OUT/src as the state says: the translated project, plus the tuned files of `linked`
+        (tuning keys) linked in; and its hash. Written when what is on disk may differ."""
+        if self._tree is not None and self._tree[0] == tuple(linked):
+            return self._tree[1], self._tree[2]
+        from tools.cuda import runtime_include_dir
+
+        done = {s["path"]: FileTranslation(**state["translations"][s["key"]]) for s in state["sources"]}
+        tree = build_port_tree(self.project, self.out, lambda source, path: done[path], runtime_include_dir(),
+                               list(self.cfg.compiler.cxxflags), extra_headers=(LAUNCH_HEADER,))
+        for key in linked:
+            tuned = state["tunings"][key]
+            (tree.root / tuned["file"]).write_text(tuned["source"])
+            add_sources(tree, tuned["beside"], [tuned["file"]])
+        self._tree = (tuple(linked), tree, tree_hash(tree.root, self.out / RUNTIME_DIR))
+        return tree, self._tree[2]
+
+    def build(self, tree: PortTree, tree_key: str) -> BuildOutcome:
+        """Build `tree` in a fresh sandbox, so that nothing of another build stays in it."""
+        self.close_sandbox()
+        box = open_sandbox(self.cfg.sandbox, limits=self.limits, image=self.cfg.docker_image)
+        self._sandbox = (tree_key, box)
+        self.writer.event("tool_call", node="build", data={"sandbox": box.mode, "makefile": str(tree.makefile)})
+        return build_in_sandbox(tree, box)
+
+    def sandbox_with(self, tree: PortTree, tree_key: str) -> Sandbox:
+        """A sandbox where `tree` is built (an earlier run's build is redone in this process's sandbox)."""
+        if self._sandbox is None or self._sandbox[0] != tree_key:
+            self.build(tree, tree_key)
+        return self._sandbox[1]
+
+    def kernels(self) -> KernelRuns:
+        with self._kernels_lock:
+            if self._kernels is None:
+                self._kernels = KernelRuns(self.cfg, self.out / KERNELS_DIR)
+            return self._kernels
+
+    def close_sandbox(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox[1].close()
+            self._sandbox = None
+
+    def close(self) -> None:
+        self.close_sandbox()
+        if self._kernels is not None:
+            self._kernels.close()
+            self._kernels = None
+
+
+# --- nodes ---------------------------------------------------------------------------
+
+
+def discover_(state: PortState, ctx: PortContext) -> dict:
+    """The project was discovered before the graph (its out directory and inputs depend on it):
+    this node records it and gives each CUDA source the key of its translation."""
+    sources = [{"path": s.path, "key": ctx.translate_key(s.path)} for s in ctx.project.cuda_sources]
+    for s in sources:
+        if s["key"] in state.get("translations", {}):
+            ctx.writer.event("decision", node="translate", data={"file": s["path"], "reused": True})
+    return {"sources": sources}
+
+
+def to_translate(state: PortState) -> list[Send] | str:
+    missing = [s for s in state["sources"] if s["key"] not in state.get("translations", {})]
+    return [Send("translate", s) for s in missing] or "build"
+
+
+def translate_(source: dict, ctx: PortContext) -> dict:
+    path = source["path"]
+    ctx.on_step(f"translating {path}")
+    text = (ctx.project.root / path).read_text(errors="replace")
+    result = translate_with_compiler(text, path, header_dirs(ctx.project, path), ctx.project.preprocessor_options(path))
+    ctx.writer.event("artifact", node="translate", data={"file": path, "code": result.cpp, "error": result.error,
+                                                         "unsupported": result.unsupported})
+    return {"translations": {source["key"]: asdict(result)}}
+
+
+def _build(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, node: str) -> tuple[dict, dict]:
+    """This tree's build record (an earlier successful one is reused) and the state update."""
+    done = state.get("builds", {}).get(tree_key)
+    if done is not None and done["ok"]:
+        ctx.writer.event("decision", node=node, data={"reused": True})
+        return done, {}
+    ctx.on_step("building with g++")
+    built = ctx.build(tree, tree_key)
+    record = {"ok": built.ok, "output": built.output[-4000:],
+              "errors": [str(d) for d in built.diagnostics if d.severity == "error"][:50]}
+    ctx.writer.event("tool_result", node=node, data={"ok": built.ok, "output": record["output"]})
+    return record, {"builds": {tree_key: record}}
+
+
+def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, build: dict,
+           node: str) -> tuple[str | None, dict | None, dict]:
+    """The key and record of this build's check (None: it did not build), and the state update."""
+    if not build["ok"]:
+        return None, None, {}
+    key = content_hash(tree_key, *ctx.commands, ctx.expected or "", str(ctx.cfg.check_timeout_s))
+    done = state.get("checks", {}).get(key)
+    if done is not None:
+        ctx.writer.event("decision", node=node, data={"reused": True, **done["report"]})
+        return key, done, {}
+    ctx.on_step("running the project's check")
+    box = ctx.sandbox_with(tree, tree_key)
+    outcomes = []
+    for command in ctx.commands:
+        o = run_check(box, command, expected_output=ctx.expected, timeout_s=ctx.cfg.check_timeout_s)
+        ctx.runs.seconds += o.seconds
+        ctx.writer.event("tool_result", node=node, data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
+                                                         "detail": o.detail, "stdout": o.stdout[-4000:]})
+        outcomes.append(o)
+        if not o.passed:
+            break
+    failed = [o for o in outcomes if not o.passed]
+    shown = failed[0] if failed else outcomes[0] if outcomes else None
+    report = CheckReport(command=" && ".join(ctx.commands) or None, passed=bool(outcomes) and not failed,
+                         detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"),
+                         runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail)
+                               for o in outcomes])
+    record = {"report": report.model_dump(mode="json"), "output": "\n".join(o.stdout for o in outcomes)}
+    return key, record, {"checks": {key: record}}
+
+
+def _passed(state: PortState, check_key: str | None) -> bool:
+    return check_key is not None and state["checks"][check_key]["report"]["passed"]
+
+
+def build_(state: PortState, ctx: PortContext) -> dict:
+    tree, tree_key = ctx.tree(state, [])
+    _, update = _build(state, ctx, tree, tree_key, "build")
+    return {**update, "faithful": {"tree": tree_key}}
+
+
+def check_(state: PortState, ctx: PortContext) -> dict:
+    tree, _ = ctx.tree(state, [])
+    tree_key = state["faithful"]["tree"]
+    key, _, update = _check(state, ctx, tree, tree_key, state["builds"][tree_key], "check")
+    return {**update, "faithful": {**state["faithful"], "check": key}}
+
+
+def capture_(state: PortState, ctx: PortContext) -> dict:
+    """Capture each kernel's first launch from a run of the faithful port, and make each capture
+    a kernel task (OUT/kernels/NAME) for the per-kernel graph."""
+    tree, _ = ctx.tree(state, [])
+    tree_key = state["faithful"]["tree"]
+    key = content_hash(tree_key, *ctx.commands)
+    dest = ctx.out / "captures"
+    done = state.get("captures", {}).get(key)
+    update: dict[str, Any] = {"faithful": {**state["faithful"], "capture": key}}
+    if done is not None and _intact(dest, done["files"]):
+        ctx.writer.event("decision", node="capture", data={"reused": True, "files": sorted(done["files"])})
+    else:
+        ctx.on_step("capturing the kernels' launches")
+        capture_launches(ctx.sandbox_with(tree, tree_key), ctx.commands, dest, ctx.runs)
+        update["captures"] = {key: {"files": {p.name: file_sha(p) for p in sorted(dest.iterdir())}}}
+    captures = read_captures(dest)
+    ctx.writer.event("tool_result", node="capture", data={"captured": [c.kernel for c in captures]})
+    tasks = {c.kernel: _task_of(ctx, c) for c in captures}
+    for name, task in tasks.items():
+        if "skipped" in task:
+            ctx.writer.event("observation", node="capture", data={"kernel": name, "message": f"not tuned: {task['skipped']}"})
+        elif not _needs_tuning(state, task["key"]):
+            ctx.writer.event("decision", node="tune", data={"kernel": name, "reused": True})
+    return {**update, "tasks": tasks}
+
+
+def _intact(directory: Path, files: dict[str, str]) -> bool:
+    """`directory` holds exactly these files, with these contents."""
+    present = {p.name: p for p in directory.iterdir()} if directory.is_dir() else {}
+    return present.keys() == files.keys() and all(file_sha(present[n]) == sha for n, sha in files.items())
+
+
+def _task_of(ctx: PortContext, capture: Capture) -> dict:
+    """{task, key}: the kernel task made of a capture and its thread id; or {skipped: why not}."""
+    from tools.cuda import parse_cuda
+    from tools.spec import load_task
+
+    from .runner import thread_id_for
+
+    project = ctx.project
+    site = next((k for k in project.kernels if k.name == capture.kernel), None)
+    problem = capture.problem() or (None if site else "kernel not found in the sources")
+    if problem:
+        return {"skipped": problem}
+    source = inline_local_includes(project.root / site.file, project.root)
+    try:
+        params = [p.name for p in parse_cuda(source, site.file).kernel(capture.kernel).params]
+    except Exception:  # parameter names are only for readability; positions are enough
+        params = []
+    path = capture_to_task(capture, project.root / site.file, params, ctx.out / KERNELS_DIR / capture.kernel, project.root)
+    try:
+        return {"task": str(path), "key": thread_id_for(load_task(path), ctx.cfg.llm)}
+    except TaskError as exc:
+        return {"skipped": str(exc)}
+
+
+def _needs_tuning(state: PortState, key: str) -> bool:
+    done = state.get("tunings", {}).get(key)
+    return done is None or bool(done.get("retry"))
+
+
+def to_tune(state: PortState) -> list[Send] | str:
+    sends = [Send("tune", {"kernel": name, **task}) for name, task in sorted(state["tasks"].items())
+             if "key" in task and _needs_tuning(state, task["key"])]
+    return sends or "link"
+
+
+def tune_(job: dict, ctx: PortContext) -> dict:
+    """One kernel's graph on its captured launch; a correct, faster version becomes the source
+    of a dispatch that runs it only for the captured configuration."""
+    kernel = job["kernel"]
+    try:
+        outcome = ctx.kernels().run(Path(job["task"]), lambda _, __, text: ctx.on_step(f"tuning {kernel}: {text}"))
+    except (UserError, TaskError) as exc:  # the faithful port stands; say why it was not tuned
+        ctx.console.print(f"[yellow]{kernel} not tuned:[/] {exc}", highlight=False, soft_wrap=True)
+        record = {"status": "skipped", "note": str(exc)}
+    except Exception as exc:  # one kernel's failure must not end the port; the next run tries it again
+        ctx.writer.event("error", node="tune", data={"kernel": kernel, "error": f"{type(exc).__name__}: {exc}",
+                                                     "traceback": traceback.format_exc(limit=10)})
+        record = {"status": "failed", "note": f"the per-kernel run failed: {type(exc).__name__}: {exc}", "retry": True}
+    else:
+        record = _tuning(ctx, kernel, Path(job["task"]), outcome)
+    ctx.writer.event("decision", node="tune", data={"kernel": kernel, **{k: v for k, v in record.items() if k != "source"}})
+    return {"tunings": {job["key"]: record}}
+
+
+def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome) -> dict:
+    code_path = outcome.out_dir / f"{kernel}.cpp"
+    if outcome.result.status != "correct" or not code_path.is_file():
+        return {"status": "failed", "note": f"per-kernel run: {outcome.result.status}"}
+    speedup = speedup_of(outcome.result)
+    if outcome.result.time_s.baseline is None or not speedup or speedup <= 1.0:
+        # No baseline timed: the result is the faithful lowering itself.
+        return {"status": "faithful", "note": "no correct version faster than the faithful lowering"}
+    capture = next(c for c in read_captures(ctx.out / "captures") if c.kernel == kernel)
+    site = next(k for k in ctx.project.kernels if k.name == kernel)
+    source = tuned_dispatch_source(capture, json.loads(task_path.read_text()), code_path.read_text())
+    return {"status": "tuned", "speedup": speedup, "note": f"{outcome.result.backend}, {outcome.result.iterations} iterations",
+            "file": f"cpu_tuned_{kernel}.cpp", "beside": site.file, "source": source}
+
+
+def link_(state: PortState, ctx: PortContext) -> dict:
+    """Link every tuned version into the port tree."""
+    linked = [task["key"] for _, task in sorted(state["tasks"].items())
+              if "key" in task and state["tunings"][task["key"]]["status"] == "tuned"]
+    if linked:
+        ctx.tree(state, linked)
+    ctx.writer.event("decision", node="link", data={"linked": [state["tunings"][k]["file"] for k in linked]})
+    return {"final": {"linked": linked}}
+
+
+def recheck_(state: PortState, ctx: PortContext) -> dict:
+    """Build and check the tree with the tuned versions in: never ship one that fails the check."""
+    linked = state["final"]["linked"]
+    tree, tree_key = ctx.tree(state, linked)
+    build, update = _build(state, ctx, tree, tree_key, "recheck")
+    key, check, checked = _check(state, ctx, tree, tree_key, build, "recheck")
+    final = {"linked": linked, "tree": tree_key, "check": key}
+    if check is None or not check["report"]["passed"]:
+        detail = check["report"]["detail"] if check else "the port did not build"
+        ctx.writer.event("decision", node="recheck", data={"reverted": linked, "detail": detail})
+        final = {"linked": [], "tree": state["faithful"]["tree"], "check": state["faithful"]["check"],
+                 "tried": final, "reverted": f"reverted: the project check failed with it ({detail})"}
+    return {**update, **checked, "final": final}
+
+
+def report_(state: PortState, ctx: PortContext) -> dict:
+    """PORT_REPORT.md and port_report.json of what ships; OUT/src is made to be what ships.
+    The records this pass did not use are dropped from the state."""
+    from tools.cuda import runtime_include_dir
+
+    project, faithful, final = ctx.project, state["faithful"], state["final"]
+    tree_key, check_key = final.get("tree", faithful["tree"]), final.get("check", faithful.get("check"))
+    ctx.tree(state, final.get("linked", []))
+    build = state["builds"][tree_key]
+    check = state["checks"][check_key] if check_key else None
+    output = ctx.out / "port_output.txt"
+    if check is not None:
+        output.write_text(check["output"])
+    else:
+        output.unlink(missing_ok=True)
+    check_report = (CheckReport(**check["report"]) if check
+                    else CheckReport(command=None, passed=False, detail="the port did not build"))
+    translations = [FileTranslation(**state["translations"][s["key"]]) for s in state["sources"]]
+    reference = "gpu-output" if ctx.expected is not None else "project-check"
+    kernels = kernel_reports(project, translations, build["ok"], check_report.passed, reference)
+    tunings = _kernel_tunings(state)
+    for k in kernels:
+        if (t := tunings.get(k.name)) is not None:
+            k.speedup, k.tuning = t.get("speedup"), f"{t['status']}: {t['note']}" if t.get("note") else t["status"]
+    report = PortReport(
+        project=str(project.root), translator=ctx.cfg.llm, build_ok=build["ok"], check=check_report, kernels=kernels,
+        unmapped_calls=[f"{c.name} ({c.file}:{c.line})" for c in unmapped_library_calls(project, runtime_include_dir())],
+        build_errors=build["errors"], notes=project.build.notes,
+        time_s=time.monotonic() - ctx.started, app_runs_s=ctx.runs.seconds,
+    )
+    ctx.writer.event("decision", node="report", data=report.model_dump(mode="json"))
+    write_reports(ctx.out, report)
+    return {"report": report.model_dump(mode="json"), **_used_records(state)}
+
+
+def _kernel_tunings(state: PortState) -> dict[str, dict]:
+    """Per kernel, what tuning did: {status, speedup, note}."""
+    final = state["final"]
+    tried = set((final.get("tried") or {}).get("linked", []))
+    out = {}
+    for name, task in state["tasks"].items():
+        if "skipped" in task:
+            out[name] = {"status": "skipped", "note": task["skipped"]}
+        elif task["key"] in tried:
+            out[name] = {"status": "failed", "note": final["reverted"]}
+        else:
+            out[name] = state["tunings"][task["key"]]
+    return out
+
+
+def _used_records(state: PortState) -> dict:
+    """Each record kind cut to what this pass used, so that the state does not grow with every edit."""
+    faithful, final = state["faithful"], state["final"]
+    tried = final.get("tried") or {}
+    trees = {faithful.get("tree"), final.get("tree"), tried.get("tree")}
+    checks = {faithful.get("check"), final.get("check"), tried.get("check")}
+    tasks = {t["key"] for t in state["tasks"].values() if "key" in t}
+    keep = {"translations": {s["key"] for s in state["sources"]}, "builds": trees, "checks": checks,
+            "captures": {faithful.get("capture")}, "tunings": tasks}
+    return {kind: Overwrite({k: v for k, v in state.get(kind, {}).items() if k in keys}) for kind, keys in keep.items()}
+
+
+# --- the graph -----------------------------------------------------------------------
+
+
+def discovery(project: Project) -> dict:
+    return {"sources": [s.path for s in project.cuda_sources], "kernels": [k.__dict__ for k in project.kernels],
+            "build": project.build.kind, "executables": [t.name for t in project.executables],
+            "self_checks": project.self_checks}
+
+
+def _traced(name: str, body: Callable[[Any, PortContext], dict], ctx: PortContext | None) -> Callable[[Any], dict]:
+    """A node with node_start/node_end events; what a fanned-out node works on goes in them."""
+
+    def node(state: Any) -> dict:
+        if ctx is None:
+            raise RuntimeError("this graph was built without a context; it can read state but not run")
+        about = {k: state[k] for k in ("path", "kernel") if k in state}
+        ctx.writer.event("node_start", node=name, data=about)
+        ctx.on_step(name)
+        started = time.monotonic()
+        update = body(state, ctx)
+        summary = discovery(ctx.project) if name == "discover" else {}
+        ctx.writer.event("node_end", node=name, data={**about, **summary, "elapsed_s": round(time.monotonic() - started, 3)})
+        return update
+
+    node.__name__ = name
+    return node
+
+
+def build_port_graph(ctx: PortContext | None, *, checkpointer: Any = None):
+    """The compiled repository-port graph. `ctx` may be None for a graph only used to read state."""
+    graph = StateGraph(PortState)
+    bodies = {"discover": discover_, "translate": translate_, "build": build_, "check": check_, "capture": capture_,
+              "tune": tune_, "link": link_, "recheck": recheck_, "report": report_}
+    for name, body in bodies.items():
+        graph.add_node(name, _traced(name, body, ctx))
+    tune = ctx is not None and ctx.cfg.tune
+    graph.add_edge(START, "discover")
+    graph.add_conditional_edges("discover", to_translate, ["translate", "build"])
+    graph.add_edge("translate", "build")
+    graph.add_edge("build", "check")
+    graph.add_conditional_edges("check", lambda s: "capture" if tune and _passed(s, s["faithful"]["check"]) else "report",
+                                ["capture", "report"])
+    graph.add_conditional_edges("capture", to_tune, ["tune", "link"])
+    graph.add_edge("tune", "link")
+    graph.add_conditional_edges("link", lambda s: "recheck" if s["final"]["linked"] else "report", ["recheck", "report"])
+    graph.add_edge("recheck", "report")
+    graph.add_edge("report", END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+def run_port(ctx: PortContext, inputs: str, checkpoint_db: Path) -> PortReport:
+    """Resume this OUT's pass where it stopped when its inputs are the same, else run a new pass
+    (which reuses every record whose inputs did not change); the report of what ships."""
+    from .runner import open_checkpointer
+
+    saver = open_checkpointer(checkpoint_db)
+    try:
+        graph = build_port_graph(ctx, checkpointer=saver)
+        config = {"configurable": {"thread_id": THREAD_ID}, "max_concurrency": ctx.cfg.jobs}
+        snapshot = graph.get_state(config)
+        resumed = bool(snapshot.next) and snapshot.values.get("inputs") == inputs
+        ctx.writer.event("node_start", node="port", data={"resumed": resumed, "next": list(snapshot.next) if resumed else []})
+        final = graph.invoke(None if resumed else new_pass(inputs), config, durability="sync")
+        return PortReport(**final["report"])
+    finally:
+        ctx.close()
+        saver.conn.close()

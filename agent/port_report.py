@@ -1,0 +1,96 @@
+"""The report of a repository port: PORT_REPORT.md, port_report.json and the console table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+
+class KernelReport(BaseModel):
+    name: str
+    file: str
+    line: int
+    status: str  # correct, incorrect, unsupported, compile_error
+    reference_kind: str | None = None
+    speedup: float | None = None
+    tuning: str | None = None  # what per-kernel tuning on captured launches did
+    unsupported: list[str] = []
+
+
+class CheckRun(BaseModel):
+    command: str
+    passed: bool
+    seconds: float
+    detail: str
+
+
+class CheckReport(BaseModel):
+    command: str | None
+    passed: bool
+    detail: str
+    runs: list[CheckRun] = []  # each command that ran, in order; the first that failed ends the check
+
+
+class PortReport(BaseModel):
+    project: str
+    translator: str
+    build_ok: bool
+    check: CheckReport
+    kernels: list[KernelReport]
+    unmapped_calls: list[str] = []
+    build_errors: list[str] = []
+    notes: list[str] = []  # what discovery could not read, and what it did instead
+    time_s: float = 0.0
+    app_runs_s: float = 0.0  # of time_s, spent running the project's own commands (checks, capture)
+    cost_usd: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Built, passed its check, and every kernel correct."""
+        return self.build_ok and self.check.passed and all(k.status == "correct" for k in self.kernels)
+
+
+def write_reports(out: Path, report: PortReport) -> None:
+    (out / "port_report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    lines = [
+        f"# Port report: {report.project}",
+        "",
+        f"- translator: `{report.translator}`",
+        f"- build: {'ok' if report.build_ok else 'FAILED'}",
+        f"- check: {'passed' if report.check.passed else 'FAILED'} (`{report.check.command}`): {report.check.detail}",
+        f"- time: {report.time_s:.1f} s ({report.app_runs_s:.1f} s of it running the project's own commands), "
+        f"cost: ${report.cost_usd:.4f}",
+        *[f"  - ran `{r.command}`: {'passed' if r.passed else 'FAILED'} in {r.seconds:.1f} s" for r in report.check.runs],
+        *[f"- note: {n}" for n in report.notes],
+        "",
+        "| kernel | file:line | status | reference | speedup | tuning | unsupported |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for k in report.kernels:
+        speed = f"{k.speedup:.2f}x" if k.speedup else "-"
+        lines.append(f"| {k.name} | {k.file}:{k.line} | {k.status} | {k.reference_kind or '-'} | {speed} "
+                     f"| {k.tuning or '-'} | {'; '.join(k.unsupported) or '-'} |")
+    if report.unmapped_calls:
+        lines += ["", "## Library calls with no CPU mapping", ""] + [f"- {c}" for c in report.unmapped_calls]
+    if report.build_errors:
+        lines += ["", "## Build errors", ""] + [f"- {e}" for e in report.build_errors]
+    (out / "PORT_REPORT.md").write_text("\n".join(lines) + "\n")
+
+
+def print_report(console: Console, report: PortReport) -> None:
+    table = Table(title=f"{report.project}: build {'ok' if report.build_ok else 'FAILED'}, "
+                        f"check {'passed' if report.check.passed else 'FAILED'}")
+    for col in ("kernel", "where", "status", "reference", "speedup"):
+        table.add_column(col)
+    colors = {"correct": "green", "incorrect": "red", "unsupported": "yellow", "compile_error": "red"}
+    for k in report.kernels:
+        table.add_row(k.name, f"{k.file}:{k.line}", f"[{colors.get(k.status, 'white')}]{k.status}[/]",
+                      k.reference_kind or "-", f"{k.speedup:.2f}x" if k.speedup else "-")
+    console.print(table)
+    console.print(f"check: {report.check.detail}")
+    for c in report.unmapped_calls:
+        console.print(f"[yellow]unmapped:[/] {c}")
