@@ -61,13 +61,14 @@ def write_reports(out: Path, report: PortReport) -> None:
         "",
         f"- translator: `{report.translator}`",
         f"- build: {'ok' if report.build_ok else 'FAILED'}",
-        f"- check: {'passed' if report.check.passed else 'FAILED'} (`{report.check.command}`): {report.check.detail}",
+        f"- check: {'passed' if report.check.passed else 'FAILED'}"
+        f"{f' (`{report.check.command}`)' if report.check.command else ''}: {report.check.detail}",
         f"- time: {report.time_s:.1f} s ({report.app_runs_s:.1f} s of it running the project's own commands), "
         f"cost: ${report.cost_usd:.4f}",
         *[f"  - ran `{r.command}`: {'passed' if r.passed else 'FAILED'} in {r.seconds:.1f} s" for r in report.check.runs],
         *[f"- note: {n}" for n in report.notes],
         "",
-        "| kernel | file:line | status | reference | speedup | tuning | unsupported |",
+        f"| kernel | file:line | status | reference | {SPEEDUP_COLUMN} | tuning | unsupported |",
         "|---|---|---|---|---|---|---|",
     ]
     for k in report.kernels:
@@ -81,16 +82,29 @@ def write_reports(out: Path, report: PortReport) -> None:
     (out / "PORT_REPORT.md").write_text("\n".join(lines) + "\n")
 
 
+SPEEDUP_COLUMN = "speedup vs faithful port"  # the tuned kernel over the faithful lowering, timed together
+SHOWN_ERRORS = 3  # build errors on the console; all of them are in PORT_REPORT.md
+
+
 def print_report(console: Console, report: PortReport) -> None:
     table = Table(title=f"{report.project}: build {'ok' if report.build_ok else 'FAILED'}, "
                         f"check {'passed' if report.check.passed else 'FAILED'}")
-    for col in ("kernel", "where", "status", "reference", "speedup"):
-        table.add_column(col)
+    for col in ("kernel", "where", "status", "reference", SPEEDUP_COLUMN):
+        table.add_column(col, overflow="fold")
     colors = {"correct": "green", "incorrect": "red", "unsupported": "yellow", "compile_error": "red"}
     for k in report.kernels:
         table.add_row(k.name, f"{k.file}:{k.line}", f"[{colors.get(k.status, 'white')}]{k.status}[/]",
                       k.reference_kind or "-", f"{k.speedup:.2f}x" if k.speedup else "-")
     console.print(table)
     console.print(f"check: {report.check.detail}")
+    for error in report.build_errors[:SHOWN_ERRORS]:
+        console.print(f"[red]build error:[/] {error}")
+    if len(report.build_errors) > SHOWN_ERRORS:
+        console.print(f"... {len(report.build_errors) - SHOWN_ERRORS} more build errors in PORT_REPORT.md")
+    for k in report.kernels:
+        for problem in k.unsupported[:1]:
+            console.print(f"[yellow]{k.name}:[/] {problem}")
+    for note in report.notes:
+        console.print(f"note: {note}")
     for c in report.unmapped_calls:
         console.print(f"[yellow]unmapped:[/] {c}")

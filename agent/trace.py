@@ -2,7 +2,7 @@
 
 The first line is a header `{"trace_version": 1, "run_id", "started", "argv", "config",
 "versions"}`; every later line is an event `{"seq", "t", "kernel", "node", "type", "data"}`
-(DESIGN.md). Secrets never reach the file: every known secret value is replaced wherever
+(docs/formats.md). Secrets never reach the file: every known secret value is replaced wherever
 it occurs, and fields named like credentials are blanked whatever they hold.
 """
 

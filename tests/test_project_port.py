@@ -9,6 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+
+from agent.configuration import Settings
+from agent.project import port_repository
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p.name for p in (ROOT / "examples" / "projects").iterdir() if p.is_dir())
@@ -126,3 +130,17 @@ def test_a_read_only_repository_ports(tmp_path):
     finally:
         for path in [repo, *repo.rglob("*")]:
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
+
+
+def test_a_build_that_fails_says_why_on_the_console(tmp_path):
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n"
+                                  "int main() { float* x; cudaMalloc(&x, 4); k<<<1, 1>>>(x); not_defined_anywhere(); }\n")
+    console = Console(record=True, width=200)
+    status = port_repository(root, Settings(sandbox="local", tune=False), out=tmp_path / "out", trace=None,
+                             check_commands=None, console=console)
+    printed = console.export_text()
+    assert status != 0
+    assert "build error:" in printed and "not_defined_anywhere" in printed, printed
+    assert "(`None`)" not in (tmp_path / "out" / "PORT_REPORT.md").read_text()

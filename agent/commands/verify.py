@@ -1,7 +1,7 @@
 """`agent verify TASK CANDIDATE` and `agent profile TASK CANDIDATE`.
 
 Checks a CPU candidate against the task's reference (and, for profile, times it against the
-reference), prints a table and the observations, and writes the Result record of DESIGN.md to
+reference), prints a table and the observations, and writes the Result record of docs/formats.md to
 OUT/result.json (default ./verify-out/<task name>/). Exit status 0 only when correct.
 """
 
