@@ -447,6 +447,8 @@ class KernelLowering:
                     r.kind == K.DECL_REF_EXPR and r.referenced is not None and r.referenced.hash in memory
                     for r in x.walk_preorder()):
                 memory.add(x.hash)
+        if not memory:
+            return memory
         # Memory that is only stored to exchanges nothing.
         stores = self._store_targets(kernel)
         read = any(r.kind == K.DECL_REF_EXPR and r.referenced is not None and r.referenced.hash in memory

@@ -56,7 +56,7 @@ def _definitions(tr, own_dirs: list[Path]) -> dict[str, Macro]:
     return out
 
 
-def _arguments(tokens: list[str], start: int) -> tuple[list[list[str]], int] | None:
+def call_arguments(tokens: list[str], start: int) -> tuple[list[list[str]], int] | None:
     """The arguments of a call whose `(` is at tokens[start], and the index after its `)`."""
     if start >= len(tokens) or tokens[start] != "(":
         return None
@@ -102,7 +102,7 @@ class Expander:
                 out += self.expand(macro.body, disabled | {t})
                 i += 1
                 continue
-            found = _arguments(tokens, i + 1)
+            found = call_arguments(tokens, i + 1)
             if found is None:  # a function-like macro's name not called: left alone
                 out.append(t)
                 i += 1

@@ -15,7 +15,7 @@ from tools.spec import c_type
 from . import frontend as fe
 from .frontend import CudaModule, Translation, parse_translation
 from .lowering import PRELUDE, K, KernelLowering, LoweringUnsupported
-from .macros import expand_device_macros
+from .macros import call_arguments, expand_device_macros
 from .params import localize_assigned_parameters
 
 NAMESPACE = "cudacpu_kernels"
@@ -258,9 +258,9 @@ def _prototype(c: ci.Cursor, tr: Translation) -> str:
 
 def _in_kernel_namespace(kernel: str) -> str:
     """`k<T>` -> `cudacpu_kernels::k<T>`, `ns::k` -> `ns::cudacpu_kernels::k`."""
-    name, rest = kernel.partition("<")[0], kernel[len(kernel.partition("<")[0]):]
+    name, angle, arguments = kernel.partition("<")
     qual, sep, last = name.rpartition("::")
-    return f"{qual}::{NAMESPACE}::{last}{rest}" if sep else f"{NAMESPACE}::{kernel}"
+    return f"{qual}::{NAMESPACE}::{last}{angle}{arguments}" if sep else f"{NAMESPACE}::{kernel}"
 
 
 def _launch_call(launch: fe.Launch) -> str:
@@ -280,15 +280,15 @@ def _macro_launches(macro: ci.Cursor) -> list[tuple[int, int, str]]:
     for i, word in enumerate(words):
         if word != "<<<" or ">>>" not in words[i:]:
             continue
-        first = _kernel_start(words, i)
-        j = words.index(">>>", i)
-        close = _closing(words, j + 1) if j + 1 < len(words) and words[j + 1] == "(" else None
-        if first is None or close is None:
+        first, j = _kernel_start(words, i), words.index(">>>", i)
+        call = call_arguments(words, j + 1)
+        if first is None or call is None:
             continue
-        start, end = toks[first].extent.start.offset, toks[close].extent.end.offset
-        spelled = lambda a, b: " ".join(words[a:b])
-        launch = fe.Launch(info=None, start=start, end=end, kernel_text=spelled(first, i),  # type: ignore[arg-type]
-                           config=_split_words(words[i + 1:j]), args_text=spelled(j + 2, close))
+        args, after = call
+        start, end = toks[first].extent.start.offset, toks[after - 1].extent.end.offset
+        launch = fe.Launch(info=None, start=start, end=end, kernel_text=" ".join(words[first:i]),  # type: ignore[arg-type]
+                           config=fe._split_top(" ".join(words[i + 1:j])),
+                           args_text=", ".join(" ".join(a) for a in args))
         out.append((start, end, _launch_call(launch)))
     return out
 
@@ -307,28 +307,6 @@ def _kernel_start(words: list[str], launch: int) -> int | None:
     while i >= 0 and (words[i].isidentifier() or words[i] == "::"):
         i -= 1
     return i + 1 if i + 1 < launch and words[i + 1].isidentifier() else None
-
-
-def _closing(words: list[str], open_at: int) -> int | None:
-    depth = 0
-    for k in range(open_at, len(words)):
-        depth += {"(": 1, ")": -1}.get(words[k], 0)
-        if depth == 0:
-            return k
-    return None
-
-
-def _split_words(words: list[str]) -> list[str]:
-    """Top-level comma-separated parts of a token list, each spelled with spaces."""
-    parts, cur, depth = [], [], 0
-    for w in words:
-        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(w, 0)
-        if w == "," and depth == 0:
-            parts.append(" ".join(cur))
-            cur = []
-        else:
-            cur.append(w)
-    return parts + [" ".join(cur)] if cur else parts
 
 
 # ---------------------------------------------------------------------------------------
