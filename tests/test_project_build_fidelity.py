@@ -156,3 +156,31 @@ def test_real_applications_port_unmodified(app, tmp_path):
     assert status == 0, report
     expected = {"adam": "ran `./main 10000 200 100`: passed", "assert": "ran `./main`: passed"}[app]
     assert expected in report
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_a_cpp_unit_with_its_own_macros_includes_a_translated_header(tmp_path):
+    # nvcc gives a .cu file cuda_runtime.h before its own code; a C++ unit never includes it. Once
+    # the header that both share is translated (it includes the runtime), the C++ unit's `#define
+    # T int` must not reach the runtime's templates: the unit gets the runtime first.
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "partition.h").write_text(
+        "#pragma once\n"
+        "#ifdef __CUDACC__\n"
+        "__device__ inline int block_first(int per_block) { return blockIdx.x * per_block; }\n"
+        "#endif\n"
+        "inline int host_first(int block, int per_block) { return block * per_block; }\n")
+    (root / "helpers.cpp").write_text('#define T int\n#include "partition.h"\nT expected(int b) { return host_first(b, 4); }\n')
+    (root / "main.cu").write_text(
+        '#include <cstdio>\n#include "partition.h"\nint expected(int b);\n'
+        "__global__ void firsts(int* out) { if (threadIdx.x == 0) out[blockIdx.x] = block_first(4); }\n"
+        "int main() {\n  int* d; cudaMallocManaged(&d, 8 * sizeof(int));\n  firsts<<<8, 32>>>(d);\n"
+        "  cudaDeviceSynchronize();\n  int ok = 1;\n  for (int b = 0; b < 8; b++) ok &= d[b] == expected(b);\n"
+        '  printf("%s\\n", ok ? "PASS" : "FAIL");\n  return !ok;\n}\n')
+    out = tmp_path / "out"
+    status = port_repository(root, Settings(sandbox="local", tune=False), out=out, trace=None, check_commands=None,
+                             console=Console(quiet=True))
+    assert status == 0, (out / "PORT_REPORT.md").read_text()
+    [cpp_line] = [line for line in (out / "src" / "Makefile.cpu").read_text().splitlines() if "-c helpers.cpp" in line]
+    assert "-include cuda_runtime.h" in cpp_line

@@ -278,6 +278,7 @@ ALL_HEADERS = """
 #include <device_launch_parameters.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <mma.h>
 #include <math_constants.h>
 #include <cublas_v2.h>
 #include <curand.h>

@@ -49,7 +49,8 @@ from . import frontend as fe
 from .frontend import Translation
 
 K = ci.CursorKind
-PRELUDE = (Path(__file__).parent / "prelude.h").read_text()
+# The lowered kernels' support code: a runtime header, so that a port can also include it by name.
+PRELUDE = (Path(__file__).parent / "runtime" / "include" / "cuda_cpu" / "lowering_support.h").read_text()
 LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT)
 STATEMENT_EXPRESSION = K.from_id(121)  # GNU `({ ... })`: libclang names no constant for it (StmtExpr)
 SYNC_CALLS = fe.BARRIERS | fe.WARP_SYNC | fe.WARP_EXCHANGE

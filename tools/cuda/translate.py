@@ -224,9 +224,11 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
                     edits.replace(start, end, call)
     head = ['#include "cuda_runtime.h"', PRELUDE.rstrip()]
     if coord_fn_kept:
+        # Guarded: a translated header and the unit that includes it may both declare them.
         head.append("// Thread coordinates for __device__ functions that read them; the lowered kernels set them.\n"
+                    "#ifndef CUDACPU_THREAD_COORDINATES\n#define CUDACPU_THREAD_COORDINATES\n"
                     "[[maybe_unused]] static thread_local uint3 threadIdx, blockIdx;\n"
-                    "[[maybe_unused]] static thread_local dim3 blockDim, gridDim;")
+                    "[[maybe_unused]] static thread_local dim3 blockDim, gridDim;\n#endif")
     result.cpp = _unroll_pragmas("\n".join(head) + "\n\n" + edits.apply())
     return result
 

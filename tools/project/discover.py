@@ -166,6 +166,28 @@ def included_sources(root: Path, sources: list[SourceFile]) -> set[str]:
     return out
 
 
+def included_closure(root: Path, source: str, include_dirs: list[str]) -> set[str]:
+    """The project files that `source` includes with `#include "..."`, directly or through other
+    project files (relative to the root; each looked up beside its includer, then in `include_dirs`)."""
+    seen: set[str] = set()
+    todo = [source]
+    while todo:
+        current = todo.pop()
+        try:
+            text = (root / current).read_text(errors="replace")
+        except OSError:
+            continue
+        for m in _INCLUDE.finditer(text):
+            for base in (Path(current).parent, *map(Path, include_dirs), Path(".")):
+                candidate = os.path.normpath(base / m[1])
+                if (root / candidate).is_file():
+                    if candidate not in seen:
+                        seen.add(candidate)
+                        todo.append(candidate)
+                    break
+    return seen
+
+
 def _executables(root: Path, build: BuildSystem, sources: list[SourceFile]) -> list[Target]:
     if build.targets:
         return build.targets

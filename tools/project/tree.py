@@ -13,7 +13,7 @@ from typing import Callable
 
 from .buildsys import Target
 from .compile_commands import CompileUnit
-from .discover import SKIP_DIRS, CallSite, Project
+from .discover import SKIP_DIRS, CallSite, Project, included_closure
 
 RUNTIME_DIR = "cuda_cpu_include"
 
@@ -147,8 +147,25 @@ def build_port_tree(
         translations.append(result)
     targets = [Target(t.name, [CompileUnit(u.source, list(u.flags), u.language) for u in t.units], list(t.libraries),
                       list(t.link_flags)) for t in project.executables]
+    _runtime_first(root, targets, {t.path for t in translations if t.cpp is not None})
     makefile = write_makefile(root, targets, cxxflags)
     return PortTree(root, makefile, translations, unmapped_library_calls(project, runtime_include), targets, cxxflags)
+
+
+def _runtime_first(root: Path, targets: list[Target], translated: set[str]) -> None:
+    """C++ units that include a translated header get the CPU runtime and the lowered kernels'
+    support code first, as nvcc gives every .cu file cuda_runtime.h before its own code: the
+    translated header includes both, and the unit's macros defined before it (`#define T int`)
+    would otherwise rewrite their code. (The header's own copy of the support code is then skipped
+    by its include guard.)"""
+    for target in targets:
+        for unit in target.units:
+            if unit.is_cuda or unit.language == "c" or "cuda_runtime.h" in unit.flags:
+                continue
+            include_dirs = [f[2:] for f in unit.flags if f.startswith("-I") and len(f) > 2]
+            include_dirs += [unit.flags[i + 1] for i, f in enumerate(unit.flags[:-1]) if f == "-I"]
+            if included_closure(root, unit.source, include_dirs) & translated:
+                unit.flags[:0] = ["-include", "cuda_runtime.h", "-include", "cuda_cpu/lowering_support.h"]
 
 
 def add_sources(tree: PortTree, beside: str, sources: list[str]) -> None:

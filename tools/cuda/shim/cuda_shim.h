@@ -123,59 +123,84 @@ CUDASHIM_SCOPED(atomicExch) CUDASHIM_SCOPED(atomicCAS)
 #undef CUDASHIM_SCOPED
 
 // ---- half precision ---------------------------------------------------------------
+// The _raw structs are the bits alone; the types convert to and from them (cuda_fp8.h's
+// conversions take them).
+struct __half_raw { unsigned short x; };
+struct __half2_raw { unsigned short x, y; };
+struct __nv_bfloat16_raw { unsigned short x; };
+struct __nv_bfloat162_raw { unsigned short x, y; };
 struct __half {
   unsigned short x;
   __host__ __device__ __half() = default;
+  __host__ __device__ __half(const __half_raw&);
   __host__ __device__ __half(float);
   __host__ __device__ __half(double);
   __host__ __device__ __half(int);
   __host__ __device__ operator float() const;
+  __host__ __device__ operator __half_raw() const;
 };
-struct __half2 { __half x, y; };
+struct __half2 {
+  __half x, y;
+  __host__ __device__ __half2() = default;
+  __host__ __device__ __half2(const __half&, const __half&);
+  __host__ __device__ __half2(const __half2_raw&);
+  __host__ __device__ operator __half2_raw() const;
+};
 struct __nv_bfloat16 {
   unsigned short x;
   __host__ __device__ __nv_bfloat16() = default;
+  __host__ __device__ __nv_bfloat16(const __nv_bfloat16_raw&);
   __host__ __device__ __nv_bfloat16(float);
   __host__ __device__ __nv_bfloat16(double);
   __host__ __device__ __nv_bfloat16(int);
   __host__ __device__ operator float() const;
+  __host__ __device__ operator __nv_bfloat16_raw() const;
 };
-struct __nv_bfloat162 { __nv_bfloat16 x, y; };
+struct __nv_bfloat162 {
+  __nv_bfloat16 x, y;
+  __host__ __device__ __nv_bfloat162() = default;
+  __host__ __device__ __nv_bfloat162(const __nv_bfloat16&, const __nv_bfloat16&);
+  __host__ __device__ __nv_bfloat162(const __nv_bfloat162_raw&);
+  __host__ __device__ operator __nv_bfloat162_raw() const;
+};
 typedef __half half;
 typedef __half2 half2;
 typedef __nv_bfloat16 nv_bfloat16;
+#define CUDASHIM_HD __host__ __device__
 #define CUDASHIM_HOPS(H)                                                    \
-  __device__ H operator+(H, H); __device__ H operator-(H, H);               \
-  __device__ H operator*(H, H); __device__ H operator/(H, H);               \
-  __device__ H operator-(H); __device__ H& operator+=(H&, H);               \
-  __device__ H& operator-=(H&, H); __device__ H& operator*=(H&, H);         \
-  __device__ H& operator/=(H&, H); __device__ bool operator<(H, H);         \
-  __device__ bool operator>(H, H); __device__ bool operator<=(H, H);        \
-  __device__ bool operator>=(H, H); __device__ bool operator==(H, H);       \
-  __device__ bool operator!=(H, H);
+  CUDASHIM_HD H operator+(H, H); CUDASHIM_HD H operator-(H, H);             \
+  CUDASHIM_HD H operator*(H, H); CUDASHIM_HD H operator/(H, H);             \
+  CUDASHIM_HD H operator-(H); CUDASHIM_HD H& operator+=(H&, H);             \
+  CUDASHIM_HD H& operator-=(H&, H); CUDASHIM_HD H& operator*=(H&, H);       \
+  CUDASHIM_HD H& operator/=(H&, H); CUDASHIM_HD bool operator<(H, H);       \
+  CUDASHIM_HD bool operator>(H, H); CUDASHIM_HD bool operator<=(H, H);      \
+  CUDASHIM_HD bool operator>=(H, H); CUDASHIM_HD bool operator==(H, H);     \
+  CUDASHIM_HD bool operator!=(H, H);
 CUDASHIM_HOPS(__half)
 CUDASHIM_HOPS(__nv_bfloat16)
 #undef CUDASHIM_HOPS
-__device__ __half __float2half(float); __device__ __half __float2half_rn(float);
-__device__ float __half2float(__half); __device__ __half __double2half(double);
-__device__ __half __int2half_rn(int); __device__ int __half2int_rn(__half);
-__device__ __half __hadd(__half, __half); __device__ __half __hsub(__half, __half);
-__device__ __half __hmul(__half, __half); __device__ __half __hdiv(__half, __half);
-__device__ __half __hfma(__half, __half, __half); __device__ __half __hneg(__half);
-__device__ bool __hgt(__half, __half); __device__ bool __hlt(__half, __half);
-__device__ bool __hge(__half, __half); __device__ bool __hle(__half, __half);
-__device__ bool __heq(__half, __half); __device__ __half __hmax(__half, __half);
-__device__ __half __hmin(__half, __half); __device__ bool __hisnan(__half);
-__device__ __half hexp(__half); __device__ __half hlog(__half); __device__ __half hsqrt(__half);
-__device__ __half hrsqrt(__half); __device__ __half habs(__half);
-__device__ __half2 __floats2half2_rn(float, float); __device__ __half2 __float2half2_rn(float);
-__device__ __half2 __halves2half2(__half, __half); __device__ float __low2float(__half2);
-__device__ float __high2float(__half2); __device__ __half __low2half(__half2); __device__ __half __high2half(__half2);
-__device__ __half2 __hadd2(__half2, __half2); __device__ __half2 __hmul2(__half2, __half2);
-__device__ __half2 __hfma2(__half2, __half2, __half2); __device__ float2 __half22float2(__half2);
-__device__ __nv_bfloat16 __float2bfloat16(float); __device__ __nv_bfloat16 __float2bfloat16_rn(float);
-__device__ float __bfloat162float(__nv_bfloat16); __device__ __nv_bfloat16 __hadd(__nv_bfloat16, __nv_bfloat16);
-__device__ __nv_bfloat16 __hmul(__nv_bfloat16, __nv_bfloat16); __device__ __nv_bfloat16 __hfma(__nv_bfloat16, __nv_bfloat16, __nv_bfloat16);
+#undef CUDASHIM_HD
+// Host and device functions, as in CUDA 12 (CPU references call them too).
+__host__ __device__ __half __float2half(float); __host__ __device__ __half __float2half_rn(float);
+__host__ __device__ float __half2float(__half); __host__ __device__ __half __double2half(double);
+__host__ __device__ __half __int2half_rn(int); __host__ __device__ int __half2int_rn(__half);
+__host__ __device__ __half __hadd(__half, __half); __host__ __device__ __half __hsub(__half, __half);
+__host__ __device__ __half __hmul(__half, __half); __host__ __device__ __half __hdiv(__half, __half);
+__host__ __device__ __half __hfma(__half, __half, __half); __host__ __device__ __half __hneg(__half);
+__host__ __device__ bool __hgt(__half, __half); __host__ __device__ bool __hlt(__half, __half);
+__host__ __device__ bool __hge(__half, __half); __host__ __device__ bool __hle(__half, __half);
+__host__ __device__ bool __heq(__half, __half); __host__ __device__ __half __hmax(__half, __half);
+__host__ __device__ __half __hmin(__half, __half); __host__ __device__ bool __hisnan(__half);
+__host__ __device__ __half hexp(__half); __host__ __device__ __half hlog(__half); __host__ __device__ __half hsqrt(__half);
+__host__ __device__ __half hrsqrt(__half); __host__ __device__ __half habs(__half);
+__host__ __device__ __half2 __floats2half2_rn(float, float); __host__ __device__ __half2 __float2half2_rn(float);
+__host__ __device__ __half2 __halves2half2(__half, __half); __host__ __device__ float __low2float(__half2);
+__host__ __device__ float __high2float(__half2); __host__ __device__ __half __low2half(__half2); __host__ __device__ __half __high2half(__half2);
+__host__ __device__ __half2 __hadd2(__half2, __half2); __host__ __device__ __half2 __hmul2(__half2, __half2);
+__host__ __device__ __half2 __hfma2(__half2, __half2, __half2); __host__ __device__ float2 __half22float2(__half2);
+__host__ __device__ __nv_bfloat16 __float2bfloat16(float); __host__ __device__ __nv_bfloat16 __float2bfloat16_rn(float);
+__host__ __device__ float __bfloat162float(__nv_bfloat16); __host__ __device__ __nv_bfloat16 __hadd(__nv_bfloat16, __nv_bfloat16);
+__host__ __device__ __nv_bfloat16 __hmul(__nv_bfloat16, __nv_bfloat16); __host__ __device__ __nv_bfloat16 __hfma(__nv_bfloat16, __nv_bfloat16, __nv_bfloat16);
 
 // ---- math intrinsics -------------------------------------------------------------------
 #define CUDASHIM_F1(name) __device__ float name(float);

@@ -1,5 +1,6 @@
 // CPU CUDA runtime: bit-exact conversions between float/double and the 16-bit formats
-// (IEEE binary16 for __half, bfloat16 for __nv_bfloat16), in all four rounding modes.
+// (IEEE binary16 for __half, bfloat16 for __nv_bfloat16), in all four rounding modes, and
+// the 8-bit formats of cuda_fp8.h (E4M3, E5M2), rounded to nearest even.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -134,5 +135,74 @@ inline uint16_t double_to_bfloat16_bits(double d, Rounding mode) {
     if (std::isnan(d)) return 0x7fff;
     return static_cast<uint16_t>(float_bits(static_cast<float>(round_to_format(d, bfloat16, mode))) >> 16);
 }
+
+
+// ---- 8-bit floats (cuda_fp8.h) ----
+// E4M3: bias 7, no infinities, S.1111.111 is NaN, largest finite 448 (0x7E).
+// E5M2: bias 15, IEEE-like (binary16 with the low 8 fraction bits cut): inf 0x7C, NaN above,
+// largest finite 57344 (0x7B).
+struct Fp8Format {
+    int mantissa_bits;
+    int exponent_bias;
+    uint8_t max_finite_code;  // magnitude bits of the largest finite value
+    uint8_t overflow_code;    // what overflow gives without saturation: NaN (E4M3) or inf (E5M2)
+    uint8_t nan_code;         // the NaN a conversion produces (the sign bit is added)
+};
+constexpr Fp8Format fp8_e4m3{3, 7, 0x7E, 0x7F, 0x7F};
+constexpr Fp8Format fp8_e5m2{2, 15, 0x7B, 0x7C, 0x7E};
+
+// double -> fp8, rounded once to nearest even.  Out of range (after rounding, infinities
+// included) gives the largest finite value with `saturate_finite`, else overflow_code; NaN
+// stays NaN; the sign is kept, zeros included.
+inline uint8_t double_to_fp8_bits(double d, Fp8Format format, bool saturate_finite) {
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof(bits));
+    const uint8_t sign = static_cast<uint8_t>((bits >> 56) & 0x80u);
+    const uint64_t magnitude = bits & 0x7fffffffffffffffull;
+    if (magnitude > 0x7ff0000000000000ull) return static_cast<uint8_t>(sign | format.nan_code);
+    const int exponent = static_cast<int>(magnitude >> 52) - 1023;
+    const int min_normal_exponent = 1 - format.exponent_bias;
+    uint64_t code;
+    if (exponent > format.exponent_bias + 1) {
+        code = 0xff;  // beyond every exponent field (infinity too): overflow below
+    } else if (exponent >= min_normal_exponent) {
+        // Keep exponent field and the top mantissa bits; round on the dropped bits.  A carry
+        // out of the mantissa moves into the exponent field, which is the next value up.
+        const int dropped_bits = 52 - format.mantissa_bits;
+        code = (static_cast<uint64_t>(exponent + format.exponent_bias) << format.mantissa_bits) |
+               ((magnitude & 0xfffffffffffffull) >> dropped_bits);
+        const uint64_t rest = magnitude & ((1ull << dropped_bits) - 1);
+        const uint64_t half_way = 1ull << (dropped_bits - 1);
+        if (rest > half_way || (rest == half_way && (code & 1u))) ++code;
+    } else {
+        // Subnormal: a count of the smallest subnormal; scaling by a power of two is exact, and
+        // rounding up to the smallest normal gives its code (exponent field 1, mantissa 0).
+        const double smallest_subnormal_units = std::ldexp(std::fabs(d), format.mantissa_bits - min_normal_exponent);
+        code = static_cast<uint64_t>(std::nearbyint(smallest_subnormal_units));
+    }
+    if (code > format.max_finite_code) code = saturate_finite ? format.max_finite_code : format.overflow_code;
+    return static_cast<uint8_t>(sign | code);
+}
+
+// fp8 -> binary16 bits, exact (every fp8 value is a half).  As CUDA does: E5M2 is the top
+// byte of a half; an E4M3 NaN becomes the canonical half NaN 0x7FFF.
+inline uint16_t fp8_bits_to_half_bits(uint8_t b, Fp8Format format) {
+    if (format.mantissa_bits == fp8_e5m2.mantissa_bits) return static_cast<uint16_t>(b << 8);
+    const uint16_t sign = static_cast<uint16_t>((b & 0x80u) << 8);
+    const unsigned exponent_field = (b >> 3) & 0xfu, fraction = b & 0x7u;
+    if ((b & 0x7fu) == 0x7fu) return 0x7fff;
+    if (exponent_field == 0) {
+        if (fraction == 0) return sign;
+        // fraction * 2^-9: a normal half; normalize on the leading bit of the fraction.
+        unsigned leading = 2;
+        while (!(fraction >> leading)) --leading;
+        const unsigned half_exponent_field = leading - 9 + 15;
+        const unsigned half_fraction = (fraction << (10 - leading)) & 0x3ffu;
+        return static_cast<uint16_t>(sign | (half_exponent_field << 10) | half_fraction);
+    }
+    return static_cast<uint16_t>(sign | ((exponent_field - 7 + 15) << 10) | (fraction << 7));
+}
+
+inline float fp8_bits_to_float(uint8_t b, Fp8Format format) { return half_bits_to_float_soft(fp8_bits_to_half_bits(b, format)); }
 
 }  // namespace cuda_cpu
