@@ -327,8 +327,16 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
     build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
                             str(cpp), "-o", str(exe)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+    captured = tmp_path / "captures"
+    captured.mkdir()
+    run = subprocess.run([str(exe)], capture_output=True, text=True,
+                         env=dict(os.environ, OMP_NUM_THREADS="2", CUDACPU_CAPTURE_DIR=str(captured)))
     assert run.stdout.strip() == "PASS", run.stderr
+    # The capture names the instantiation's types, not the host template's parameters: a kernel
+    # task made of it compiles, and a tuned version is keyed by that specialization.
+    from tools.project.capture import read_captures
+    spelled = {c.kernel: c.template_args for c in read_captures(captured)}
+    assert spelled == {"gather": "float, int", "count_to": "int"}
 
 
 ASSIGNED_PARAMETERS = r"""

@@ -53,9 +53,9 @@ def instrument(cpp: str) -> tuple[str, list[str]]:
             continue
         paren = after + rest.index("(")
         qualified = m[1] + (f"<{targs}>" if targs else "")
-        literal = targs.replace("\\", "\\\\").replace('"', '\\"')
+        spelled = f"cudacpu_launch::template_arguments<&{qualified}>()" if targs else '""'
         out.append(cpp[pos:m.start()])
-        out.append(f'cudacpu_launch::launch("{m[2]}", "{literal}", &{qualified}, ')
+        out.append(f'cudacpu_launch::launch("{m[2]}", {spelled}, &{qualified}, ')
         pos = paren + 1
         kernels.append(m[2])
     if not kernels:
@@ -237,5 +237,6 @@ def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str) -> str:
         f"    if (!({guard}))\n        return false;\n"
         f"    {space}::{entry}({call});\n"
         f"    return true;\n}}\n"
-        f'static cudacpu_launch::Register {space}_registration("{capture.kernel}", {space}_dispatch);\n'
+        f'static cudacpu_launch::Register {space}_registration("{capture.kernel}", {json.dumps(capture.template_args)}, '
+        f'{space}_dispatch);\n'
     )

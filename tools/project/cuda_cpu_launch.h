@@ -27,8 +27,14 @@ inline std::map<std::string, Tuned>& tuned() {
     return table;
 }
 
+// The key of a tuned version: the kernel and, for a template, its specialization; a version
+// tuned for k<float> must never run a launch of k<double>.
+inline std::string tuned_key(const char* kernel, const char* template_args) {
+    return *template_args ? std::string(kernel) + "<" + template_args + ">" : std::string(kernel);
+}
+
 struct Register {
-    Register(const char* kernel, Tuned fn) { tuned()[kernel] = fn; }
+    Register(const char* kernel, const char* template_args, Tuned fn) { tuned()[tuned_key(kernel, template_args)] = fn; }
 };
 
 template <class T>
@@ -126,6 +132,23 @@ void capture_all(Capture& capture, const Tuple& params, const char* when, std::i
     (capture.argument(static_cast<int>(I), std::get<I>(params), when), ...);
 }
 
+// The template arguments of a lowered kernel's specialization as g++ spells them (`float, 4`).
+// A launch inside a host template names them by the host's own parameters (`TData`): only the
+// instantiation knows the types, which a captured kernel task and a tuned version must name.
+// `pretty` is g++'s __PRETTY_FUNCTION__ of template_arguments: "... [with auto Kernel = ns::k<float, 4>]".
+inline std::string specialization_arguments(const std::string& pretty) {
+    const auto open = pretty.find('<', pretty.find("cudacpu_kernels::"));
+    const auto close = pretty.rfind('>');
+    return open == std::string::npos || close == std::string::npos || close < open
+               ? std::string() : pretty.substr(open + 1, close - open - 1);
+}
+
+template <auto Kernel>
+const char* template_arguments() {
+    static const std::string text = specialization_arguments(__PRETTY_FUNCTION__);
+    return text.c_str();
+}
+
 template <class... P, class... A>
 void launch(const char* kernel, const char* template_args, void (*faithful)(dim3, dim3, std::size_t, P...), dim3 grid,
             dim3 block, std::size_t shared, A&&... args) {
@@ -133,7 +156,7 @@ void launch(const char* kernel, const char* template_args, void (*faithful)(dim3
     auto order = std::index_sequence_for<P...>{};
     Capture capture(kernel, template_args, grid, block, shared);
     if (capture.active()) capture_all(capture, params, "before", order);
-    auto found = tuned().find(kernel);
+    auto found = tuned().find(tuned_key(kernel, template_args));
     bool done = false;
     if (found != tuned().end()) {
         void* pointers[sizeof...(P) + 1] = {};
