@@ -44,8 +44,7 @@ UNSUPPORTED_CALLS = {
     **{n: "textures" for n in ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered", "texCubemap")},
     **{n: "surfaces" for n in ("surf1Dread", "surf1Dwrite", "surf2Dread", "surf2Dwrite", "surf3Dread", "surf3Dwrite")},
     "this_grid": "cooperative groups grid sync",
-    "this_thread_block": "cooperative groups",
-    "tiled_partition": "cooperative groups",
+    "coalesced_threads": "cooperative groups coalesced_threads",
     "__match_any_sync": "warp match intrinsics",
     "__match_all_sync": "warp match intrinsics",
     "__nanosleep": "__nanosleep",
@@ -56,6 +55,14 @@ UNSUPPORTED_CALLS = {
     "cudaMalloc": "device-side malloc",
     "malloc": "device-side malloc",
 }
+# Cooperative groups: tools/cuda/coop_groups.py rewrites the operations it supports before the
+# lowering; what remains of these is reported (cooperative_groups_feature).
+COOPERATIVE_GROUPS = "cooperative_groups"
+_CG_KEPT = {"this_thread_block", "tiled_partition"}  # make the group values that stay in the lowered code
+_CG_OPERATORS = {"plus", "less", "greater", "bit_and", "bit_or", "bit_xor"}
+_CG_METHODS = {"sync", "thread_rank", "size", "num_threads", "meta_group_rank", "meta_group_size", "shfl", "shfl_up",
+               "shfl_down", "shfl_xor", "any", "all", "ballot", "match_any", "match_all", "group_index", "thread_index",
+               "group_dim", "dim_threads", "block_rank", "num_blocks", "block_index", "is_valid"}
 MATH_INTRINSICS = re.compile(r"^(__[a-z0-9]+(_r[nzud])?|rsqrtf?|fmaf?|__saturatef)$")
 
 
@@ -488,6 +495,58 @@ def called_function(node: ci.Cursor) -> str | None:
     return None
 
 
+def _in_cooperative_groups(decl: ci.Cursor | None) -> bool:
+    parent = decl.semantic_parent if decl is not None else None
+    while parent is not None and parent.kind != ci.CursorKind.TRANSLATION_UNIT:
+        if parent.kind == ci.CursorKind.NAMESPACE and parent.spelling == COOPERATIVE_GROUPS:
+            return True
+        parent = parent.semantic_parent
+    return False
+
+
+def cooperative_groups_feature(call: ci.Cursor) -> str | None:
+    """The unsupported feature a call of a cooperative-groups operation left after the rewrite
+    (tools/cuda/coop_groups.py) is, with the operation's name; None for any other call, for the
+    constructors and operator objects of the groups and for the calls that make the group values
+    the lowered code keeps (`this_thread_block()`, `tiled_partition<N>(g)`)."""
+    ref = call.referenced
+    if ref is None:
+        # A dependent call: a group operation on an object whose type is a template parameter.
+        head = next(call.get_children(), None)
+        if head is None or head.kind != ci.CursorKind.MEMBER_REF_EXPR:
+            return None
+        obj = next(head.get_children(), None)
+        if obj is None or obj.type.spelling not in ("<dependent type>",) and "type-parameter" not in obj.type.get_canonical().spelling:
+            return None
+        name = next((t.spelling for t in head.get_tokens() if t.extent.start.offset >= obj.extent.end.offset
+                     and t.kind == ci.TokenKind.IDENTIFIER), "")
+        if name in _CG_METHODS and obj.referenced is not None and _group_typed(obj.referenced):
+            return f"cooperative groups {name} on a group of template type"
+        return None
+    if ref.kind == ci.CursorKind.CONSTRUCTOR or not _in_cooperative_groups(ref):
+        return None
+    owner = ref.semantic_parent.spelling if ref.kind == ci.CursorKind.CXX_METHOD else ""
+    if owner in _CG_OPERATORS:
+        return None
+    name = ref.spelling
+    if ref.kind != ci.CursorKind.CXX_METHOD:
+        if name in _CG_KEPT:  # its result's operations are reported where not rewritten
+            return None
+        if name == "this_grid":
+            return "cooperative groups grid sync"
+        return f"cooperative groups {name}"
+    if owner == "grid_group":
+        return "cooperative groups grid sync"
+    if owner == "coalesced_group":
+        return "cooperative groups coalesced_threads"
+    return f"cooperative groups {owner}::{name}"
+
+
+def _group_typed(decl: ci.Cursor) -> bool:
+    """A variable or parameter whose type is a template parameter of its function (a group, maybe)."""
+    return decl.kind in (ci.CursorKind.PARM_DECL, ci.CursorKind.VAR_DECL) and "type-parameter" in decl.type.get_canonical().spelling
+
+
 def call_name(call: ci.Cursor) -> str:
     """The callee's name, also for dependent calls in templates (whose spelling is empty)."""
     if call.spelling:
@@ -623,6 +682,8 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[Def
                 feats.add("atomics")
             elif name in UNSUPPORTED_CALLS:
                 feats.add("unsupported:" + UNSUPPORTED_CALLS[name])
+            elif cg := cooperative_groups_feature(c):
+                feats.add("unsupported:" + cg)
             elif MATH_INTRINSICS.match(name):
                 feats.add("math intrinsics")
             d = tr.called_definition(c)

@@ -46,6 +46,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from . import frontend as fe
+from .coop_groups import tile_size_argument
 from .frontend import Translation
 
 K = ci.CursorKind
@@ -1012,7 +1013,13 @@ class KernelLowering:
             callee_ctx.subst[tp.hash] = self._subst_type(text, ctx)  # `f<blockSize>` inside a template inlined too
         for tp in tparams[len(given):]:
             if tp.kind != K.TEMPLATE_TYPE_PARAMETER:
-                raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {fn.spelling}")
+                # The size of a cooperative-groups tile passed in (`thread_block_tile<N> g`).
+                size = next((n for p, a in zip(params, args)
+                             if (n := tile_size_argument(p.type, a.type, tp.spelling)) is not None), None)
+                if size is None:
+                    raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {fn.spelling}")
+                callee_ctx.subst[tp.hash] = size
+                continue
             for p, a in zip(params, args):
                 if re.search(rf"\b{re.escape(tp.spelling)}\b", p.type.spelling):
                     atype = self._arg_type(a, ctx)
@@ -1189,6 +1196,8 @@ class KernelLowering:
                 if fe.call_name(x) in fe.UNSUPPORTED_CALLS:
                     feature = fe.UNSUPPORTED_CALLS[fe.call_name(x)]
                     raise _unsupported(feature, x, f"{fe.call_name(x)}: {feature} are not supported")
+                if cg := fe.cooperative_groups_feature(x):
+                    raise _unsupported(cg, x, f"{cg} is not supported (the rest of cooperative groups is)")
                 if any(t.spelling == "<<<" for t in _tokens(x)):
                     raise _unsupported("dynamic parallelism", x, "a kernel launch inside a kernel")
             elif x.kind == K.ASM_STMT:

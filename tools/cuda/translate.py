@@ -14,6 +14,7 @@ from tools.spec import c_type
 
 from . import frontend as fe
 from .frontend import CudaModule, Translation, parse_translation
+from .coop_groups import rewrite_cooperative_groups
 from .lowering import PRELUDE, K, KernelLowering, LoweringUnsupported
 from .macros import call_arguments, expand_device_macros
 from .params import localize_assigned_parameters
@@ -325,6 +326,9 @@ def _parse(source: str, filename: str, include_dirs: list[str] | None = None,
     expanded = expand_device_macros(tr, own)
     if expanded is not None:
         tr = parse_translation(expanded, filename, include_dirs, options)
+    rewritten = rewrite_cooperative_groups(tr)  # cooperative groups as barriers and warp intrinsics
+    if rewritten is not None:
+        tr = parse_translation(rewritten, filename, include_dirs, options)
     localized = localize_assigned_parameters(tr)
     return tr if localized is None else parse_translation(localized, filename, include_dirs, options)
 

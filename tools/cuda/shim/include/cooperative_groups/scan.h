@@ -1,0 +1,3 @@
+// parse shim: cg::inclusive_scan and exclusive_scan are declared in cooperative_groups.h
+#pragma once
+#include <cooperative_groups.h>
