@@ -33,6 +33,7 @@ WARP_EXCHANGE = {
     "__shfl", "__shfl_up", "__shfl_down", "__shfl_xor",
     "__ballot_sync", "__any_sync", "__all_sync", "__ballot", "__any", "__all",
     "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
+    "__match_any_sync", "__match_all_sync",
 }
 WARP_LOCAL = {"__activemask", "__lanemask_lt"}
 ATOMICS = {
@@ -45,8 +46,6 @@ UNSUPPORTED_CALLS = {
     **{n: "surfaces" for n in ("surf1Dread", "surf1Dwrite", "surf2Dread", "surf2Dwrite", "surf3Dread", "surf3Dwrite")},
     "this_grid": "cooperative groups grid sync",
     "coalesced_threads": "cooperative groups coalesced_threads",
-    "__match_any_sync": "warp match intrinsics",
-    "__match_all_sync": "warp match intrinsics",
     "__nanosleep": "__nanosleep",
     "clock64": "clock counters",
     "clock": "clock counters",

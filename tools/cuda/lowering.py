@@ -1407,6 +1407,10 @@ class KernelLowering:
         if base in ("__ballot", "__any", "__all"):
             return f"cudacpu::{base[2:]}({w}, {site}, {t}, {mask})"
         value_type = self._exchange_type(call, args, ctx)
+        if base == "__match_any":
+            return f"cudacpu::match_any<{value_type}>({w}, {site}, {t}, {mask})"
+        if base == "__match_all":
+            return f"cudacpu::match_all<{value_type}>({w}, {site}, {t}, {mask}, {a[2]})"
         if base.startswith("__reduce_"):
             op = {"add": "a + b", "min": "b < a ? b : a", "max": "a < b ? b : a"}[base.split("_")[3]]
             return f"cudacpu::warp_reduce<{value_type}>({w}, {site}, {t}, {mask}, [](auto a, auto b) {{ return {op}; }})"
@@ -1415,6 +1419,8 @@ class KernelLowering:
 
     def _exchange_type(self, call: ci.Cursor, args: list[ci.Cursor], ctx: Ctx) -> str:
         t = call.type.spelling
+        if fe.call_name(call).startswith("__match_"):  # returns a lane mask: the type exchanged is the value's
+            t = ""
         if t and "dependent" not in t:
             return _value_type(self._subst_type(t, ctx))
         value = args[1] if fe.call_name(call).endswith("_sync") else args[0]

@@ -99,6 +99,7 @@ template <class T> __device__ T __reduce_add_sync(unsigned int, T);
 template <class T> __device__ T __reduce_min_sync(unsigned int, T);
 template <class T> __device__ T __reduce_max_sync(unsigned int, T);
 template <class T> __device__ unsigned int __match_any_sync(unsigned int, T);
+template <class T> __device__ unsigned int __match_all_sync(unsigned int, T, int*);
 __device__ unsigned int __lanemask_lt();
 __device__ long long clock64();
 __device__ void __nanosleep(unsigned int);

@@ -161,6 +161,27 @@ T warp_reduce(const WarpExchange& x, int site, unsigned tid, unsigned mask, Op o
   return acc;
 }
 
+// __match_any_sync: the lanes of `mask` that took part and hold the caller's value (bit for bit).
+template <class T>
+unsigned match_any(const WarpExchange& x, int site, unsigned tid, unsigned mask) {
+  unsigned base = tid - tid % 32u, bits = 0;
+  T mine = x.get<T>(site, tid);
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    if (!((mask >> lane) & 1u) || !x.written(site, base + lane)) continue;
+    T other = x.get<T>(site, base + lane);
+    if (std::memcmp(&other, &mine, sizeof(T)) == 0) bits |= 1u << lane;
+  }
+  return bits;
+}
+
+// __match_all_sync: `mask` where every lane of it holds the caller's value, else 0; *pred says which.
+template <class T>
+unsigned match_all(const WarpExchange& x, int site, unsigned tid, unsigned mask, int* pred) {
+  bool same = match_any<T>(x, site, tid, mask) == participants(x, site, tid, mask);
+  *pred = same;
+  return same ? mask : 0u;
+}
+
 // Lanes of the caller's warp that exist in the block.
 inline unsigned active_mask(unsigned tid, std::size_t nthreads) {
   unsigned base = tid - tid % 32u, bits = 0;
