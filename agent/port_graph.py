@@ -179,13 +179,22 @@ class AppRuns:
             self.seconds += time.monotonic() - started
 
 
+# Where a run of the port in its sandbox records each kernel's first launch (relative to src/).
+CAPTURE_ENV = {"CUDACPU_CAPTURE_DIR": "../captures"}
+
+
 def capture_launches(sandbox: Sandbox, commands: list[str], dest: Path, runs: AppRuns) -> None:
     """Run the checks once with capture on (the first launch of each kernel is recorded) and
     put what was captured in `dest`, in place of what was there."""
+    sandbox.run(["rm", "-rf", "captures"])
     sandbox.run(["mkdir", "-p", "captures"])
     for command in commands:
-        runs.run(sandbox, command, cwd="src", env={"CUDACPU_CAPTURE_DIR": "../captures"},
-                 limits=Limits(timeout_s=600, memory_mb=8192, cpu_s=1200))
+        runs.run(sandbox, command, cwd="src", env=CAPTURE_ENV, limits=Limits(timeout_s=600, memory_mb=8192, cpu_s=1200))
+    collect_captures(sandbox, dest)
+
+
+def collect_captures(sandbox: Sandbox, dest: Path) -> None:
+    """What the runs in `sandbox` captured, copied to `dest` in place of what was there."""
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.iterdir():
         old.unlink()
@@ -364,8 +373,10 @@ def _build(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, no
 
 
 def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, build: dict,
-           node: str) -> tuple[str | None, dict | None, dict]:
-    """The key and record of this build's check (None: it did not build), and the state update."""
+           node: str, capture: bool = False) -> tuple[str | None, dict | None, dict]:
+    """The key and record of this build's check (None: it did not build), and the state update.
+    `capture`: the check's runs also capture each kernel's first launch for tuning (the port
+    then need not run the project a second time); the captures stay in the sandbox."""
     if not build["ok"]:
         return None, None, {}
     key = content_hash(tree_key, *ctx.commands, ctx.expected or "", str(ctx.cfg.check_timeout_s))
@@ -375,9 +386,13 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
         return key, done, {}
     ctx.on_step("running the project's check")
     box = ctx.sandbox_with(tree, tree_key)
+    if capture:
+        box.run(["rm", "-rf", "captures"])
+        box.run(["mkdir", "-p", "captures"])
     outcomes = []
     for command in ctx.commands:
-        o = run_check(box, command, expected_output=ctx.expected, timeout_s=ctx.cfg.check_timeout_s)
+        o = run_check(box, command, expected_output=ctx.expected, timeout_s=ctx.cfg.check_timeout_s,
+                      env=CAPTURE_ENV if capture else None)
         ctx.runs.seconds += o.seconds
         ctx.writer.event("tool_result", node=node, data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
                                                          "detail": o.detail, "stdout": o.stdout[-4000:]})
@@ -407,8 +422,17 @@ def build_(state: PortState, ctx: PortContext) -> dict:
 def check_(state: PortState, ctx: PortContext) -> dict:
     tree, _ = ctx.tree(state, [])
     tree_key = state["faithful"]["tree"]
-    key, _, update = _check(state, ctx, tree, tree_key, state["builds"][tree_key], "check")
+    key, record, update = _check(state, ctx, tree, tree_key, state["builds"][tree_key], "check", capture=ctx.cfg.tune)
+    if ctx.cfg.tune and "checks" in update and record["report"]["passed"]:
+        # This check run captured the launches: the capture step keeps them instead of running again.
+        dest = ctx.out / "captures"
+        collect_captures(ctx.sandbox_with(tree, tree_key), dest)
+        update["captures"] = {_capture_key(ctx, tree_key): {"files": {p.name: file_sha(p) for p in sorted(dest.iterdir())}}}
     return {**update, "faithful": {**state["faithful"], "check": key}}
+
+
+def _capture_key(ctx: PortContext, tree_key: str) -> str:
+    return content_hash(tree_key, *ctx.commands)
 
 
 def capture_(state: PortState, ctx: PortContext) -> dict:
@@ -416,7 +440,7 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
     a kernel task (OUT/kernels/NAME) for the per-kernel graph."""
     tree, _ = ctx.tree(state, [])
     tree_key = state["faithful"]["tree"]
-    key = content_hash(tree_key, *ctx.commands)
+    key = _capture_key(ctx, tree_key)
     dest = ctx.out / "captures"
     done = state.get("captures", {}).get(key)
     update: dict[str, Any] = {"faithful": {**state["faithful"], "capture": key}}

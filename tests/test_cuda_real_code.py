@@ -337,6 +337,15 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
     from tools.project.capture import read_captures
     spelled = {c.kernel: c.template_args for c in read_captures(captured)}
     assert spelled == {"gather": "float, int", "count_to": "int"}
+    # Past its byte budget the capture writes nothing more and says so; the run itself is unchanged.
+    small = tmp_path / "small_captures"
+    small.mkdir()
+    run = subprocess.run([str(exe)], capture_output=True, text=True,
+                         env=dict(os.environ, CUDACPU_CAPTURE_DIR=str(small), CUDACPU_CAPTURE_BYTES="1000"))
+    assert run.stdout.strip() == "PASS", run.stderr
+    problems = {c.kernel: c.problem() for c in read_captures(small)}
+    assert "more than the capture may write" in problems["gather"] and problems["count_to"] is None
+    assert list(small.glob("gather.0.arg0.*.bin")) and not list(small.glob("gather.0.arg1.*.bin"))  # 800 B fit, 1600 B not
 
 
 ASSIGNED_PARAMETERS = r"""

@@ -96,6 +96,10 @@ def test_kernels_are_tuned_on_captured_launches(tmp_path):
     kernel = report["kernels"][0]
     assert kernel["tuning"] and kernel["status"] == "correct"
     assert report["check"]["passed"]
+    # The check's own run captured the launches: the project ran once before tuning, not twice.
+    events = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    assert any(e.get("node") == "capture" and e.get("type") == "decision" and e.get("data", {}).get("reused")
+               for e in events), [e for e in events if e.get("node") == "capture"]
 
 
 def test_output_is_compared_with_a_recorded_run_of_the_original(tmp_path):

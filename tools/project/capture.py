@@ -74,6 +74,7 @@ class CapturedArg:
     allocation: str = ""
     before: Path | None = None
     after: Path | None = None
+    too_large: bool = False  # not written: past the capture's byte budget
 
 
 @dataclass
@@ -90,6 +91,9 @@ class Capture:
         for i, a in enumerate(self.args):
             if a.kind == "other":
                 return f"argument {i} is a struct passed by value"
+            if a.kind == "pointer" and a.too_large:
+                return (f"argument {i} points to {a.bytes / 2**20:.0f} MiB, more than the capture may write "
+                        "(CUDACPU_CAPTURE_BYTES)")
             if a.kind == "pointer" and not a.known:
                 return f"argument {i} points outside any cudaMalloc allocation"
             if a.kind == "pointer" and not a.dtype:
@@ -108,7 +112,7 @@ def read_captures(directory: Path) -> list[Capture]:
         args = []
         for i, a in enumerate(data["args"]):
             arg = CapturedArg(a["kind"], a.get("dtype", ""), a.get("value"), a.get("known", True), a.get("bytes", 0),
-                              a.get("allocation", ""))
+                              a.get("allocation", ""), too_large=a.get("too_large", False))
             if arg.kind == "pointer" and arg.known:
                 arg.before = prefix.with_name(f"{prefix.name}.arg{i}.before.bin")
                 arg.after = prefix.with_name(f"{prefix.name}.arg{i}.after.bin")
