@@ -190,17 +190,17 @@ def test_cooperative_groups_kernels_match_python(lowered_cpp, tmp_path, threads)
         assert got[name] == want[name], name
 
 
-def test_grid_sync_and_coalesced_groups_are_reported_by_name():
+def test_grid_sync_and_what_is_left_of_groups_are_reported_by_name():
     source = HEAD + r"""
 __global__ void grid_kernel(int* x) {
     cg::grid_group grid = cg::this_grid();
     x[threadIdx.x] = 1;
     grid.sync();
 }
-__global__ void coalesced(int* x) {
+__global__ void coalesced_ballot(unsigned* x) {
     if (threadIdx.x % 2) {
         cg::coalesced_group active = cg::coalesced_threads();
-        x[threadIdx.x] = active.thread_rank();
+        x[threadIdx.x] = active.ballot(1);
     }
 }
 __device__ int rank_of(cg::thread_group g) { return g.thread_rank(); }
@@ -209,7 +209,7 @@ __global__ void dynamic_group(int* x) { x[threadIdx.x] = rank_of(cg::this_thread
     mod = lower_source(source, "cg_unsupported.cu")
     features = {u.kernel: u.feature for u in mod.unsupported}
     assert features["grid_kernel"] == "cooperative groups grid sync"
-    assert features["coalesced"] == "cooperative groups coalesced_threads"
+    assert features["coalesced_ballot"] == "cooperative groups coalesced_group::ballot"
     assert features["dynamic_group"] == "cooperative groups thread_group::thread_rank"
 
 
@@ -269,3 +269,54 @@ def test_whole_file_nested_tiles_thread_group_and_block_by_reference(tmp_path, t
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
+
+
+COALESCED = HEAD + r"""
+// Warp-aggregated atomics: the lanes that take the branch reserve their slots with one atomic.
+__global__ void aggregated(const int* flags, int* counter, int* slots, int* sizes, int* anys) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    slots[i] = -1;
+    if (flags[i]) {
+        cg::coalesced_group g = cg::coalesced_threads();
+        int base = 0;
+        if (g.thread_rank() == 0) base = atomicAdd(counter, (int)g.size());
+        base = g.shfl(base, 0);
+        slots[i] = base + (int)g.thread_rank();
+        sizes[i] = (int)g.num_threads();
+        anys[i] = g.any(flags[i] > 1);
+    }
+}
+"""
+
+COALESCED_MAIN = r"""
+#include <cstdio>
+#include <vector>
+int main() {
+    std::vector<int> flags(128), slots(128), sizes(128), anys(128), counter(1);
+    for (int i = 0; i < 128; ++i) flags[i] = (i * 5) % 7 < 3 ? 1 + (i == 70) : 0;
+    cudacpu_kernels::aggregated(dim3(2), dim3(64), 0, flags.data(), counter.data(), slots.data(), sizes.data(), anys.data());
+    std::printf("counter %d\n", counter[0]);
+    std::printf("slots"); for (int x : slots) std::printf(" %d", x); std::printf("\n");
+    std::printf("sizes"); for (int x : sizes) std::printf(" %d", x); std::printf("\n");
+    std::printf("anys"); for (int x : anys) std::printf(" %d", x); std::printf("\n");
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_coalesced_groups_are_the_lanes_that_run_together(tmp_path, threads):
+    mod = lower_source(COALESCED, "coalesced.cu")
+    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
+    out = build_and_run(mod.cpp, COALESCED_MAIN, tmp_path, threads=threads)
+    got = {line.split()[0]: [int(x) for x in line.split()[1:]] for line in out.splitlines()}
+    flags = [(1 + (i == 70)) if (i * 5) % 7 < 3 else 0 for i in range(128)]
+    taken = [i for i in range(128) if flags[i]]
+    assert got["counter"] == [len(taken)]
+    assert sorted(got["slots"][i] for i in taken) == list(range(len(taken)))
+    for warp in range(4):
+        lanes = [i for i in taken if i // 32 == warp]
+        slots = [got["slots"][i] for i in lanes]
+        assert slots == list(range(slots[0], slots[0] + len(lanes)))  # one reservation, ranks in lane order
+        assert all(got["sizes"][i] == len(lanes) for i in lanes)
+        assert all(got["anys"][i] == int(any(flags[j] > 1 for j in lanes)) for i in lanes)
+    assert all(got["slots"][i] == -1 for i in range(128) if not flags[i])

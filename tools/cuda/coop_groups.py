@@ -15,6 +15,12 @@ operation on one becomes:
   plus/less/greater/bit_and/bit_or/bit_xor -> a butterfly of `__shfl_xor_sync` over the tile
   (log2 N steps, every lane gets the result), as a `__device__` helper the lowering inlines.
 
+- `coalesced_group`: `coalesced_threads()` records the lanes of the warp that call it together,
+  which the lockstep lowering knows as the lanes taking part in a warp exchange
+  (`__ballot_sync(full, 1)`), in the group value; `thread_rank()` and `size()` count them,
+  `shfl(v, rank)` reads the lane of that rank, `any`/`all` vote among them (the
+  warp-aggregated atomic idiom).
+
 Group objects themselves stay as written (empty values in the CPU runtime's
 cooperative_groups.h), also where they are passed to `__device__` functions. What is not
 rewritten (grid sync, coalesced groups, a `thread_group` of unknown size, a reduction with
@@ -43,9 +49,16 @@ REDUCE_OPS = {"plus": "v + w", "less": "w < v ? w : v", "greater": "v < w ? w : 
               "bit_and": "v & w", "bit_or": "v | w", "bit_xor": "v ^ w"}
 
 
+# A coalesced group: the lanes of the caller's warp that made it together (a warp exchange's
+# participants), kept in the group value (the runtime's and the shim's coalesced_group).
+COALESCED = f"cooperative_groups::coalesced_group{{__ballot_sync({FULL}, 1)}}"
+LANES = "cudacpu_lanes"
+NTH_LANE = "cudacpu_cg_nth_lane"
+
+
 @dataclass(frozen=True)
 class Group:
-    kind: str  # "block" or "tile"
+    kind: str  # "block", "tile" or "coalesced"
     size: str | None = None  # a tile's thread count as C++ text (`32`, `N`)
     parent: "Group | None" = None  # the group a tile was partitioned from (None: the block)
 
@@ -113,6 +126,8 @@ def _group_from_spelling(spelling: str) -> Group | None:
     name = words.split("<")[0].strip().split("::")[-1]
     if name == "thread_block":
         return Group("block")
+    if name == "coalesced_group":
+        return Group("coalesced")
     if name == "thread_block_tile":
         args = _template_args(words)
         if not args:
@@ -202,7 +217,7 @@ class _Rewriter:
 
     def _group_of_type(self, t: ci.Type) -> Group | None:
         name = _group_class(t)
-        if name not in ("thread_block", "thread_block_tile"):
+        if name not in ("thread_block", "thread_block_tile", "coalesced_group"):
             return None
         if t.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE):
             t = t.get_pointee()
@@ -237,6 +252,7 @@ class _Rewriter:
         return "".join(out)
 
     def call(self, call: ci.Cursor, top: int) -> None:
+        self.top = top
         children = list(call.get_children())
         if not children:
             return
@@ -253,7 +269,11 @@ class _Rewriter:
                 return
             g = self.group(objects[0])
             if g is not None:
-                self._method(call, g, member.spelling or _member_name(member, objects[0]), args)
+                self._method(call, g, member.spelling or _member_name(member, objects[0]), args, objects[0])
+            return
+        if ref is not None and ref.kind == K.FUNCTION_DECL and ref.spelling == "coalesced_threads" \
+                and ref.semantic_parent is not None and ref.semantic_parent.spelling == NAMESPACE:
+            self._site(call, lambda: COALESCED)
             return
         if ref is None or ref.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) or ref.semantic_parent is None \
                 or ref.semantic_parent.spelling != NAMESPACE or not args:
@@ -274,7 +294,10 @@ class _Rewriter:
     def _site(self, call: ci.Cursor, build: Callable[[], str]) -> None:
         self.sites[(call.extent.start.offset, call.extent.end.offset)] = build
 
-    def _method(self, call: ci.Cursor, g: Group, name: str, args: list[ci.Cursor]) -> None:
+    def _method(self, call: ci.Cursor, g: Group, name: str, args: list[ci.Cursor], obj: ci.Cursor) -> None:
+        if g.kind == "coalesced":
+            self._coalesced_method(call, obj, name, args)
+            return
         block = g.kind == "block"
         simple = {
             "sync": "__syncthreads()" if block else "__syncwarp()",
@@ -309,6 +332,27 @@ class _Rewriter:
                 self._site(call, lambda: f"__ballot_sync({FULL}, {self.render(args[0])})")
             else:
                 self._site(call, lambda: f"(__ballot_sync({g.lane_mask()}, {self.render(args[0])}) >> {g.offset()})")
+
+    def _coalesced_method(self, call: ci.Cursor, obj: ci.Cursor, name: str, args: list[ci.Cursor]) -> None:
+        def lanes() -> str:
+            return f"({self.render(obj)}).{LANES}"
+
+        simple = {"thread_rank": lambda: f"((unsigned int)__popc({lanes()} & __lanemask_lt()))",
+                  "size": lambda: f"((unsigned int)__popc({lanes()}))",
+                  "num_threads": lambda: f"((unsigned int)__popc({lanes()}))",
+                  "meta_group_rank": lambda: "0u", "meta_group_size": lambda: "1u"}
+        if name in simple and not args:
+            self._site(call, simple[name])
+        elif name in ("any", "all") and len(args) == 1:
+            self._site(call, lambda: f"__{name}_sync({lanes()}, {self.render(args[0])})")
+        elif name == "shfl" and len(args) == 2:
+            self.helpers[NTH_LANE] = (
+                f"__device__ __forceinline__ int {NTH_LANE}(unsigned int lanes, unsigned int rank) {{ "
+                "for (int lane = 0; lane < 32; ++lane) if ((lanes >> lane) & 1u) { if (rank == 0u) return lane; --rank; } "
+                "return 0; }")
+            self.helper_at[NTH_LANE] = min(self.helper_at.get(NTH_LANE, self.top), self.top)
+            self._site(call, lambda: f"__shfl_sync({FULL}, {self.render(args[0])}, "
+                                     f"{NTH_LANE}({lanes()}, (unsigned int)({self.render(args[1])})))")
 
     def _reduce(self, call: ci.Cursor, g: Group, args: list[ci.Cursor], top: int) -> None:
         op_type = _strip(args[2]).type

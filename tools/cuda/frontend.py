@@ -45,7 +45,6 @@ UNSUPPORTED_CALLS = {
     **{n: "textures" for n in ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered", "texCubemap")},
     **{n: "surfaces" for n in ("surf1Dread", "surf1Dwrite", "surf2Dread", "surf2Dwrite", "surf3Dread", "surf3Dwrite")},
     "this_grid": "cooperative groups grid sync",
-    "coalesced_threads": "cooperative groups coalesced_threads",
     "__nanosleep": "__nanosleep",
     "clock64": "clock counters",
     "clock": "clock counters",
@@ -57,7 +56,7 @@ UNSUPPORTED_CALLS = {
 # Cooperative groups: tools/cuda/coop_groups.py rewrites the operations it supports before the
 # lowering; what remains of these is reported (cooperative_groups_feature).
 COOPERATIVE_GROUPS = "cooperative_groups"
-_CG_KEPT = {"this_thread_block", "tiled_partition"}  # make the group values that stay in the lowered code
+_CG_KEPT = {"this_thread_block", "tiled_partition", "coalesced_threads"}  # make the group values that stay in the lowered code
 _CG_OPERATORS = {"plus", "less", "greater", "bit_and", "bit_or", "bit_xor"}
 _CG_METHODS = {"sync", "thread_rank", "size", "num_threads", "meta_group_rank", "meta_group_size", "shfl", "shfl_up",
                "shfl_down", "shfl_xor", "any", "all", "ballot", "match_any", "match_all", "group_index", "thread_index",
@@ -537,7 +536,7 @@ def cooperative_groups_feature(call: ci.Cursor) -> str | None:
     if owner == "grid_group":
         return "cooperative groups grid sync"
     if owner == "coalesced_group":
-        return "cooperative groups coalesced_threads"
+        return f"cooperative groups coalesced_group::{name}"
     return f"cooperative groups {owner}::{name}"
 
 

@@ -57,6 +57,7 @@ struct __attribute__((unused)) grid_group {
 };
 
 struct __attribute__((unused)) coalesced_group {
+  unsigned int cudacpu_lanes;  // the lanes that made the group (set by the lowering)
   void sync() const { details::unsupported("coalesced_group::sync"); }
   unsigned long long thread_rank() const { details::unsupported("coalesced_group::thread_rank"); }
   unsigned long long size() const { details::unsupported("coalesced_group::size"); }

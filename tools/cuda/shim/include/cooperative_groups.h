@@ -39,6 +39,7 @@ struct grid_group {
 };
 
 struct coalesced_group {
+  unsigned int cudacpu_lanes;  // the lanes that made the group (set by the lowering)
   __device__ void sync() const;
   __device__ unsigned long long thread_rank() const;
   __device__ unsigned long long size() const;
