@@ -3,6 +3,7 @@ translation unit with its entry function (`lower_task`) and a host+device port (
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 from pathlib import Path
@@ -180,6 +181,8 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
                                    features=mod.kernel(name).features)
         result.kernels.append(record)
         edits.replace(start, end, f"// CUDA kernel {name} ({tr.filename}:{cursor.location.line}), lowered\n" + _wrap(text, kernel=True))
+    for start, end, text in _explicit_instantiations(tr):
+        edits.replace(start, end, text)
     # Device functions of the project's headers are compiled as the headers write them: those
     # that read thread coordinates need the variables the lowered kernels set.
     coord_fn_kept = any(fe.in_project_header(fn) and fe.definition_key(fn) in coords for fn in tr.functions.values())
@@ -213,7 +216,7 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
                     edits.replace(launch.start, launch.end, _launch_call(launch))
                     launched_up_to = launch.end
             elif c.kind == K.DECL_REF_EXPR and tr.in_main(c) and c.extent.start.offset >= launched_up_to \
-                    and c.referenced is not None and fe.is_kernel(c.referenced):
+                    and c.referenced is not None and _names_kernel(c.referenced):
                 # A kernel named outside a launch (`cudaFuncSetCacheConfig(k, ...)`, `&k`): the
                 # lowered kernel, in its namespace.
                 start, end = c.extent.start.offset, c.extent.end.offset
@@ -232,6 +235,55 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
                     "[[maybe_unused]] static thread_local dim3 blockDim, gridDim;\n#endif")
     result.cpp = _unroll_pragmas("\n".join(head) + "\n\n" + edits.apply())
     return result
+
+
+def _explicit_instantiations(tr: Translation) -> list[tuple[int, int, str]]:
+    """`[extern] template __global__ void k<float, 256>(const float*, float*, int);`: each explicit
+    instantiation of a kernel template, as one of its lowered template (whose parameters start
+    with the launch configuration). libclang gives such declarations no cursor: read from tokens."""
+    kernels = set(tr.kernels)
+    tokens = list(tr.tu.get_tokens(extent=tr.tu.cursor.extent))
+    out = []
+    for i, tok in enumerate(tokens):
+        if tok.spelling != "template" or i + 1 >= len(tokens) or tokens[i + 1].spelling == "<":
+            continue
+        first = i - 1 if i > 0 and tokens[i - 1].spelling == "extern" else i
+        end = next((j for j in range(i, len(tokens)) if tokens[j].spelling in (";", "{")), None)
+        if end is None or tokens[end].spelling != ";":
+            continue
+        words = [t.spelling for t in tokens[i:end]]
+        name_at = next((j for j, w in enumerate(words) if w in kernels and j + 1 < len(words) and words[j + 1] in ("<", "(")),
+                       None)
+        if "__global__" not in words or name_at is None:
+            continue
+        paren = words.index("(", name_at)
+        targs = " ".join(words[name_at + 1:paren])
+        params = " ".join(words[paren + 1:-1]).strip()
+        params = "" if params in ("", "void") else ", " + params
+        extern = "extern " if first < i else ""
+        out.append((tokens[first].extent.start.offset, tokens[end].extent.end.offset,
+                    f"{extern}template void cudacpu_kernels::{words[name_at]}{targs}"
+                    f"(dim3, dim3, std::size_t{params});"))
+    return out
+
+
+def _overloaded_decls(ref: ci.Cursor) -> list[ci.Cursor]:
+    """The functions an overload set (OVERLOADED_DECL_REF) names: libclang's C API has them, its
+    Python binding does not."""
+    lib = ci.conf.lib
+    count, decl = lib.clang_getNumOverloadedDecls, lib.clang_getOverloadedDecl
+    count.argtypes, count.restype = [ci.Cursor], ctypes.c_uint
+    decl.argtypes, decl.restype, decl.errcheck = [ci.Cursor, ctypes.c_uint], ci.Cursor, ci.Cursor.from_result
+    return [decl(ref, i) for i in range(count(ref))]
+
+
+def _names_kernel(referenced: ci.Cursor) -> bool:
+    """A kernel, or an overload set of kernels only: `k<float, 128>` passed where nothing fixes its
+    type (`cudaFuncGetAttributes(&a, k<float, 128>)`) stays unresolved for the parser."""
+    if referenced.kind == K.OVERLOADED_DECL_REF:
+        decls = _overloaded_decls(referenced)
+        return bool(decls) and all(fe.is_kernel(d) for d in decls)
+    return fe.is_kernel(referenced)
 
 
 def _unroll_pragmas(text: str) -> str:
