@@ -3,7 +3,7 @@
 where a hand-written OpenMP twin exists) as a user would, and compare speed with the twins.
 
     .venv/bin/python scripts/bench_hecbench.py ../shared/hecbench-dev/src [-o OUT] [--runs FILE]
-        [--only NAME ...] [--jobs N] [--no-speed] [--no-tune] [--repeats 3]
+        [--only NAME ...] [--jobs N] [--no-speed] [--no-tune] [--repeats 3] [--speed-budget 60] [--reuse]
 
 Per app: kernels, build, check, the command that ran, port time (not counting the app's own
 runs), and the cause of a failure. `agent port NAME-cuda -o OUT/NAME` runs with nothing else,
@@ -81,11 +81,18 @@ def port_app(app: Path, out: Path, runs: list[str] | None, timeout_s: float, tun
         row.cause, row.port_s = f"the port ran past {timeout_s:.0f}s", time.monotonic() - started
         return row
     wall = time.monotonic() - started
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "port_wall_s.txt").write_text(f"{wall:.1f}\n")
+    return read_row(row, out, f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}")
+
+
+def read_row(row: AppRow, out: Path, no_report: str = "") -> AppRow:
+    """The row of an app from its port's report (OUT/NAME/port_report.json)."""
     try:
         report = json.loads((out / "port_report.json").read_text())
-    except (OSError, json.JSONDecodeError):
-        row.cause = f"no report (exit {proc.returncode}): {(proc.stderr or proc.stdout).strip()[-300:]}"
-        row.port_s = wall
+        wall = float((out / "port_wall_s.txt").read_text())
+    except (OSError, ValueError):
+        row.cause = f"no report ({no_report or 'not ported'})"
         return row
     row.kernels = len(report["kernels"])
     row.build = report["build_ok"]
@@ -190,7 +197,12 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="ports at once (speed is timed alone afterwards)")
     parser.add_argument("--no-speed", action="store_true", help="port and check only")
     parser.add_argument("--no-tune", action="store_true", help="ports without tuning (a faster sweep of build and check)")
+    parser.add_argument("--reuse", action="store_true", help="apps already ported into OUT are read, not ported again "
+                                                              "(a speed pass after a sweep)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--speed-budget", type=float, default=60,
+                        help="time only apps whose checked run took at most this many seconds (each is run "
+                             "4 x repeats times more)")
     parser.add_argument("--port-timeout", type=float, default=1800)
     args = parser.parse_args()
     runs = read_runs(args.runs)
@@ -201,7 +213,10 @@ def main() -> int:
 
     def port(app: Path) -> AppRow:
         name = app.name.removesuffix("-cuda")
-        row = port_app(app, out / name, runs.get(name), args.port_timeout, tune=not args.no_tune)
+        if args.reuse and (out / name / "port_wall_s.txt").is_file():
+            row = read_row(AppRow(name, smaller=bool(runs.get(name))), out / name)
+        else:
+            row = port_app(app, out / name, runs.get(name), args.port_timeout, tune=not args.no_tune)
         print(f"  {name}: {'PASS' if row.check else 'FAIL'} ({row.port_s:.0f}s) {row.cause[:120]}", flush=True)
         return row
 
@@ -214,6 +229,8 @@ def main() -> int:
                 row.twin = "no -omp twin"
             elif not row.check:
                 row.twin = "the port did not pass"
+            elif row.run_s > args.speed_budget:
+                row.twin = f"not timed: its run took {row.run_s:.0f}s (--speed-budget {args.speed_budget:g})"
             else:
                 compare_speed(row, app, twin, out / row.name, runs.get(row.name), args.repeats)
     lines = ["| app | kernels | build | check | port s | run s | command | twin/port 1T | twin/port 2T | cause |",
