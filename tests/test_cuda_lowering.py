@@ -438,3 +438,36 @@ def test_templates_inlined_template_functions_static_shared_and_coordinate_funct
     assert "template <typename T, int N>\nvoid sums(" in cpp
     assert "::threadIdx = threadIdx;" in cpp  # lane_id() reads the coordinates, kept as a function
     assert build_and_run(cpp, TEMPLATES_MAIN, tmp_path).strip() == "ok"
+
+
+DIRECT_INIT = r"""
+// Locals initialised with parentheses and braces, live across a barrier (per-thread copies) and not.
+__global__ void direct_init(int* out, int n) {
+    __shared__ int s[64];
+    unsigned int w(n / 32);
+    long long scaled(static_cast<long long>(n) * (threadIdx.x + 1));
+    int lane{static_cast<int>(threadIdx.x % 32)};
+    s[threadIdx.x] = lane + w;
+    __syncthreads();
+    unsigned int after(w + 1u);
+    out[threadIdx.x] = s[63 - threadIdx.x] + w + after + (int)(scaled % 7);
+}
+"""
+
+DIRECT_INIT_MAIN = r"""
+#include <vector>
+int main() {
+    std::vector<int> out(64);
+    cudacpu_kernels::direct_init(dim3(1), dim3(64), 0, out.data(), 64);
+    for (int t = 0; t < 64; ++t) {
+        int expected = (63 - t) % 32 + 2 + 2 + 3 + (int)((64LL * (t + 1)) % 7);
+        if (out[t] != expected) { std::printf("direct_init %d: %d vs %d\n", t, out[t], expected); return 1; }
+    }
+    std::printf("ok\n");
+    return 0;
+}
+"""
+
+
+def test_direct_initialised_locals(tmp_path):
+    assert build_and_run(lowered(DIRECT_INIT), DIRECT_INIT_MAIN, tmp_path).strip() == "ok"

@@ -1372,11 +1372,13 @@ class KernelLowering:
         init_text = self.render(init, ctx, tid) if init is not None else None
         name_end = v.location.offset + len(v.spelling)
         tail = self.render(v, ctx, tid, start=name_end, end=v.extent.end.offset).strip()
+        if tail.startswith("("):  # `unsigned int w(n / 32);`: libclang's extent ends before its `)`
+            tail += ")" * (tail.count("(") - tail.count(")"))
         if var.promoted:
             ref = var.ref(tid)
             if init_text is None:
-                if tail.startswith(("(", "{")):
-                    return f"{ref} = {_value_type(var.type)}{tail};"
+                if tail.startswith(("(", "{")):  # a functional cast of the type as written fails for `unsigned int`
+                    return f"{ref} = std::remove_reference_t<decltype({ref})>{tail};"
                 return ""
             if _is_array(var.type):
                 tmp = self._fresh("init")
