@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from .csource import repair_reference
 from .format import Record, load_records
-from .published import PublishedFormatError, category_of, file_kind, repair, safe_name
+from .published import PublishedFormatError, category_of, file_kind, params_by_use, rename_params, repair, safe_name
 
 _C_DTYPES = {
     "float": "float32", "double": "float64", "int": "int32", "int32_t": "int32", "int64_t": "int64",
@@ -91,6 +91,13 @@ def to_task(rec: Record, out_dir: Path, index: int = 0, kind: str = "operator") 
     if proto is None:
         raise ConvertError(f"{name}: no function definition found in c_code")
     function, params = proto
+    if rec.launches is None and rec.ir_code.strip():
+        renames = params_by_use(code, function, params, rec.ir_code)
+        if renames:
+            code = rename_params(code, function, renames)
+            params = [(renames.get(n, n), t) for n, t in params]
+            notes.append("C parameters renamed to the TVMScript buffers they access (by first use; by name "
+                         "they would run past their buffers): " + ", ".join(f"{c}->{i}" for c, i in renames.items()))
     try:
         rec, repaired = repair(rec, params, kind)
     except PublishedFormatError as exc:

@@ -229,3 +229,111 @@ def file_kind(stem: str) -> str:
     if "block" in lowered:
         return "block"
     return "operator"
+
+
+# ------------------------------------------------------------------ parameters by first use
+
+def ir_first_use(ir_code: str) -> list[str]:
+    """The buffer parameters of the TVMScript `main` in the order its body first accesses them
+    (a subscript of the parameter or of a flat view declared over it, `ph_18 = T.Buffer((6400,),
+    data=ph.data)`, read in source order: TVM reuses a view's name for another parameter)."""
+    try:
+        tree = ast.parse(ir_code)
+    except SyntaxError:
+        return []
+    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    main = next((f for f in funcs if f.name == "main"), funcs[0] if funcs else None)
+    if main is None:
+        return []
+    params = {a.arg for a in main.args.args}
+    events: list[tuple[int, int, str, str, str | None]] = []  # (line, col, kind, name, target)
+    for node in ast.walk(main):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _attr_name(node.value.func) == "Buffer":
+            target = next((kw.value.value.id for kw in node.value.keywords if kw.arg == "data"
+                           and isinstance(kw.value, ast.Attribute) and isinstance(kw.value.value, ast.Name)), None)
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    events.append((node.lineno, node.col_offset, "view", t.id, target))
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            events.append((node.lineno, node.col_offset, "use", node.value.id, None))
+    alias: dict[str, str | None] = {}
+    order: list[str] = []
+    for _, _, kind, name, target in sorted(events, key=lambda e: (e[0], e[1])):
+        if kind == "view":
+            alias[name] = target if target in params else None
+            continue
+        base = alias[name] if name in alias else (name if name in params else None)
+        if base and base not in order:
+            order.append(base)
+    return order
+
+
+def c_first_use(code: str, params: list[str]) -> list[str]:
+    """The C reference's parameters in the order its body first subscripts them."""
+    body = code[code.find("{"):] if "{" in code else code
+    first = {}
+    for p in params:
+        m = re.search(rf"(?<![\w.]){re.escape(p)}\s*\[", body)
+        if m:
+            first[p] = m.start()
+    return sorted(first, key=first.get)
+
+
+def params_by_use(c_code: str, function: str, c_params: list[tuple[str, str]], ir_code: str) -> dict[str, str] | None:
+    """Which TVMScript buffer each C parameter is, where the names say otherwise. The C reference
+    is TVM's code generation of that very TVMScript, yet the code generator may number a block's
+    many `ph` in another order than `main` does (the C's `ph_9` is `main`'s `ph`). Two pairings
+    are weighed: by name, and by first use (both bodies access their buffers in one order, up to
+    let-bindings the C hoists). A pairing misfits a parameter whose accessed elements (read from
+    the C's loops and guards) pass the end of the buffer it is paired with, or whose element type
+    differs; the pairing by use replaces the one by name only where it misfits fewer parameters.
+    Returns {C name: TVMScript name} for the parameters renamed, or None to keep the names."""
+    from tools.cuda.launch_inference import c_access_extents
+
+    try:
+        ir = {safe_name(b.name): b for b in ir_main_buffers(ir_code)}
+    except PublishedFormatError:
+        return None
+    names = [n for n, _ in c_params]
+    c_order = c_first_use(c_code, names)
+    ir_order = [safe_name(n) for n in ir_first_use(ir_code)]
+    if (not c_order or len(c_order) != len(ir_order) or len(set(ir_order)) != len(ir_order)
+            or set(c_order) - set(ir) or set(ir_order) - set(ir)):
+        return None
+    by_use = dict(zip(c_order, ir_order))
+    if all(c == i for c, i in by_use.items()):
+        return None
+    extents = c_access_extents(c_code, function, names)
+    ctypes = dict(c_params)
+
+    def misfits(pairing: dict[str, str]) -> int:
+        bad = 0
+        for c, i in pairing.items():
+            dtype = _C_DTYPE.get(ctypes[c].replace("const", "").strip())
+            too_far = c in extents and extents[c][1] > _size(ir[i].shape)
+            bad += bool(too_far or (dtype and dtype != ir[i].dtype))
+        return bad
+
+    by_name = {c: c for c in c_order}
+    if misfits(by_use) >= misfits(by_name):
+        return None
+    return {c: i for c, i in by_use.items() if c != i}
+
+
+_C_DTYPE = {"float": "float32", "double": "float64", "int32_t": "int32", "int": "int32", "int64_t": "int64",
+            "int8_t": "int8", "uint8_t": "uint8", "int16_t": "int16", "bool": "bool", "half": "float16"}
+
+
+def _size(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def rename_params(code: str, function: str, renames: dict[str, str]) -> str:
+    """The C code with the parameters of `function` renamed at once (a permutation of names)."""
+    if not renames:
+        return code
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(sorted(map(re.escape, renames), key=len, reverse=True)) + r")(?!\w)")
+    return pattern.sub(lambda m: renames[m[1]], code)

@@ -123,3 +123,47 @@ def test_every_published_development_record_becomes_a_categorized_task(tmp_path,
         if file != "ModelBuildingBlock":  # launch inference for the 46-kernel transformer is still open
             found = infer(task, parse_cuda(task.source(), str(task.source_path())))
             assert found.launches is not None, f"{task.name}: {found.explanation}"
+
+
+# A block whose C reference numbers its placeholders in another order than the TVMScript `main`:
+# the C's `ph_1` is main's `ph` (4 elements) and the C's `ph` is main's `ph_1` (8 elements).
+BLOCK_C = """void default_function_kernel(float* T_add, float* ph, float* ph_1) {
+  for (int32_t i = 0; i < 4; ++i) {
+    T_add[i] = ph_1[i];
+  }
+  for (int32_t j = 0; j < 8; ++j) {
+    T_add[(j % 4)] = (T_add[(j % 4)] + ph[j]);
+  }
+}
+"""
+BLOCK_IR = """@I.ir_module
+class Module:
+    @T.prim_func
+    def main(ph: T.Buffer((4,), "float32"), ph_1: T.Buffer((8,), "float32"), T_add: T.Buffer((4,), "float32")):
+        for i in range(4):
+            T_add[i] = ph[i]
+        for j in range(8):
+            T_add[j % 4] = T_add[j % 4] + ph_1[j]
+"""
+
+
+def test_c_parameters_are_the_tvmscript_buffers_they_access_not_those_they_are_named_after(tmp_path):
+    from bench.published import c_first_use, ir_first_use, params_by_use
+
+    assert ir_first_use(BLOCK_IR) == ["T_add", "ph", "ph_1"]
+    assert c_first_use(BLOCK_C, ["T_add", "ph", "ph_1"]) == ["T_add", "ph_1", "ph"]
+    params = [("T_add", "float"), ("ph", "float"), ("ph_1", "float")]
+    # by name the C's `ph` (8 elements read) would run past main's `ph` (4): paired by use instead
+    assert params_by_use(BLOCK_C, "default_function_kernel", params, BLOCK_IR) == {"ph_1": "ph", "ph": "ph_1"}
+    # where the names fit what the code accesses they stay, even if a hoisted let reorders the uses
+    fitting = BLOCK_C.replace("ph[j]", "ph_1[j]").replace("= ph_1[i]", "= ph[i]")
+    assert params_by_use(fitting, "default_function_kernel", params, BLOCK_IR) is None
+    bench = tmp_path / "ModelBuildingBlock.json"
+    bench.write_text(json.dumps([{"op_name": "block", "c_code": BLOCK_C, "cuda_code": CUDA, "ir_code": BLOCK_IR,
+                                  "op_args": "None", "input_shape": [[4], [8]], "output_shape": [[4]]}]))
+    [path], invalid = convert_records(bench, tmp_path / "tasks")
+    assert invalid == []
+    task = load_task(path)
+    assert [(b.name, b.shape) for b in task.buffers] == [("ph", [4]), ("ph_1", [8]), ("T_add", [4])]
+    ref = task.path_of(task.reference.path).read_text()
+    assert "T_add[i] = ph[i]" in ref and "ph_1[j]" in ref and "renamed to the TVMScript buffers" in task.description

@@ -273,3 +273,24 @@ def test_an_atomic_through_tvm_parentheses_is_a_store():
     source = ('__global__ void k(float* out, float* x) { atomicAdd((&(out[threadIdx.x % 4])), x[threadIdx.x]); }')
     body = read_kernel(source, "k")
     assert {(a.base, a.write) for a in body.accesses if a.base == "out"} == {("out", True), ("out", False)}
+
+
+def test_an_input_that_alone_bounds_the_launch_is_the_first_not_taken_in_the_task_order():
+    """`out[i] = ph[i]` reads any `ph` whole, whatever its size: the size decides nothing, so the
+    kernel's `ph` is the task's first input of the family not taken yet (TVM reads main's
+    placeholders in the order it uses them), not the largest."""
+    src = """
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel(float* __restrict__ T_cast, float* __restrict__ ph) {
+  T_cast[((((int)blockIdx.x) * 64) + ((int)threadIdx.x))] = ph[((((int)blockIdx.x) * 64) + ((int)threadIdx.x))];
+}
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel_1(float* __restrict__ T_add, float* __restrict__ T_cast, float* __restrict__ ph) {
+  T_add[((((int)blockIdx.x) * 64) + ((int)threadIdx.x))] = T_cast[((((int)blockIdx.x) * 64) + ((int)threadIdx.x))] + ph[((((int)threadIdx.x) & 7))];
+}
+"""
+    task = _task(src, [("ph", [128], "input"), ("ph_1", [8], "input"), ("ph_2", [1024], "input"), ("T_add", [128], "output")])
+    found = infer(task, _module(("default_function_kernel", ["float * T_cast", "float * ph"]),
+                                ("default_function_kernel_1", ["float * T_add", "float * T_cast", "float * ph"])))
+    assert [(l.kernel, l.grid, l.args) for l in found.launches] == [
+        ("default_function_kernel", [2], ["T_cast", "ph"]),
+        ("default_function_kernel_1", [2], ["T_add", "T_cast", "ph_1"])]
+    assert "the first not taken yet" in found.explanation

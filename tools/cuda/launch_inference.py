@@ -935,13 +935,28 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
             undecided[param] = candidates
             binding[param] = f"?{param}"
     for param, candidates in undecided.items():
-        extent = 0
+        extent, whole = 0, []
         for size in sorted({size_of(c) for c in candidates}, reverse=True):
             try:
                 cfg = _configure(_sequence_kernel(info, body, binding, inputs), {**view, f"?{param}": size}, scalars)
             except InferenceError:
                 continue
-            extent = max(extent, cfg.extents.get(f"?{param}", 0))
+            read = cfg.extents.get(f"?{param}", 0)
+            extent = max(extent, read)
+            if read == size and cfg.complete and cfg.in_bounds:
+                whole.append(size)
+        if len(whole) > 1:
+            # The parameter alone bounds the grid (`out[i] = ph[i]`): every size is read whole, so the
+            # size decides nothing; an input not taken yet is next, in the task's order (TVM's kernels
+            # read `main`'s placeholders in the order it uses them).
+            fits = [c for c in candidates if size_of(c) in whole and _key(c) not in binding.values()]
+            choice = min(fits, key=lambda c: (isinstance(c, Buffer) and c.name in taken, candidates.index(c)))
+            binding[param] = _key(choice)
+            if isinstance(choice, Buffer):
+                taken.add(choice.name)
+            notes.append(f"{info.name}: {param} is {_label(choice)} (of {', '.join(_label(c) for c in candidates)}: "
+                         f"it bounds the launch itself, so the first not taken yet)")
+            continue
         choose(param, candidates, extent)
     return _configure(_sequence_kernel(info, body, binding, inputs), view, scalars)
 
@@ -1457,3 +1472,41 @@ def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
     known = any(a.write and sizes.get(k.params.get(a.base, "")) for a in k.body.accesses)
     cfg.complete = all(m.all() for m in covered.values()) and (bool(covered) or not known)
     cfg.reads_all = all(m.all() for m in read.values())
+
+
+# --- extents of a C function's parameters ----------------------------------------------
+
+def c_access_extents(source: str, function: str, params: list[str]) -> dict[str, tuple[int, int]]:
+    """(lowest, one past the highest) element each parameter of the plain C function `function`
+    accesses, over every iteration of its loops under the guards this reader evaluates (a C
+    reference of HPCTransEval: TVM's CPU code). Accesses this reader does not follow count for
+    nothing; a parameter with no access it follows is absent."""
+    text = re.sub(rf"(?<![\w.])((?:void|int32_t|int)\s+{re.escape(function)}\s*\()", r"__global__ \1", source, count=1)
+    try:
+        body = read_kernel(text, function)
+    except (Unknown, IndexError, ValueError, KeyError):
+        return {}
+    if body is None:
+        return {}
+    out: dict[str, tuple[int, int]] = {}
+    wanted = set(params)
+    unit = (1, 1, 1)
+    for acc in body.accesses:
+        if acc.base not in wanted:
+            continue
+        try:
+            names = _names(acc, body)
+            lo, hi = None, None
+            for env in _space(body, acc, names, unit, unit, {}, {}):
+                index, mask = _values(body, acc, env)
+                if mask.any():
+                    chosen = index[mask]
+                    low, high = int(chosen.min()), int(chosen.max()) + acc.width
+                    lo = low if lo is None else min(lo, low)
+                    hi = high if hi is None else max(hi, high)
+        except (Unknown, IndexError, ValueError, KeyError, TypeError, ZeroDivisionError):
+            continue
+        if lo is not None:
+            old = out.get(acc.base)
+            out[acc.base] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+    return out
