@@ -471,3 +471,49 @@ int main() {
 
 def test_direct_initialised_locals(tmp_path):
     assert build_and_run(lowered(DIRECT_INIT), DIRECT_INIT_MAIN, tmp_path).strip() == "ok"
+
+
+BLOCKS_WAITING = r"""
+// Block b waits for a flag that block b + 1 sets (the last block starts the chain): correct on a
+// GPU, whose blocks are resident together, as codes like Barnes-Hut's tree sort assume.
+__global__ void chain(volatile int* flag, int* order, int* next) {
+    int b = blockIdx.x;
+    if (threadIdx.x == 0) {
+        if (b != gridDim.x - 1) while (flag[b + 1] == 0) { }
+        order[b] = atomicAdd(next, 1);
+        flag[b] = 1;
+    }
+}
+"""
+
+BLOCKS_WAITING_MAIN = r"""
+#include <vector>
+int main() {
+    const int blocks = 12;
+    std::vector<int> flag(blocks, 0), order(blocks, -1), next(1, 0);
+    cudacpu_kernels::chain(dim3(blocks), dim3(32), 0, flag.data(), order.data(), next.data());
+    for (int b = 0; b < blocks; ++b)
+        if (order[b] != blocks - 1 - b) { std::printf("chain %d: %d\n", b, order[b]); return 1; }
+    std::printf("ok\n");
+    return 0;
+}
+"""
+
+
+def test_blocks_that_wait_for_other_blocks_run_resident_together(tmp_path):
+    import os
+    import subprocess
+    from tools.cuda import runtime_include_dir
+
+    cpp = lowered(BLOCKS_WAITING)
+    assert "num_threads(cudacpu::coresident_threads(gridDim))" in cpp
+    src = tmp_path / "chain.cpp"
+    src.write_text(cpp + "\n" + BLOCKS_WAITING_MAIN)
+    exe = tmp_path / "chain"
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(src), "-o", str(exe)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    for threads in ("1", "2"):  # one or two OpenMP threads for 12 blocks: a block-at-a-time schedule never ends
+        run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, OMP_NUM_THREADS=threads))
+        assert run.stdout.strip() == "ok", run.stdout + run.stderr

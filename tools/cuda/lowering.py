@@ -251,6 +251,39 @@ def _stmt_list(c: ci.Cursor | None) -> list[ci.Cursor]:
     return _children(c) if c.kind == K.COMPOUND_STMT else [c]
 
 
+def _spins_on_global_memory(kernel: ci.Cursor) -> bool:
+    """A loop of the kernel reads global memory through a pointer to volatile, or has an atomic
+    in its condition: a wait for what another block writes (a tree's parent cell, a flag, a
+    counter of arrived blocks), which needs the blocks resident at the same time."""
+    body = fe.body_of(kernel)
+    if body is None:
+        return False
+    for loop in (c for c in body.walk_preorder() if c.kind in LOOPS):
+        for x in loop.walk_preorder():
+            if x.kind == K.DECL_REF_EXPR and x.referenced is not None \
+                    and x.referenced.kind in (K.PARM_DECL, K.VAR_DECL) and not fe.is_shared(x.referenced):
+                t = x.referenced.type.get_canonical()
+                if t.kind == ci.TypeKind.POINTER and t.get_pointee().is_volatile_qualified():
+                    return True
+        condition = _loop_condition(loop)
+        if condition is not None and any(c.kind == K.CALL_EXPR and fe.call_name(c) in fe.ATOMICS
+                                         for c in condition.walk_preorder()):
+            return True
+    return False
+
+
+def _loop_condition(loop: ci.Cursor) -> ci.Cursor | None:
+    parts = _children(loop)
+    if loop.kind == K.WHILE_STMT:
+        return parts[0] if parts else None
+    if loop.kind == K.DO_STMT:
+        return parts[-1] if parts else None
+    if loop.kind == K.FOR_STMT:
+        exprs = [p for p in parts[:-1] if p.kind.is_expression()]
+        return exprs[0] if exprs else None
+    return None
+
+
 def _if_parts(c: ci.Cursor) -> tuple[ci.Cursor, ci.Cursor, ci.Cursor | None, bool]:
     rp, _ = _paren_close(c)
     ch = _children(c)
@@ -347,6 +380,7 @@ class KernelLowering:
         self._sync_cache: dict[tuple[int, int], bool] = {}
         self._statement_expressions: dict[fe.DefinitionKey, list[tuple[int, int]]] = {}
         self.lockstep_memory = self._unsynchronized_shared(kernel)
+        self.waits_on_blocks = _spins_on_global_memory(kernel)
         self.loop_flags: list[tuple] = []  # masked loops being lowered, innermost last
         self.uses_dynamic_shared = False
         self.shared_as_written: set[int] = set()  # shared declarations re-emitted as written
@@ -1470,14 +1504,18 @@ class KernelLowering:
         lines += [ind + text for text in self._constants_used(state + block_head)]
         if any(re.search(rf"\b{n['nthreads']}\b", x) for x in state + body):
             lines.append(f"{ind}const unsigned int {n['nthreads']} = blockDim.x * blockDim.y * blockDim.z;")
+        # A kernel that spins on memory other blocks write relies on its blocks being resident
+        # together, as on a GPU: each block gets a thread of its own (the OS interleaves them).
+        team, schedule = (" num_threads(cudacpu::coresident_threads(gridDim))", "static, 1") if self.waits_on_blocks \
+            else ("", "static")
         if state:
-            lines.append(f"{ind}#pragma omp parallel")
+            lines.append(f"{ind}#pragma omp parallel{team}")
             lines.append(f"{ind}{{")
             lines += [ind * 2 + s for s in state]
-            lines.append(f"{ind * 2}#pragma omp for collapse(3) schedule(static)")
+            lines.append(f"{ind * 2}#pragma omp for collapse(3) schedule({schedule})")
             loop_ind = ind * 2
         else:
-            lines.append(f"{ind}#pragma omp parallel for collapse(3) schedule(static)")
+            lines.append(f"{ind}#pragma omp parallel for collapse(3) schedule({schedule}){team}")
             loop_ind = ind
         lines.append(f"{loop_ind}for (unsigned int {n['bz']} = 0; {n['bz']} < gridDim.z; ++{n['bz']})")
         lines.append(f"{loop_ind}    for (unsigned int {n['by']} = 0; {n['by']} < gridDim.y; ++{n['by']})")

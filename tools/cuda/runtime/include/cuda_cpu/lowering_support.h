@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <omp.h>
 #include <type_traits>
 
 namespace cudacpu {
@@ -180,6 +181,14 @@ unsigned match_all(const WarpExchange& x, int site, unsigned tid, unsigned mask,
   bool same = match_any<T>(x, site, tid, mask) == participants(x, site, tid, mask);
   *pred = same;
   return same ? mask : 0u;
+}
+
+// The OpenMP threads for a grid whose blocks wait for one another: one per block (up to 256),
+// so that each block makes progress while another spins; no fewer than the usual team.
+inline int coresident_threads(dim3 grid) {
+  const unsigned long long blocks = 1ull * grid.x * grid.y * grid.z;
+  const int usual = omp_get_max_threads();
+  return blocks <= static_cast<unsigned long long>(usual) ? usual : static_cast<int>(blocks < 256 ? blocks : 256);
 }
 
 // Lanes of the caller's warp that exist in the block.
