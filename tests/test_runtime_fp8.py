@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cuda_fixtures.build import build_and_run as build_and_run_lowered
-from test_runtime_support import build, parse_lines, run
+from test_runtime_support import BINARY_IO, build, parse_lines, run
 from tools.cuda import translate_file
 
 FP8_PROGRAM = r"""
@@ -18,24 +18,7 @@ FP8_PROGRAM = r"""
 #include <cstdlib>
 #include <vector>
 
-template <class T>
-static std::vector<T> load(const char* path) {
-    FILE* file = std::fopen(path, "rb");
-    std::fseek(file, 0, SEEK_END);
-    long bytes = std::ftell(file);
-    std::fseek(file, 0, SEEK_SET);
-    std::vector<T> data(static_cast<size_t>(bytes) / sizeof(T));
-    if (std::fread(data.data(), sizeof(T), data.size(), file) != data.size()) std::abort();
-    std::fclose(file);
-    return data;
-}
-
-template <class T>
-static void save(const char* path, const std::vector<T>& data) {
-    FILE* file = std::fopen(path, "wb");
-    std::fwrite(data.data(), sizeof(T), data.size(), file);
-    std::fclose(file);
-}
+""" + BINARY_IO + r"""
 
 static const __nv_fp8_interpretation_t FORMATS[2] = {__NV_E4M3, __NV_E5M2};
 static const __nv_saturation_t MODES[2] = {__NV_NOSAT, __NV_SATFINITE};

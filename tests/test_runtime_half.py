@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_runtime_support import build, run
+from test_runtime_support import BINARY_IO, build, run
 
 HALF_PROGRAM = r"""
 #include <cuda_fp16.h>
@@ -16,24 +16,7 @@ HALF_PROGRAM = r"""
 #include <cstdio>
 #include <vector>
 
-template <class T>
-static std::vector<T> load(const char* path) {
-    FILE* file = std::fopen(path, "rb");
-    std::fseek(file, 0, SEEK_END);
-    long bytes = std::ftell(file);
-    std::fseek(file, 0, SEEK_SET);
-    std::vector<T> data(static_cast<size_t>(bytes) / sizeof(T));
-    if (std::fread(data.data(), sizeof(T), data.size(), file) != data.size()) std::abort();
-    std::fclose(file);
-    return data;
-}
-
-template <class T>
-static void save(const char* path, const std::vector<T>& data) {
-    FILE* file = std::fopen(path, "wb");
-    std::fwrite(data.data(), sizeof(T), data.size(), file);
-    std::fclose(file);
-}
+""" + BINARY_IO + r"""
 
 int main() {
     std::vector<float> floats = load<float>("floats.bin");

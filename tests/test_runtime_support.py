@@ -11,6 +11,35 @@ from tools.cuda.runtime import INCLUDE_DIR
 
 WARNING_FLAGS = ("-Wall", "-Wextra", "-Werror")
 
+# C++ for test programs that exchange arrays with Python through raw binary files (numpy's tofile/fromfile).
+BINARY_IO = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+template <class T>
+static std::vector<T> load(const std::string& path) {
+    FILE* file = std::fopen(path.c_str(), "rb");
+    if (!file) std::abort();
+    std::fseek(file, 0, SEEK_END);
+    long bytes = std::ftell(file);
+    std::fseek(file, 0, SEEK_SET);
+    std::vector<T> data(static_cast<size_t>(bytes) / sizeof(T));
+    if (std::fread(data.data(), sizeof(T), data.size(), file) != data.size()) std::abort();
+    std::fclose(file);
+    return data;
+}
+
+template <class T>
+static void save(const std::string& path, const std::vector<T>& data) {
+    FILE* file = std::fopen(path.c_str(), "wb");
+    if (!file) std::abort();
+    std::fwrite(data.data(), sizeof(T), data.size(), file);
+    std::fclose(file);
+}
+"""
+
 
 def build(sources: dict[str, str], workdir: Path, name: str = "prog", extra_flags: tuple[str, ...] = ()) -> Path:
     """Write the C++ sources into workdir, compile and link them; return the executable."""

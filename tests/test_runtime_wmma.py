@@ -14,7 +14,7 @@ import pytest
 from tools.cuda import translate_file
 
 from cuda_fixtures.build import build_and_run as build_and_run_lowered
-from test_runtime_support import build, parse_lines, run
+from test_runtime_support import BINARY_IO, build, parse_lines, run
 
 SHAPES = [(16, 16, 16), (32, 8, 16), (8, 32, 16)]
 LAYOUTS = ["row", "col"]
@@ -28,25 +28,7 @@ WMMA_PROGRAM = r"""
 #include <vector>
 using namespace nvcuda;
 
-template <class T>
-static std::vector<T> load(const std::string& path) {
-    FILE* file = std::fopen(path.c_str(), "rb");
-    if (!file) std::abort();
-    std::fseek(file, 0, SEEK_END);
-    long bytes = std::ftell(file);
-    std::fseek(file, 0, SEEK_SET);
-    std::vector<T> data(static_cast<size_t>(bytes) / sizeof(T));
-    if (std::fread(data.data(), sizeof(T), data.size(), file) != data.size()) std::abort();
-    std::fclose(file);
-    return data;
-}
-
-template <class T>
-static void save(const std::string& path, const std::vector<T>& data) {
-    FILE* file = std::fopen(path.c_str(), "wb");
-    std::fwrite(data.data(), sizeof(T), data.size(), file);
-    std::fclose(file);
-}
+""" + BINARY_IO + r"""
 
 // Where element (r, c) of a matrix lies in memory, by the definition of the two layouts.
 static size_t at(bool row_major, int r, int c, int ld) {
