@@ -60,6 +60,8 @@ def port(
     check_timeout: Optional[float] = typer.Option(None, "--check-timeout", help="repositories: seconds each check "
                                                   "command may run (default 300)"),
     tune: Optional[bool] = typer.Option(None, "--tune/--no-tune", help="repositories: tune kernels on captured launches"),
+    tune_budget: Optional[float] = typer.Option(None, "--tune-budget", help="repositories: seconds all kernels' "
+                                                "tuning may take (default 600)"),
     expected_output: Optional[Path] = typer.Option(
         None, "--expected-output", help="repositories: the output of a run of the original (e.g. on a GPU); "
         "the port's printed numbers are compared with it, with tolerance"),
@@ -72,7 +74,7 @@ def port(
         budgets["max_iters"] = max_iters
     if budget_usd is not None:
         budgets["budget_usd"] = budget_usd
-    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune, check_timeout_s=check_timeout)
+    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune, check_timeout_s=check_timeout, tune_budget_s=tune_budget)
     if budgets:
         cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update=budgets)})
     raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_commands=run or None, console=console,

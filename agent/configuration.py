@@ -97,6 +97,8 @@ class Settings(BaseSettings):
     jobs: int = Field(1, ge=1)
     check_timeout_s: float = Field(300.0, gt=0, description="repository ports: seconds each check command may run")
     tune: bool = Field(True, description="repository ports: tune each kernel on launches captured from the project's own run")
+    tune_budget_s: float = Field(600.0, gt=0, description="repository ports: seconds the tuning of all kernels may take; "
+                                 "kernels not started by then keep their faithful lowering (a rerun tunes them)")
     state_dir: Path = Field(Path(".agent"), description="checkpoints and default traces")
     budgets: Budgets = Budgets()
     compiler: CompilerFlags = CompilerFlags()

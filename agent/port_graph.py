@@ -272,6 +272,7 @@ class PortContext:
     _sandbox: tuple[str, Sandbox] | None = None  # (hash of the tree built in it, sandbox)
     _kernels: KernelRuns | None = None
     _kernels_lock: threading.Lock = field(default_factory=threading.Lock)  # the tune fan-out may run kernels at once
+    tuning_started: float = 0.0  # when this process began tuning (the budget counts from there)
 
     @property
     def limits(self) -> Limits:
@@ -311,6 +312,12 @@ class PortContext:
         if self._sandbox is None or self._sandbox[0] != tree_key:
             self.build(tree, tree_key)
         return self._sandbox[1]
+
+    def tuning_seconds(self) -> float:
+        """Seconds since this process began tuning kernels (0 for the first)."""
+        with self._kernels_lock:
+            self.tuning_started = self.tuning_started or time.monotonic()
+            return time.monotonic() - self.tuning_started
 
     def kernels(self) -> KernelRuns:
         with self._kernels_lock:
@@ -506,6 +513,11 @@ def tune_(job: dict, ctx: PortContext) -> dict:
     """One kernel's graph on its captured launch; a correct, faster version becomes the source
     of a dispatch that runs it only for the captured configuration."""
     kernel = job["kernel"]
+    if ctx.tuning_seconds() > ctx.cfg.tune_budget_s:
+        note = (f"not tuned: the port's tuning budget ({ctx.cfg.tune_budget_s:g} s, --tune-budget) was spent "
+                "before this kernel; a rerun of the same command tunes it")
+        ctx.writer.event("decision", node="tune", data={"kernel": kernel, "status": "skipped", "note": note})
+        return {"tunings": {job["key"]: {"status": "skipped", "note": note, "retry": True}}}
     try:
         outcome = ctx.kernels().run(Path(job["task"]), lambda _, __, text: ctx.on_step(f"tuning {kernel}: {text}"))
     except (UserError, TaskError) as exc:  # the faithful port stands; say why it was not tuned

@@ -148,3 +148,15 @@ def test_a_build_that_fails_says_why_on_the_console(tmp_path):
     assert status != 0
     assert "build error:" in printed and "not_defined_anywhere" in printed, printed
     assert "(`None`)" not in (tmp_path / "out" / "PORT_REPORT.md").read_text()
+
+
+def test_tuning_stops_at_its_budget_and_says_so(tmp_path):
+    """The first kernel is tuned; once the budget is spent the others keep their faithful lowering,
+    each with the reason, and the port still passes."""
+    out = tmp_path / "vec"
+    result = port(ROOT / "examples" / "projects" / "vector_ops", out, "--tune-budget", "0.001")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    report = json.loads((out / "port_report.json").read_text())
+    notes = [k["tuning"] or "" for k in report["kernels"]]
+    skipped = [n for n in notes if "tuning budget (0.001 s, --tune-budget) was spent" in n]
+    assert report["check"]["passed"] and len(notes) == 3 and len(skipped) == 2, notes
