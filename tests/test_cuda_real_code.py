@@ -536,14 +536,53 @@ int main() {
 def test_explicit_instantiations_and_unresolved_kernel_names(tmp_path):
     """`template __global__ void k<float, 128>(...);` instantiates the lowered template (its
     parameters start with the launch configuration); `k<float, 128>` passed to a runtime call
-    that fixes no type names the lowered kernel too."""
+    that fixes no type (the parser leaves it unresolved) names the kernel's host stub."""
     translated = translate_file(INSTANTIATED, "instantiated.cu").cpp
     assert "template void cudacpu_kernels::scale< float , 128 >(dim3, dim3, std::size_t, const float" in translated
     assert "extern template void cudacpu_kernels::scale< double , 64 >" in translated
-    assert "cudaFuncGetAttributes(&attr, cudacpu_kernels::scale<float, 128>)" in translated
+    assert "cudaFuncGetAttributes(&attr, scale<float, 128>)" in translated  # the kernel's host stub
     cpp = tmp_path / "instantiated.cpp"
     cpp.write_text(translated)
     exe = tmp_path / "instantiated"
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(cpp), "-o", str(exe)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+    assert run.stdout.strip() == "PASS", run.stderr
+
+
+KERNEL_POINTERS = r"""
+#include <cstdio>
+__global__ void add_one(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }
+__global__ void twice(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }
+template <int F> __global__ void times(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= F; }
+typedef void (*kernel_fn)(float*, int);
+struct Step { kernel_fn run; int blocks; };
+int main() {
+  kernel_fn table[2] = {add_one, twice};
+  Step steps[1] = {{&times<3>, 4}};
+  float* d; cudaMallocManaged(&d, 100 * sizeof(float));
+  for (int i = 0; i < 100; i++) d[i] = i;
+  for (int v = 0; v < 2; v++) table[v]<<<4, 32, 0>>>(d, 100);
+  steps[0].run<<<steps[0].blocks, 32>>>(d, 100);
+  kernel_fn last = add_one;
+  last<<<dim3(4), dim3(32)>>>(d, 100);
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < 100; i++) ok &= d[i] == (i + 1) * 6.0f + 1.0f;
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_pointers_to_kernels_and_launches_through_them(tmp_path):
+    """A kernel's name outside a launch is its host stub, with the kernel's own parameters (as
+    nvcc's); a launch through a pointer pushes its configuration and calls the stub."""
+    translated = translate_file(KERNEL_POINTERS, "pointers.cu").cpp
+    assert "cuda_cpu::push_launch_configuration(dim3(4), dim3(32), 0), (table[v]))(d, 100)" in translated
+    cpp = tmp_path / "pointers.cpp"
+    cpp.write_text(translated)
+    exe = tmp_path / "pointers"
     build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(cpp), "-o", str(exe)],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]

@@ -42,7 +42,8 @@ ATOMICS = {
 }
 # Calls whose presence makes a kernel unsupported, with the feature name reported.
 UNSUPPORTED_CALLS = {
-    **{n: "textures" for n in ("tex1Dfetch", "tex1D", "tex2D", "tex3D", "tex1DLayered", "tex2DLayered", "texCubemap")},
+    # Texture objects are supported (tools/cuda/runtime/include/cuda_cpu/textures.h) except cubemaps and gathers.
+    **{n: "textures" for n in ("texCubemap", "texCubemapLayered", "texCubemapLod", "tex2Dgather")},
     **{n: "surfaces" for n in ("surf1Dread", "surf1Dwrite", "surf2Dread", "surf2Dwrite", "surf3Dread", "surf3Dwrite")},
     "this_grid": "cooperative groups grid sync",
     "__nanosleep": "__nanosleep",
@@ -781,6 +782,8 @@ def _collect_host(tr: Translation, mod: CudaModule) -> None:
             continue
         for call in calls_in(fn):
             site = parse_launch(call, tr)
+            if site is not None and site.through_pointer:  # which kernel it runs is known at run time only
+                continue
             if site is not None:
                 if site.start in seen:
                     continue
@@ -806,6 +809,7 @@ class Launch:
     config: list[str]
     args_text: str
     function: str | None = None
+    through_pointer: bool = False  # `table[i]<<<...>>>(...)`: the callee is a pointer to a kernel, not a kernel
 
 
 def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
@@ -823,8 +827,19 @@ def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
     if args_text.startswith("(") and args_text.endswith(")"):
         args_text = args_text[1:-1]
     m = re.match(r"^\s*([\w:]+)\s*(<(.*)>)?\s*$", kernel_text, re.S)
-    if not m:  # the configuration part of a launch, not the launch itself
-        return None
+    referenced = call.referenced
+    if not m or (referenced is not None and referenced.kind in _POINTER_HOLDERS):
+        children = list(call.get_children())
+        configured = len(children) > 1 and children[1].kind == ci.CursorKind.CALL_EXPR \
+            and call_name(children[1]) in ("cudaConfigureCall", "__cudaPushCallConfiguration")
+        if not configured:  # the configuration part of a launch, not the launch itself
+            return None
+        info = LaunchSite(kernel=kernel_text, template_args=None, grid=config[0] if config else "",
+                          block=config[1] if len(config) > 1 else "", shared_bytes=config[2] if len(config) > 2 else None,
+                          stream=config[3] if len(config) > 3 else None, args=_split_top(args_text),
+                          file=tr.filename, line=call.location.line)
+        return Launch(info=info, start=start, end=end, kernel_text=kernel_text, config=config, args_text=args_text,
+                      through_pointer=True)
     deduced = _template_arguments(call.referenced)
     if deduced is None and not m.group(2):
         deduced = _dependent_template_arguments(call, m.group(1).split("::")[-1], tr)
@@ -840,6 +855,10 @@ def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
                       stream=config[3] if len(config) > 3 else None, args=_split_top(args_text),
                       file=tr.filename, line=call.location.line)
     return Launch(info=info, start=start, end=end, kernel_text=kernel_text, config=config, args_text=args_text)
+
+
+# Declarations whose name, launched, is a pointer to a kernel rather than a kernel.
+_POINTER_HOLDERS = (ci.CursorKind.VAR_DECL, ci.CursorKind.PARM_DECL, ci.CursorKind.FIELD_DECL)
 
 
 def _template_arguments(decl: ci.Cursor | None) -> str | None:

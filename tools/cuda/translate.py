@@ -92,24 +92,59 @@ def _lower_kernel(tr: Translation, cursor: ci.Cursor, sync: set[fe.DefinitionKey
     return text, record
 
 
+def _template_head(cursor: ci.Cursor, tr: Translation) -> str:
+    """`template <typename T, int N>` as a kernel template writes it ("" for a plain kernel)."""
+    if cursor.kind != K.FUNCTION_TEMPLATE:
+        return ""
+    text = tr.text(cursor.extent.start.offset, cursor.extent.end.offset)
+    m = re.match(r"template\s*<", text)
+    if not m:
+        return ""
+    depth, i = 0, m.end() - 1
+    for i in range(m.end() - 1, len(text)):
+        depth += text[i] == "<"
+        depth -= text[i] == ">"
+        if depth == 0:
+            break
+    return text[: i + 1]
+
+
 def _stub(cursor: ci.Cursor, tr: Translation, problem: Unsupported) -> str:
     params = fe.params_of(cursor)
     extra = ", " + tr.text(params[0].extent.start.offset, params[-1].extent.end.offset) if params else ""
-    head = ""
-    if cursor.kind == K.FUNCTION_TEMPLATE:
-        text = tr.text(cursor.extent.start.offset, cursor.extent.end.offset)
-        m = re.match(r"template\s*<", text)
-        if m:
-            depth, i = 0, m.end() - 1
-            for i in range(m.end() - 1, len(text)):
-                depth += text[i] == "<"
-                depth -= text[i] == ">"
-                if depth == 0:
-                    break
-            head = text[: i + 1] + "\n"
+    head = _template_head(cursor, tr)
     msg = str(problem).replace("\\", "\\\\").replace('"', '\\"')
-    return (f"{head}void {cursor.spelling}(dim3, dim3, std::size_t{extra}) {{\n"
+    return (f"{head}{chr(10) if head else ''}void {cursor.spelling}(dim3, dim3, std::size_t{extra}) {{\n"
             f"    cudacpu::unsupported(\"{msg}\");\n}}")
+
+
+def _host_stub(cursor: ci.Cursor, tr: Translation, declaration: bool = False) -> str | None:
+    """The kernel's host stub, as nvcc makes one: a function with the kernel's own parameters,
+    which runs the lowered kernel with the configuration pushed before the call. A pointer to the
+    kernel (`kernel_fn table[] = {k1, k2}`, `&k`) is a pointer to it, and a launch through such a
+    pointer calls it. None where it cannot be written: unnamed parameters, parameter packs,
+    explicit specializations."""
+    params = fe.params_of(cursor)
+    head = _template_head(cursor, tr)
+    if any(not p.spelling for p in params) and not declaration:
+        return None
+    before_name = tr.text(cursor.extent.start.offset, cursor.location.offset).split()
+    if "..." in "".join(before_name) or any(p.type.spelling.endswith("...") for p in params):
+        return None
+    if head.replace(" ", "") == "template<>" or (cursor.kind == K.FUNCTION_DECL and cursor.get_num_template_arguments() > 0):
+        return None
+    written = tr.text(params[0].extent.start.offset, params[-1].extent.end.offset) if params else ""
+    linkage = "static " if "static" in before_name else ""
+    signature = f"{head}{' ' if head else ''}{linkage}void {cursor.spelling}({written})"
+    if declaration:
+        return signature + ";"
+    targs = [c.spelling for c in cursor.get_children()
+             if c.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)]
+    lowered = f"{NAMESPACE}::{cursor.spelling}" + (f"<{', '.join(targs)}>" if targs else "")
+    args = "".join(f", {p.spelling}" for p in params)
+    config = "cudacpu_configuration"  # a name no parameter has (the lowering reserves the cudacpu prefix)
+    return (f"{signature} {{\n    const cuda_cpu::LaunchConfiguration {config} = cuda_cpu::pop_launch_configuration(\"{cursor.spelling}\");\n"
+            f"    {lowered}({config}.grid, {config}.block, {config}.shared{args});\n}}")
 
 
 # `assert` in device code is CUDA's device-side assert: a failure is reported and leaves the
@@ -164,6 +199,7 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
         missing = wanted - set(tr.kernels)
         if missing:
             raise LoweringError(f"{tr.filename}: no kernel named {', '.join(sorted(missing))}")
+    stubbed: set[str] = set()  # kernels of this file that have a host stub
     for cursor in tr.kernel_definitions:
         name = cursor.spelling
         start, end = _outer_extent(cursor)
@@ -180,7 +216,11 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
             record = LoweredKernel(name=name, file=tr.filename, line=cursor.location.line, lowered=False,
                                    features=mod.kernel(name).features)
         result.kernels.append(record)
-        edits.replace(start, end, f"// CUDA kernel {name} ({tr.filename}:{cursor.location.line}), lowered\n" + _wrap(text, kernel=True))
+        stub = _host_stub(cursor, tr)
+        if stub is not None:
+            stubbed.add(name)
+        edits.replace(start, end, f"// CUDA kernel {name} ({tr.filename}:{cursor.location.line}), lowered\n" + _wrap(text, kernel=True)
+                      + (f"\n// its host stub: what a pointer to {name} points to\n{stub}" if stub else ""))
     for start, end, text in _explicit_instantiations(tr):
         edits.replace(start, end, text)
     # Device functions of the project's headers are compiled as the headers write them: those
@@ -191,8 +231,9 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
             continue
         start, end = _outer_extent(c)
         if fe.is_kernel(c):
-            if not c.is_definition():  # a prototype
-                edits.replace(start, _after(tr, end), _wrap(_prototype(c, tr)))
+            if not c.is_definition():  # a prototype: of the lowered kernel and of its host stub
+                stub = _host_stub(c, tr, declaration=True)
+                edits.replace(start, _after(tr, end), _wrap(_prototype(c, tr)) + (f"\n{stub}" if stub else ""))
             continue
         if fe.is_device(c):
             if c.is_definition() and fe.definition_key(c) in sync:
@@ -216,9 +257,9 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
                     edits.replace(launch.start, launch.end, _launch_call(launch))
                     launched_up_to = launch.end
             elif c.kind == K.DECL_REF_EXPR and tr.in_main(c) and c.extent.start.offset >= launched_up_to \
-                    and c.referenced is not None and _names_kernel(c.referenced):
-                # A kernel named outside a launch (`cudaFuncSetCacheConfig(k, ...)`, `&k`): the
-                # lowered kernel, in its namespace.
+                    and c.referenced is not None and _names_kernel(c.referenced) and c.referenced.spelling not in stubbed:
+                # A kernel named outside a launch (`cudaFuncSetCacheConfig(k, ...)`, `&k`) names its
+                # host stub where it has one; else the lowered kernel, in its namespace.
                 start, end = c.extent.start.offset, c.extent.end.offset
                 written = tr.text(start, end)
                 if written.startswith(c.spelling):
@@ -319,8 +360,11 @@ def _in_kernel_namespace(kernel: str) -> str:
 
 
 def _launch_call(launch: fe.Launch) -> str:
-    kernel = _in_kernel_namespace(launch.kernel_text)
     cfg = launch.config + ["0"] * (3 - len(launch.config))
+    if launch.through_pointer:  # the pointer is to a host stub, which takes the configuration pushed
+        return (f"(cuda_cpu::push_launch_configuration(dim3({cfg[0]}), dim3({cfg[1]}), {cfg[2]}), "
+                f"({launch.kernel_text}))({launch.args_text})")
+    kernel = _in_kernel_namespace(launch.kernel_text)
     args = f", {launch.args_text}" if launch.args_text.strip() else ""
     return f"{kernel}(dim3({cfg[0]}), dim3({cfg[1]}), {cfg[2]}{args})"
 

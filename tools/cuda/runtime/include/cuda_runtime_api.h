@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -536,9 +537,12 @@ inline cudaError_t cudaMalloc3D(cudaPitchedPtr* pitched, cudaExtent extent) {
     *pitched = cudaPitchedPtr{memory, pitch, extent.width, extent.height};
     return error;
 }
+namespace cuda_cpu {
+inline cudaError_t copy_3d_array(const cudaMemcpy3DParms* p);
+}
 inline cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
     if (p == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
-    if (p->srcArray != nullptr || p->dstArray != nullptr) return cuda_cpu::report(cudaErrorNotSupported);
+    if (p->srcArray != nullptr || p->dstArray != nullptr) return cuda_cpu::copy_3d_array(p);  // cuda_cpu/textures.h
     if (!cuda_cpu::valid_kind(p->kind)) return cuda_cpu::report(cudaErrorInvalidMemcpyDirection);
     const cudaExtent e = p->extent;
     if (p->srcPos.x + e.width > p->srcPtr.pitch || p->dstPos.x + e.width > p->dstPtr.pitch) return cuda_cpu::report(cudaErrorInvalidPitchValue);
@@ -788,6 +792,35 @@ inline cudaError_t check_launch(dim3 grid, dim3 block, size_t dynamic_shared_byt
     const bool shared_ok = dynamic_shared_bytes <= max_shared_bytes_optin;
     return block_ok && grid_ok && shared_ok ? cudaSuccess : report(cudaErrorInvalidConfiguration);
 }
+
+// A launch through a pointer to a kernel (`table[i]<<<g, b>>>(x)`) calls the kernel's host stub,
+// which has the kernel's own parameters, as nvcc's does: the configuration travels beside the
+// call, pushed before it and taken by the stub.
+struct LaunchConfiguration {
+    dim3 grid, block;
+    size_t shared;
+};
+
+inline std::vector<LaunchConfiguration>& launch_configurations() {
+    static thread_local std::vector<LaunchConfiguration> pending;
+    return pending;
+}
+
+inline int push_launch_configuration(dim3 grid, dim3 block, size_t shared = 0, cudaStream_t = nullptr) {
+    launch_configurations().push_back({grid, block, shared});
+    return 0;
+}
+
+inline LaunchConfiguration pop_launch_configuration(const char* kernel) {
+    auto& pending = launch_configurations();
+    if (pending.empty()) {
+        std::fprintf(stderr, "cuda_cpu: kernel %s called from host code without <<<...>>>\n", kernel);
+        std::abort();
+    }
+    LaunchConfiguration c = pending.back();
+    pending.pop_back();
+    return c;
+}
 }  // namespace cuda_cpu
 
 // ---------------------------------------------------------------- kernels (attributes only)
@@ -834,3 +867,6 @@ inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Ke
 // ---------------------------------------------------------------- profiler
 inline cudaError_t cudaProfilerStart() { return cudaSuccess; }
 inline cudaError_t cudaProfilerStop() { return cudaSuccess; }
+
+// ---------------------------------------------------------------- CUDA arrays and texture objects
+#include "cuda_cpu/textures.h"
