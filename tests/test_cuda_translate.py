@@ -21,7 +21,7 @@ __global__ void uses_asm(int* x) {
 }
 
 __global__ void uses_texture(cudaTextureObject_t tex, float* out) {
-    out[threadIdx.x] = tex1Dfetch<float>(tex, threadIdx.x);
+    out[threadIdx.x] = surf2Dread<float>(tex, threadIdx.x * 4, 0);  // surfaces stay unsupported
 }
 
 __global__ void barrier_in_switch(float* x, int k) {
@@ -38,7 +38,7 @@ __global__ void fine(float* x) { x[threadIdx.x] *= 2.0f; }
 def test_unsupported_constructs_are_reported_with_feature_file_and_line():
     mod = lower_source(UNSUPPORTED, "bad.cu")
     found = {(u.feature, u.file, u.line) for u in mod.unsupported}
-    assert found == {("inline PTX asm", "bad.cu", 4), ("textures", "bad.cu", 9),
+    assert found == {("inline PTX asm", "bad.cu", 4), ("surfaces", "bad.cu", 9),
                      ("barrier in switch", "bad.cu", 13)}
     assert [k.name for k in mod.kernels if k.lowered] == ["fine"]
     # The unsupported kernels become stubs that stop with the diagnostic, never wrong code.

@@ -261,6 +261,61 @@ template <class T> __device__ T tex1Dfetch(cudaTextureObject_t, int);
 template <class T> __device__ T tex1D(cudaTextureObject_t, float);
 template <class T> __device__ T tex2D(cudaTextureObject_t, float, float);
 template <class T> __device__ T tex3D(cudaTextureObject_t, float, float, float);
+template <class T> __device__ T tex1DLayered(cudaTextureObject_t, float, int);
+template <class T> __device__ T tex2DLayered(cudaTextureObject_t, float, float, int);
+template <class T> __device__ T tex1DLod(cudaTextureObject_t, float, float);
+template <class T> __device__ T tex2DLod(cudaTextureObject_t, float, float, float);
+template <class T> __device__ T tex3DLod(cudaTextureObject_t, float, float, float, float);
+template <class T> __device__ void tex1Dfetch(T*, cudaTextureObject_t, int);
+template <class T> __device__ void tex1D(T*, cudaTextureObject_t, float);
+template <class T> __device__ void tex2D(T*, cudaTextureObject_t, float, float);
+template <class T> __device__ void tex3D(T*, cudaTextureObject_t, float, float, float);
+template <class T> __device__ void tex2DLayered(T*, cudaTextureObject_t, float, float, int);
+// Host side of texture objects and CUDA arrays (tools/cuda/runtime/include/cuda_cpu/textures.h).
+enum cudaChannelFormatKind { cudaChannelFormatKindSigned = 0, cudaChannelFormatKindUnsigned = 1,
+                             cudaChannelFormatKindFloat = 2, cudaChannelFormatKindNone = 3 };
+struct cudaChannelFormatDesc { int x, y, z, w; enum cudaChannelFormatKind f; };
+enum : unsigned int { cudaArrayDefault = 0, cudaArrayLayered = 1, cudaArraySurfaceLoadStore = 2, cudaArrayCubemap = 4,
+                      cudaArrayTextureGather = 8 };
+typedef struct cudaArray* cudaArray_t;
+typedef const struct cudaArray* cudaArray_const_t;
+typedef struct cudaMipmappedArray* cudaMipmappedArray_t;
+struct cudaExtent { size_t width, height, depth; };
+struct cudaPos { size_t x, y, z; };
+struct cudaPitchedPtr { void* ptr; size_t pitch, xsize, ysize; };
+struct cudaMemcpy3DParms { cudaArray_t srcArray; cudaPos srcPos; cudaPitchedPtr srcPtr; cudaArray_t dstArray; cudaPos dstPos;
+                           cudaPitchedPtr dstPtr; cudaExtent extent; int kind; };
+cudaExtent make_cudaExtent(size_t, size_t, size_t);
+cudaPos make_cudaPos(size_t, size_t, size_t);
+cudaPitchedPtr make_cudaPitchedPtr(void*, size_t, size_t, size_t);
+enum cudaResourceType { cudaResourceTypeArray = 0, cudaResourceTypeMipmappedArray = 1, cudaResourceTypeLinear = 2,
+                        cudaResourceTypePitch2D = 3 };
+struct cudaResourceDesc {
+  enum cudaResourceType resType;
+  union {
+    struct { cudaArray_t array; } array;
+    struct { cudaMipmappedArray_t mipmap; } mipmap;
+    struct { void* devPtr; struct cudaChannelFormatDesc desc; size_t sizeInBytes; } linear;
+    struct { void* devPtr; struct cudaChannelFormatDesc desc; size_t width, height, pitchInBytes; } pitch2D;
+  } res;
+  unsigned int flags;
+};
+struct cudaResourceViewDesc { int format; size_t width, height, depth; unsigned int firstMipmapLevel, lastMipmapLevel,
+                              firstLayer, lastLayer; };
+enum cudaTextureAddressMode { cudaAddressModeWrap = 0, cudaAddressModeClamp = 1, cudaAddressModeMirror = 2,
+                              cudaAddressModeBorder = 3 };
+enum cudaTextureFilterMode { cudaFilterModePoint = 0, cudaFilterModeLinear = 1 };
+enum cudaTextureReadMode { cudaReadModeElementType = 0, cudaReadModeNormalizedFloat = 1 };
+struct cudaTextureDesc {
+  enum cudaTextureAddressMode addressMode[3]; enum cudaTextureFilterMode filterMode; enum cudaTextureReadMode readMode;
+  int sRGB; float borderColor[4]; int normalizedCoords; unsigned int maxAnisotropy;
+  enum cudaTextureFilterMode mipmapFilterMode; float mipmapLevelBias, minMipmapLevelClamp, maxMipmapLevelClamp;
+  int disableTrilinearOptimization, seamlessCubemap;
+};
+template <class T> cudaChannelFormatDesc cudaCreateChannelDesc();
+cudaChannelFormatDesc cudaCreateChannelDesc(int, int, int, int, cudaChannelFormatKind);
+cudaChannelFormatDesc cudaCreateChannelDescHalf(); cudaChannelFormatDesc cudaCreateChannelDescHalf1();
+cudaChannelFormatDesc cudaCreateChannelDescHalf2(); cudaChannelFormatDesc cudaCreateChannelDescHalf4();
 template <class T> __device__ void surf2Dwrite(T, cudaSurfaceObject_t, int, int);
 template <class T> __device__ T surf2Dread(cudaSurfaceObject_t, int, int);
 
@@ -321,6 +376,12 @@ CUDASHIM_API(cudaProfilerStop) CUDASHIM_API(cudaRuntimeGetVersion) CUDASHIM_API(
 CUDASHIM_API(cudaStreamAddCallback) CUDASHIM_API(cudaStreamCreateWithPriority)
 CUDASHIM_API(cudaStreamGetFlags) CUDASHIM_API(cudaStreamGetPriority) CUDASHIM_API(cudaStreamQuery)
 CUDASHIM_API(cudaThreadExit) CUDASHIM_API(cudaThreadSynchronize)
+CUDASHIM_API(cudaMallocArray) CUDASHIM_API(cudaMalloc3DArray) CUDASHIM_API(cudaFreeArray) CUDASHIM_API(cudaArrayGetInfo)
+CUDASHIM_API(cudaGetChannelDesc) CUDASHIM_API(cudaMemcpy2DToArray) CUDASHIM_API(cudaMemcpy2DToArrayAsync)
+CUDASHIM_API(cudaMemcpy2DFromArray) CUDASHIM_API(cudaMemcpy2DFromArrayAsync) CUDASHIM_API(cudaMemcpyToArray)
+CUDASHIM_API(cudaMemcpyToArrayAsync) CUDASHIM_API(cudaMemcpyFromArray) CUDASHIM_API(cudaMemcpyFromArrayAsync)
+CUDASHIM_API(cudaCreateTextureObject) CUDASHIM_API(cudaDestroyTextureObject) CUDASHIM_API(cudaGetTextureObjectResourceDesc)
+CUDASHIM_API(cudaGetTextureObjectTextureDesc)
 #undef CUDASHIM_API
 const char* cudaGetErrorString(cudaError_t);
 const char* cudaGetErrorName(cudaError_t);

@@ -244,3 +244,9 @@ inline __half atomicAdd(__half* address, __half value) {
 inline __half2 atomicAdd(__half2* address, __half2 value) {
     return cuda_cpu::atomic_update(address, [value](__half2 old) { return __hadd2(old, value); });
 }
+
+// Texture channel descriptors of half (as CUDA's cuda_fp16.hpp; fetches of them return float).
+template <>
+inline cudaChannelFormatDesc cudaCreateChannelDesc<__half>() { return cudaCreateChannelDescHalf(); }
+template <>
+inline cudaChannelFormatDesc cudaCreateChannelDesc<__half2>() { return cudaCreateChannelDescHalf2(); }

@@ -1,0 +1,2 @@
+// parse shim: everything is declared by cuda_shim.h
+#pragma once
