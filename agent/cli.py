@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from sandboxes.base import SandboxUnavailable
 
@@ -90,12 +91,15 @@ def eval_(
     llm: Optional[str] = typer.Option(None, "--llm", help=LLM_HELP),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j"),
     sandbox: Optional[str] = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
+    ray: Optional[str] = typer.Option(None, "--ray", help="run each task on this Ray cluster (HOST:PORT, ray://HOST:PORT, "
+                                      "auto; default: the ray_address setting, else RAY_ADDRESS); needs the ray extra"),
 ) -> None:
     """Score a translator on a benchmark: compiles, correct, speedup."""
     from .commands import evaluate as command
 
     cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs)
-    raise typer.Exit(command.run(existing(bench), cfg, out=out, limit=limit, per_category=per_category, console=console))
+    raise typer.Exit(command.run(existing(bench), cfg, out=out, limit=limit, per_category=per_category, console=console,
+                                 ray=ray))
 
 
 TASK_ARG = typer.Argument(..., help="kernel task JSON")
@@ -213,10 +217,10 @@ def main() -> None:
             _interrupted()
         sys.exit(code if isinstance(code, int) else 0)
     except UserError as exc:
-        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)  # text, not markup: [ray] stays
         sys.exit(exc.exit_code)
     except (ConfigError, SandboxUnavailable) as exc:
-        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)  # text, not markup: [ray] stays
         sys.exit(1)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

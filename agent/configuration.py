@@ -99,6 +99,8 @@ class Settings(BaseSettings):
     tune: bool = Field(True, description="repository ports: tune each kernel on launches captured from the project's own run")
     tune_budget_s: float = Field(600.0, gt=0, description="repository ports: seconds the tuning of all kernels may take; "
                                  "kernels not started by then keep their faithful lowering (a rerun tunes them)")
+    ray_address: str | None = Field(None, description="agent eval: run each task on this Ray cluster (HOST:PORT, "
+                                    "ray://HOST:PORT or auto); RAY_ADDRESS when unset; needs the ray extra")
     state_dir: Path = Field(Path(".agent"), description="checkpoints and default traces")
     budgets: Budgets = Budgets()
     compiler: CompilerFlags = CompilerFlags()

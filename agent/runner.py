@@ -61,6 +61,7 @@ class KernelOutcome:
     skipped: bool = False  # already finished in an earlier run: not redone
     paused: bool = False  # stopped at an interrupt_before node; run again to continue
     plan: dict[str, Any] = field(default_factory=dict)  # the plan node's findings (features, pattern, launches)
+    node: str | None = None  # the machine that ran it, where known (a Ray run names the worker's node)
 
     @property
     def launches_inferred(self) -> bool:

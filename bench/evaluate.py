@@ -129,7 +129,8 @@ def invalid_row(record: InvalidRecord) -> dict:
 # ------------------------------------------------------------------ report
 
 
-def task_row(bt: BenchTask, result: KernelResult) -> dict:
+def task_row(bt: BenchTask, result: KernelResult, *, node: str | None = None) -> dict:
+    """One report row; `node` names the machine that ran (and timed) the task."""
     correct = result.status == "correct"
     speedup = result.speedup_vs_reference if correct else None
     return {
@@ -143,6 +144,7 @@ def task_row(bt: BenchTask, result: KernelResult) -> dict:
         "reference_kind": result.reference_kind,
         "time_s": result.time_s.model_dump(),
         "iterations": result.iterations,
+        **({"node": node} if node is not None else {}),
     }
 
 
@@ -244,10 +246,10 @@ def markdown(report: dict) -> str:
                      f"{c['correct']} ({_fmt(c['correct_rate'], True)}) | {_fmt(c['geomean_speedup'])} | {_fmt(c['faster_share'], True)} |")
     inferred = sum(1 for t in report["tasks"] if t["launches_inferred"])
     lines += ["", f"Tasks whose launch configuration was inferred by the planner: {inferred}.", "",
-              "## Tasks", "", f"| task | category | status | speedup vs {against} | detail |", "|---|---|---|---:|---|"]
+              "## Tasks", "", f"| task | category | status | speedup vs {against} | node | detail |", "|---|---|---|---:|---|---|"]
     for t in report["tasks"]:
         detail = t.get("detail", "").replace("|", "/").replace("\n", " ")
-        lines.append(f"| {t['name']} | {t['category']} | {t['status']} | {_fmt(t['speedup'])} | {detail} |")
+        lines.append(f"| {t['name']} | {t['category']} | {t['status']} | {_fmt(t['speedup'])} | {t.get('node') or '-'} | {detail} |")
     return "\n".join(lines) + "\n"
 
 

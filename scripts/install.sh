@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up this checkout on a Debian/Ubuntu machine: system packages, then .venv with the
-# project installed in editable mode with its dev and bench (TVM, matplotlib) extras. Safe to run again: it installs
+# project installed in editable mode with its dev, bench (TVM, matplotlib) and ray (agent eval --ray) extras. Safe to run again: it installs
 # only what is missing, and re-runs pip only when pyproject.toml changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,8 +39,8 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 stamp=".venv/.agent-installed-$(cat pyproject.toml | sha256sum | cut -c1-16)"
 if [[ ! -f $stamp ]] || ! .venv/bin/python -c 'import agent, tools, sandboxes' 2>/dev/null; then
-    say "pip install -e .[dev,bench] (log: .venv/pip-install.log)"
-    if ! .venv/bin/python -m pip install -e ".[dev,bench]" >.venv/pip-install.log 2>&1; then
+    say "pip install -e .[dev,bench,ray] (log: .venv/pip-install.log)"
+    if ! .venv/bin/python -m pip install -e ".[dev,bench,ray]" >.venv/pip-install.log 2>&1; then
         tail -20 .venv/pip-install.log >&2
         die "pip install failed (log: .venv/pip-install.log)"
     fi

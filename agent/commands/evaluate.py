@@ -10,6 +10,8 @@ from the optional `bench` extra: without it they are skipped with one line sayin
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
 from rich.console import Console
@@ -21,8 +23,9 @@ from agent.errors import UserError
 
 
 def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, per_category: int | None = None,
-        console: Console | None = None) -> int:
-    """Exit status 0 only when every task came out correct."""
+        console: Console | None = None, ray: str | None = None) -> int:
+    """Exit status 0 only when every task came out correct. `ray` (else the ray_address setting, else
+    RAY_ADDRESS) runs each task as a Ray task on that cluster (agent.ray_runner); the report is the same."""
     from agent.runner import run_tasks
     from agent.translators.factory import make_translator
     from bench.evaluate import BenchError, build_report, invalid_row, plots_unavailable, resolve, task_row, write_report
@@ -33,6 +36,13 @@ def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, per_
         if value is not None and value < 1:
             raise UserError(f"{option} must be >= 1, got {value}")
     make_translator(cfg.llm, cfg)  # a bad --llm spec fails here, before any work
+    address = None
+    if ray is not None or cfg.ray_address or os.environ.get("RAY_ADDRESS"):
+        from agent.ray_runner import connect, ray_address
+
+        address = ray_address(cfg, ray)
+        if address is not None:
+            connect(address)  # Ray missing or the cluster unreachable: one line, before any work
     try:
         found = resolve(bench, out, limit=limit, per_category=per_category)
     except BenchError as exc:
@@ -42,10 +52,18 @@ def run(bench: Path, cfg: Settings, *, out: Path, limit: int | None = None, per_
         console.print(f"[yellow]invalid task[/] {bad.name}: {bad.reason}", highlight=False)
     console.print(f"evaluating {len(tasks)} tasks from {bench} with translator [bold]{cfg.llm}[/]", highlight=False)
     try:
-        outcomes = run_tasks([t.path for t in tasks], cfg, out=out / "runs", console=console) if tasks else []
+        if not tasks:
+            outcomes = []
+        elif address is not None:
+            from agent.ray_runner import run_tasks_on_ray
+
+            outcomes = run_tasks_on_ray([t.path for t in tasks], cfg, out=out / "runs", address=address, console=console)
+        else:
+            outcomes = run_tasks([t.path for t in tasks], cfg, out=out / "runs", console=console)
     except TaskError as exc:
         raise UserError(str(exc)) from None
-    rows = [task_row(t, o.result) for t, o in zip(tasks, outcomes)] + [invalid_row(bad) for bad in found.invalid]
+    here = socket.gethostname()
+    rows = [task_row(t, o.result, node=o.node or here) for t, o in zip(tasks, outcomes)] + [invalid_row(bad) for bad in found.invalid]
     report = build_report(str(bench), cfg.llm, rows)
     files = write_report(report, out)
     console.print(summary_table(report))
