@@ -183,12 +183,15 @@ unsigned match_all(const WarpExchange& x, int site, unsigned tid, unsigned mask,
   return same ? mask : 0u;
 }
 
-// The OpenMP threads for a grid whose blocks wait for one another: one per block (up to 256),
-// so that each block makes progress while another spins; no fewer than the usual team.
+// The OpenMP threads for a grid whose blocks may wait for one another: one per block where the
+// grid is as small as codes that rely on co-resident blocks make it (sized by the SM count:
+// up to 64 blocks), so that each block progresses while another spins. A larger grid (a
+// decoupled look-back over every tile) keeps the usual team, whose blocks, handed out one at a
+// time in order, only ever wait for blocks already running.
 inline int coresident_threads(dim3 grid) {
   const unsigned long long blocks = 1ull * grid.x * grid.y * grid.z;
   const int usual = omp_get_max_threads();
-  return blocks <= static_cast<unsigned long long>(usual) ? usual : static_cast<int>(blocks < 256 ? blocks : 256);
+  return blocks <= static_cast<unsigned long long>(usual) || blocks > 64 ? usual : static_cast<int>(blocks);
 }
 
 // Lanes of the caller's warp that exist in the block.
