@@ -99,9 +99,11 @@ def compiler_version() -> str:
     """A hash of the deterministic compiler's own files: cached translations are redone when it changes."""
     import tools.cuda
 
+    from tools.cuda.lowering import PRELUDE
+
     root = Path(tools.cuda.__file__).parent
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".py", ".h") and "runtime" not in p.parts)
-    return content_hash(*(p.read_bytes() for p in files))
+    return content_hash(PRELUDE, *(p.read_bytes() for p in files))  # the support code each translation embeds
 
 
 # --- steps' tools --------------------------------------------------------------------

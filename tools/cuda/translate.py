@@ -216,7 +216,7 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
             record = LoweredKernel(name=name, file=tr.filename, line=cursor.location.line, lowered=False,
                                    features=mod.kernel(name).features)
         result.kernels.append(record)
-        stub = _host_stub(cursor, tr)
+        stub = _host_stub(cursor, tr) if keep_host else None  # host code only: a task's entry may bear the kernel's name
         if stub is not None:
             stubbed.add(name)
         edits.replace(start, end, f"// CUDA kernel {name} ({tr.filename}:{cursor.location.line}), lowered\n" + _wrap(text, kernel=True)
@@ -232,7 +232,7 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
         start, end = _outer_extent(c)
         if fe.is_kernel(c):
             if not c.is_definition():  # a prototype: of the lowered kernel and of its host stub
-                stub = _host_stub(c, tr, declaration=True)
+                stub = _host_stub(c, tr, declaration=True) if keep_host else None
                 edits.replace(start, _after(tr, end), _wrap(_prototype(c, tr)) + (f"\n{stub}" if stub else ""))
             continue
         if fe.is_device(c):
