@@ -1506,7 +1506,8 @@ class KernelLowering:
             lines.append(f"{ind}const unsigned int {n['nthreads']} = blockDim.x * blockDim.y * blockDim.z;")
         # A kernel that spins on memory other blocks write relies on its blocks being resident
         # together, as on a GPU: each block gets a thread of its own (the OS interleaves them).
-        team, schedule = (" num_threads(cudacpu::coresident_threads(gridDim))", "static, 1") if self.waits_on_blocks \
+        team, schedule = (" num_threads(cudacpu::coresident_threads(gridDim))",
+                          "static, cudacpu::coresident_chunk(gridDim)") if self.waits_on_blocks \
             else ("", "static")
         if state:
             lines.append(f"{ind}#pragma omp parallel{team}")

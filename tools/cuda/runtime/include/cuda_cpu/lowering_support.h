@@ -194,6 +194,14 @@ inline int coresident_threads(dim3 grid) {
   return blocks <= static_cast<unsigned long long>(usual) || blocks > 64 ? usual : static_cast<int>(blocks);
 }
 
+// Their blocks per thread: one where each has its own thread, else contiguous runs as usual
+// (a thread's next block then rarely waits for the other threads).
+inline int coresident_chunk(dim3 grid) {
+  const unsigned long long blocks = 1ull * grid.x * grid.y * grid.z;
+  const unsigned long long threads = static_cast<unsigned long long>(coresident_threads(grid));
+  return static_cast<int>((blocks + threads - 1) / threads);
+}
+
 // Lanes of the caller's warp that exist in the block.
 inline unsigned active_mask(unsigned tid, std::size_t nthreads) {
   unsigned base = tid - tid % 32u, bits = 0;
