@@ -502,6 +502,19 @@ def test_a_device_function_of_a_header_reads_the_kernels_coordinates(tmp_path):
     assert run.stdout.split() == ["1", "12"], run.stdout + run.stderr
 
 
+def translated_program_output(translated: str, tmp_path: Path, name: str) -> str:
+    """A translated whole program built with g++ against the runtime and run with 2 threads."""
+    cpp = tmp_path / f"{name}.cpp"
+    cpp.write_text(translated)
+    exe = tmp_path / name
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(cpp), "-o", str(exe)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+    assert run.returncode == 0, run.stderr
+    return run.stdout.strip()
+
+
 INSTANTIATED = r"""
 #include <cstdio>
 template <typename T, int BS>
@@ -541,14 +554,7 @@ def test_explicit_instantiations_and_unresolved_kernel_names(tmp_path):
     assert "template void cudacpu_kernels::scale< float , 128 >(dim3, dim3, std::size_t, const float" in translated
     assert "extern template void cudacpu_kernels::scale< double , 64 >" in translated
     assert "cudaFuncGetAttributes(&attr, scale<float, 128>)" in translated  # the kernel's host stub
-    cpp = tmp_path / "instantiated.cpp"
-    cpp.write_text(translated)
-    exe = tmp_path / "instantiated"
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(cpp), "-o", str(exe)],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
-    assert run.stdout.strip() == "PASS", run.stderr
+    assert translated_program_output(translated, tmp_path, "instantiated") == "PASS"
 
 
 KERNEL_POINTERS = r"""
@@ -580,11 +586,4 @@ def test_pointers_to_kernels_and_launches_through_them(tmp_path):
     nvcc's); a launch through a pointer pushes its configuration and calls the stub."""
     translated = translate_file(KERNEL_POINTERS, "pointers.cu").cpp
     assert "cuda_cpu::push_launch_configuration(dim3(4), dim3(32), 0), (table[v]))(d, 100)" in translated
-    cpp = tmp_path / "pointers.cpp"
-    cpp.write_text(translated)
-    exe = tmp_path / "pointers"
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(cpp), "-o", str(exe)],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
-    assert run.stdout.strip() == "PASS", run.stderr
+    assert translated_program_output(translated, tmp_path, "pointers") == "PASS"
