@@ -188,11 +188,16 @@ CAPTURE_ENV = {"CUDACPU_CAPTURE_DIR": "../captures"}
 def capture_launches(sandbox: Sandbox, commands: list[str], dest: Path, runs: AppRuns) -> None:
     """Run the checks once with capture on (the first launch of each kernel is recorded) and
     put what was captured in `dest`, in place of what was there."""
-    sandbox.run(["rm", "-rf", "captures"])
-    sandbox.run(["mkdir", "-p", "captures"])
+    reset_captures(sandbox)
     for command in commands:
         runs.run(sandbox, command, cwd="src", env=CAPTURE_ENV, limits=Limits(timeout_s=600, memory_mb=8192, cpu_s=1200))
     collect_captures(sandbox, dest)
+
+
+def reset_captures(sandbox: Sandbox) -> None:
+    """An empty captures directory in the sandbox, for the runs about to capture into it."""
+    sandbox.run(["rm", "-rf", "captures"])
+    sandbox.run(["mkdir", "-p", "captures"])
 
 
 def collect_captures(sandbox: Sandbox, dest: Path) -> None:
@@ -396,8 +401,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     ctx.on_step("running the project's check")
     box = ctx.sandbox_with(tree, tree_key)
     if capture:
-        box.run(["rm", "-rf", "captures"])
-        box.run(["mkdir", "-p", "captures"])
+        reset_captures(box)
     outcomes = []
     for command in ctx.commands:
         o = run_check(box, command, expected_output=ctx.expected, timeout_s=ctx.cfg.check_timeout_s,

@@ -344,12 +344,8 @@ def _after(tr: Translation, end: int) -> int:
 def _prototype(c: ci.Cursor, tr: Translation) -> str:
     params = fe.params_of(c)
     extra = ", " + tr.text(params[0].extent.start.offset, params[-1].extent.end.offset) if params else ""
-    head = ""
-    if c.kind == K.FUNCTION_TEMPLATE:
-        head = re.match(r"template\s*<[^{;]*?>\s*(?=__global__|void|static|inline)",
-                        tr.text(c.extent.start.offset, c.extent.end.offset), re.S)
-        head = head.group(0) if head else ""
-    return f"{head}void {c.spelling}(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes{extra});"
+    head = _template_head(c, tr)
+    return f"{head}{' ' if head else ''}void {c.spelling}(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes{extra});"
 
 
 def _in_kernel_namespace(kernel: str) -> str:
