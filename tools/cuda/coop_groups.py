@@ -38,7 +38,7 @@ import clang.cindex as ci
 from . import frontend as fe
 
 K = ci.CursorKind
-NAMESPACE = "cooperative_groups"
+NAMESPACE = fe.COOPERATIVE_GROUPS
 # Names whose presence in a file means it may use cooperative groups (the rewrite is skipped otherwise).
 MARKERS = {"cooperative_groups", "this_thread_block", "tiled_partition", "thread_block", "thread_block_tile",
            "thread_group"}
