@@ -58,12 +58,13 @@ class LiveToolbox:
             "launches": "given by the task",
         }
         if not task.launches:
-            launches, how, scratch = infer_launches(task, module)
+            launches, how, buffers = infer_launches(task, module)
             result["launches"] = how
             if launches:
-                task = task.model_copy(update={"launches": launches, "buffers": [*task.buffers, *scratch]})
+                changed = buffers != task.buffers
+                task = task.model_copy(update={"launches": launches, "buffers": buffers})
                 result["launches_inferred"] = [launch.model_dump(mode="json") for launch in launches]
-                if scratch:  # intermediates between the kernels, which a published record does not list
+                if changed:  # intermediates between the kernels and padding, which a published record does not list
                     result["buffers_inferred"] = [b.model_dump(mode="json") for b in task.buffers]
         lowering, why = lower(task)
         return {**result, "lowering": lowering, "observations": _obs(observations + why)}
@@ -146,16 +147,18 @@ def lower(task: Task) -> tuple[str | None, list[Observation]]:
 
 
 def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str, list[Buffer]]:
-    """Launches for a task that gives none, and the scratch buffers they pass between kernels that
-    the task lacks, read from its kernels by tools.cuda.launch_inference (block from
+    """Launches for a task that gives none, and the task's buffers for them: with the scratch
+    buffers they pass between kernels that the task lacks, and the padding past a buffer that the
+    kernels store to; read from its kernels by tools.cuda.launch_inference (block from
     __launch_bounds__ or the indexing, grid from guards and extents, order from the data flow,
     arguments by name). Verification decides if they were right."""
     from tools.cuda.launch_inference import infer
 
     found = infer(task, module)
     if found.launches is None:
-        return None, f"not given, and not inferred: {found.explanation} (the task must list its launches)", []
-    return found.launches, found.explanation, found.scratch
+        return None, f"not given, and not inferred: {found.explanation} (the task must list its launches)", task.buffers
+    padded = [b.model_copy(update={"padding": found.padding[b.name]}) if b.name in found.padding else b for b in task.buffers]
+    return found.launches, found.explanation, [*padded, *found.scratch]
 
 
 def _median(stats: Any) -> float | None:

@@ -294,3 +294,49 @@ extern "C" __global__ void __launch_bounds__(64) default_function_kernel_1(float
         ("default_function_kernel", [2], ["T_cast", "ph"]),
         ("default_function_kernel_1", [2], ["T_add", "T_cast", "ph_1"])]
     assert "the first not taken yet" in found.explanation
+
+
+# TVM's CUDA made for a padded extent (published topology_expansion records): no guard, so the
+# last block stores past the 10 elements of the buffer, which a GPU's allocation absorbs.
+UNGUARDED = """
+extern "C" __global__ void __launch_bounds__(4) default_function_kernel(float* __restrict__ compute, float* __restrict__ ph_0) {
+  compute[((((int)blockIdx.x) * 4) + ((int)threadIdx.x))] = asinhf(ph_0[((((int)blockIdx.x) * 4) + ((int)threadIdx.x))]);
+}
+"""
+
+
+def test_stores_past_a_buffer_with_no_guard_pad_it_instead_of_failing_the_launch():
+    task = _task(UNGUARDED, [("ph_0", [2, 5], "input"), ("compute", [2, 5], "output")])
+    found = infer(task, _module(("default_function_kernel", ["float * compute", "float * ph_0"])))
+    [launch] = found.launches
+    assert (launch.grid, launch.block) == ([3], [4])
+    assert found.padding == {"compute": 2}  # 12 stores into 10 elements
+    assert "padded: compute by 2 element(s)" in found.explanation
+
+
+def test_agent_eval_allocates_the_padding_a_published_kernel_stores_to(tmp_path):
+    """A published-format record whose CUDA stores past its output (as it does on a GPU, harmlessly)
+    comes out correct: the harness allocates the padding and compares the buffer's own elements."""
+    from rich.console import Console
+
+    from agent.commands.evaluate import run
+    from agent.configuration import load_settings
+
+    record = {
+        "op_name": "asinh",
+        "c_code": "void default_function_kernel(float* compute, float* ph_0) {\n"
+                  "  for (int32_t i = 0; i < 10; ++i) {\n    compute[i] = asinhf(ph_0[i]);\n  }\n}\n",
+        "cuda_code": UNGUARDED,
+        "ir_code": "@I.ir_module\nclass Module:\n    @T.prim_func\n"
+                   "    def main(ph_0: T.Buffer((2, 5), \"float32\"), compute: T.Buffer((2, 5), \"float32\")):\n"
+                   "        T.func_attr({\"tir.noalias\": T.bool(True)})\n",
+        "op_args": [["asinh"]], "input_shape": [[2, 5]], "output_shape": [[2, 5]],
+    }
+    published = tmp_path / "IndependentOperator.json"
+    published.write_text(json.dumps([record]))
+    cfg = load_settings(llm="compiler", sandbox="local", jobs=1)
+    cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update={"max_iters": 1})})
+    status = run(published, cfg, out=tmp_path / "report", console=Console(file=io.StringIO(), width=200))
+    [row] = json.loads((tmp_path / "report" / "report.json").read_text())["tasks"]
+    assert row["status"] == "correct" and status == 0, row
+    assert "padded: compute by 2 element(s)" in _plan_of(tmp_path / "report")

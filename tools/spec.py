@@ -74,6 +74,9 @@ class Buffer(_Strict):
     # A .npy (relative to the task file) with this buffer's initial values, used for every
     # seed instead of generated ones: real data captured from a program's run.
     data: str | None = None
+    # Elements past the shape that the original kernels store to (a published TVM kernel made
+    # for a padded extent): allocated after the buffer, neither compared nor a violation.
+    padding: int = Field(default=0, ge=0)
 
     @field_validator("shape")
     @classmethod

@@ -672,6 +672,9 @@ class Inference:
     launches: list[Launch] | None
     scratch: list[Buffer] = field(default_factory=list)
     explanation: str = ""
+    # task buffer -> elements the kernels store past its end at these launches (TVM's CUDA made
+    # for a padded extent, with no guard): allocated beyond the buffer, never compared
+    padding: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -697,6 +700,7 @@ class _Config:
     complete: bool = False  # every element of every task buffer the kernel stores to is written
     reads_all: bool = False  # every element of the task's inputs it loads from is read
     extents: dict[str, int] = field(default_factory=dict)  # buffer -> highest element accessed + 1
+    stores: dict[str, int] = field(default_factory=dict)  # buffer -> highest element stored + 1
 
 
 def infer(task: Task, module) -> Inference:
@@ -739,11 +743,14 @@ def _infer(task: Task, module) -> Inference:
     order, why_order = _order(kernels, {b.name for b in task.buffers if b.role in ("input", "inout")})
     scalars = {s.name: s.value for s in task.scalars}
     launches, notes = [], []
+    stores: dict[str, int] = {}
     for k in order:
         cfg = _configure(k, sizes, scalars)
         for name, extent in cfg.extents.items():
             if name in scratch:
                 sizes[name] = max(sizes[name] or 0, extent)
+        for name, extent in cfg.stores.items():
+            stores[name] = max(stores.get(name, 0), extent)
         launches.append(Launch(kernel=k.info.name, grid=_trim(cfg.grid), block=_trim(cfg.block), args=k.args))
         notes.append(f"{_launch_text(launches[-1])}: block from {cfg.block_how}; " + "; ".join(cfg.grid_how))
     missing = [n for n in scratch if not sizes[n]]
@@ -755,7 +762,22 @@ def _infer(task: Task, module) -> Inference:
         text += f" | order: {why_order}"
     if new:
         text += " | intermediates: " + ", ".join(f"{b.name} ({b.dtype}[{b.shape[0]}], scratch)" for b in new)
-    return Inference(launches, new, text)
+    padding = _padding(task, stores)
+    return Inference(launches, new, text + _padding_text(task, padding), padding)
+
+
+def _padding(task: Task, stores: dict[str, int]) -> dict[str, int]:
+    """Elements past the end of each task buffer that the kernels store to at the inferred launches."""
+    return {b.name: stores[b.name] - b.size for b in task.buffers if stores.get(b.name, 0) > b.size}
+
+
+def _padding_text(task: Task, padding: dict[str, int]) -> str:
+    if not padding:
+        return ""
+    sizes = {b.name: b.size for b in task.buffers}
+    return " | padded: " + ", ".join(
+        f"{name} by {extra} element(s) (the kernels store past its {sizes[name]} with no guard, as TVM's CUDA "
+        "for a padded extent does; allocated, not compared)" for name, extra in padding.items())
 
 
 _NUMBERED = re.compile(r"^(?P<stem>\w*?)(?:_(?P<n>\d+))?$")
@@ -887,12 +909,16 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
             raise InferenceError(f"no kernel accesses a known extent of intermediate buffer {versions[i].param}")
         new.append(Buffer(name=name, dtype=versions[i].dtype, shape=[versions[i].extent], role="scratch"))
     launches, text = [], []
+    stores: dict[str, int] = {}
     for info, cfg, binding, args in planned:
         def final(arg):
             target = binding.get(arg, arg) if isinstance(arg, str) else arg
             if isinstance(target, int):
                 return versions[target].buffer or scratch_names[target]
             return target
+        for name, extent in cfg.stores.items():
+            buffer = final(int(name[1:])) if name.startswith("#") else name
+            stores[buffer] = max(stores.get(buffer, 0), extent)
         launches.append(Launch(kernel=info.name, grid=_trim(cfg.grid), block=_trim(cfg.block), args=[final(a) for a in args]))
         how = f"{_launch_text(launches[-1])}: block from {cfg.block_how}; " + "; ".join(cfg.grid_how)
         text.append(re.sub(r"#(\d+)", lambda m: final(int(m[1])), how))
@@ -901,7 +927,8 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
         out += " | bindings: " + re.sub(r"#(\d+)", lambda m: versions[int(m[1])].buffer or scratch_names[int(m[1])], "; ".join(notes))
     if new:
         out += " | intermediates: " + ", ".join(f"{b.name} ({b.dtype}[{b.shape[0]}], scratch)" for b in new)
-    return Inference(launches, new, out)
+    padding = _padding(task, stores)
+    return Inference(launches, new, out + _padding_text(task, padding), padding)
 
 
 def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes) -> _Config:
@@ -1453,6 +1480,8 @@ def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
                 low, high = int(hit.min()), int(hit.max()) + acc.width - 1
                 if name:  # an intermediate must hold what its kernels read as well as what they write
                     cfg.extents[name] = max(cfg.extents.get(name, 0), high + 1)
+                    if acc.write:
+                        cfg.stores[name] = max(cfg.stores.get(name, 0), high + 1)
                 if size is None:
                     continue
                 if (low < 0 or high >= size) and outside is None:

@@ -81,7 +81,8 @@ def cuda_driver_source(task: Task, source_file: str) -> str:
     body += [_scalar_decl(s.dtype, s.name, s.value) for s in task.scalars]
     for b in task.buffers:
         body.append(f"  const size_t bytes_{b.name} = {b.nbytes}u;")
-        body.append(f"  void* dev_{b.name} = nullptr; CK(cudaMalloc(&dev_{b.name}, bytes_{b.name} ? bytes_{b.name} : 1));")
+        allocated = (b.size + b.padding) * np.dtype(numpy_dtype(b.dtype)).itemsize
+        body.append(f"  void* dev_{b.name} = nullptr; CK(cudaMalloc(&dev_{b.name}, {max(allocated, 1)}u));")
         body.append(f"  AnyPtr {b.name}{{dev_{b.name}, {np.dtype(numpy_dtype(b.dtype)).itemsize}}};")
         if b.role in ("input", "inout"):
             body.append(f'  {{ auto h = read_file(indir + "/{b.name}.bin", bytes_{b.name}); '

@@ -77,7 +77,7 @@ def harness_source(task: Task, call_args: Sequence[str] | None = None) -> str:
         kind = _KIND.get(b.dtype, "INT")
         init_zero = 1 if b.init == "zeros" else 0
         rows.append(
-            f'  {{"{b.name}", {b.size}u, {numpy_dtype(b.dtype).itemsize}u, {_ROLE[b.role]}, {kind}, {init_zero}, '
+            f'  {{"{b.name}", {b.size}u, {b.padding}u, {numpy_dtype(b.dtype).itemsize}u, {_ROLE[b.role]}, {kind}, {init_zero}, '
             "nullptr, nullptr, nullptr, nullptr},"
         )
     params, values = [], []

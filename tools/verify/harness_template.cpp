@@ -21,6 +21,7 @@ static const unsigned char GUARD_BYTE = 0xCD;
 struct Buf {
   const char* name;
   size_t elems;
+  size_t pad_elems;  // stored to by the original past its shape: allocated, never compared
   size_t elem_size;
   int role;
   int kind;
@@ -29,6 +30,7 @@ struct Buf {
   unsigned char* p;
   unsigned char *orig, *snap;  // initial values (inputs), the latest call's outputs
   size_t bytes() const { return elems * elem_size; }
+  size_t allocated() const { return (elems + pad_elems) * elem_size; }
 };
 
 /*@BUFFERS@*/
@@ -132,11 +134,11 @@ static bool check_call(int run) {
       ok = false;
     }
     for (size_t i = 0; i < GUARD; i++) {
-      bool before = b.base[i] != GUARD_BYTE, after = b.p[b.bytes() + i] != GUARD_BYTE;
+      bool before = b.base[i] != GUARD_BYTE, after = b.p[b.allocated() + i] != GUARD_BYTE;
       if (before || after) {
         printf("OUT_OF_BOUNDS %s %s %d\n", b.name, before ? "before" : "after", run);
         memset(b.base, GUARD_BYTE, GUARD);
-        memset(b.p + b.bytes(), GUARD_BYTE, GUARD);
+        memset(b.p + b.allocated(), GUARD_BYTE, GUARD);
         ok = false;
         break;
       }
@@ -180,7 +182,7 @@ int main(int argc, char** argv) {
   unsigned char* last[MAX_LIBS][sizeof B / sizeof B[0]] = {};
   for (size_t i = 0; i < sizeof B / sizeof B[0]; i++) {
     Buf& b = B[i];
-    size_t padded = (b.bytes() + 63) / 64 * 64;
+    size_t padded = (b.allocated() + 63) / 64 * 64;
     b.base = (unsigned char*)aligned_alloc(64, GUARD + padded + GUARD);
     if (!b.base) return fail(6, "out of memory for ", b.name);
     memset(b.base, GUARD_BYTE, GUARD + padded + GUARD);
