@@ -145,6 +145,7 @@ def task_row(bt: BenchTask, result: KernelResult, *, node: str | None = None) ->
         "time_s": result.time_s.model_dump(),
         "iterations": result.iterations,
         **({"node": node} if node is not None else {}),
+        **({"detail": result.reason} if not correct and result.reason else {}),
     }
 
 

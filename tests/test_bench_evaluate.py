@@ -26,7 +26,8 @@ def _rows():
     results = [
         (_task("a", "elementwise", True), KernelResult(name="a", status="correct", speedup_vs_reference=4.0, time_s=Times(candidate=1, reference=4))),
         (_task("b", "elementwise", True), KernelResult(name="b", status="correct", speedup_vs_reference=0.25)),
-        (_task("c", "reduction", False), KernelResult(name="c", status="incorrect", speedup_vs_reference=9.0)),
+        (_task("c", "reduction", False), KernelResult(name="c", status="incorrect", speedup_vs_reference=9.0,
+                                                        reason="output 'x': 3 of 4 elements never written")),
         (_task("d", "reduction", True), KernelResult(name="d", status="compile_error")),
     ]
     return [task_row(t, r) for t, r in results]
@@ -38,6 +39,8 @@ def test_report_summary_follows_the_design():
     row = report["tasks"][2]
     assert set(row) >= {"name", "category", "status", "compiled", "correct", "speedup", "launches_inferred"}
     assert row["speedup"] is None and row["launches_inferred"] is True  # incorrect: no speedup
+    assert row["detail"] == "output 'x': 3 of 4 elements never written"  # a failure says why
+    assert "detail" not in report["tasks"][0]
     s = report["summary"]
     assert (s["total"], s["compiled"], s["correct"]) == (4, 3, 2)
     assert math.isclose(s["geomean_speedup"], 1.0)  # sqrt(4 * 0.25), over correct tasks only

@@ -340,3 +340,12 @@ def test_agent_eval_allocates_the_padding_a_published_kernel_stores_to(tmp_path)
     [row] = json.loads((tmp_path / "report" / "report.json").read_text())["tasks"]
     assert row["status"] == "correct" and status == 0, row
     assert "padded: compute by 2 element(s)" in _plan_of(tmp_path / "report")
+
+
+def test_a_guard_that_leaves_part_of_an_output_unwritten_is_said():
+    """TVM's CUDA made for a smaller shape than the task's: the plan says how much its guard lets it write."""
+    source = UNGUARDED.replace("  compute[", "  if (((int)blockIdx.x) < 2) compute[")
+    task = _task(source, [("ph_0", [2, 5], "input"), ("compute", [2, 5], "output")])
+    found = infer(task, _module(("default_function_kernel", ["float * compute", "float * ph_0"])))
+    assert found.launches is not None
+    assert "its stores reach 8 of the 10 elements of compute at any launch its guards allow" in found.explanation

@@ -701,6 +701,7 @@ class _Config:
     reads_all: bool = False  # every element of the task's inputs it loads from is read
     extents: dict[str, int] = field(default_factory=dict)  # buffer -> highest element accessed + 1
     stores: dict[str, int] = field(default_factory=dict)  # buffer -> highest element stored + 1
+    partial: dict[str, tuple[int, int]] = field(default_factory=dict)  # buffer -> (elements stored, size) where not all
 
 
 def infer(task: Task, module) -> Inference:
@@ -1188,6 +1189,8 @@ def _configure(k: _Kernel, sizes: dict[str, int | None], scalars: dict) -> _Conf
                            f", of {len(candidates)} shapes tried the one that writes the most output elements")
     if not best.in_bounds:
         best.grid_how.append(f"note: an access out of bounds as this reader sees it (it ignores ?: conditions): {best.problems[0]}")
+    best.grid_how += [f"note: its stores reach {written} of the {size} elements of {name} at any launch its guards allow"
+                      for name, (written, size) in best.partial.items()]
     return best
 
 
@@ -1497,6 +1500,7 @@ def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
             cfg.problems.append(outside)
             cfg.in_bounds = False
     cfg.covered = int(sum(int(m.sum()) for m in covered.values()))
+    cfg.partial = {name: (int(m.sum()), m.size) for name, m in covered.items() if not m.all()}
     # A kernel that stores only into intermediates of unknown extent has no holes to leave.
     known = any(a.write and sizes.get(k.params.get(a.base, "")) for a in k.body.accesses)
     cfg.complete = all(m.all() for m in covered.values()) and (bool(covered) or not known)
