@@ -157,7 +157,8 @@ def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str, l
     found = infer(task, module)
     if found.launches is None:
         return None, f"not given, and not inferred: {found.explanation} (the task must list its launches)", task.buffers
-    padded = [b.model_copy(update={"padding": found.padding[b.name]}) if b.name in found.padding else b for b in task.buffers]
+    padded = [b.model_copy(update={"padding": max(b.padding, found.padding[b.name])}) if b.name in found.padding else b
+              for b in task.buffers]
     return found.launches, found.explanation, [*padded, *found.scratch]
 
 

@@ -16,6 +16,7 @@ returned as an `InvalidRecord` with the reason, and the rest go on.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -116,6 +117,8 @@ def to_task(rec: Record, out_dir: Path, index: int = 0, kind: str = "operator") 
             if role == "input":
                 buf.update(_input_gen(dtype, ranges.get(bname)))
             buffers.append(buf)
+    if rec.launches is None:
+        notes += _pad_inputs_read_past(code, function, [n for n, _ in params], buffers)
     for s in rec.scratch:
         buffers.append({"name": s.name, "dtype": s.dtype, "shape": s.shape, "role": "scratch"})
     (out_dir / f"{name}.cu").write_text(rec.cuda_code)
@@ -139,6 +142,24 @@ def to_task(rec: Record, out_dir: Path, index: int = 0, kind: str = "operator") 
     path = out_dir / f"{name}.json"
     path.write_text(json.dumps(task, indent=1) + "\n")
     return path
+
+
+def _pad_inputs_read_past(code: str, function: str, params: list[str], buffers: list[dict]) -> list[str]:
+    """Pads each input that the C reference reads past (a published block's 1x1 convolution reads
+    128 channels of a 64-channel weight): on a GPU or a CPU those reads see whatever memory
+    follows, so the task makes them defined, the same elements for the reference and the
+    candidate (the harness repeats the buffer's first elements there). Notes what was padded."""
+    from tools.cuda.launch_inference import c_access_extents
+
+    extents = c_access_extents(code, function, params)
+    notes = []
+    for buf in buffers:
+        size = math.prod(buf["shape"])
+        if buf["role"] == "input" and buf["name"] in extents and extents[buf["name"]][1] > size:
+            buf["padding"] = extents[buf["name"]][1] - size
+            notes.append(f"input {buf['name']} padded by {buf['padding']} elements: the C reference reads "
+                         f"{extents[buf['name']][1]} of its {size} (the padding repeats its first elements)")
+    return notes
 
 
 def _input_gen(dtype: str, bounds) -> dict:

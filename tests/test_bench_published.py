@@ -167,3 +167,15 @@ def test_c_parameters_are_the_tvmscript_buffers_they_access_not_those_they_are_n
     assert [(b.name, b.shape) for b in task.buffers] == [("ph", [4]), ("ph_1", [8]), ("T_add", [4])]
     ref = task.path_of(task.reference.path).read_text()
     assert "T_add[i] = ph[i]" in ref and "ph_1[j]" in ref and "renamed to the TVMScript buffers" in task.description
+
+
+def test_an_input_the_c_reference_reads_past_is_padded_and_said(tmp_path):
+    """The C reads data[i + 4] for i < 8 of 8 elements (as a published block's convolution reads past a
+    weight): the task pads data by 4, so both sides read defined values there."""
+    c_ref = C_REF.replace("out[i] = data[i];", "out[i] = data[i] + data[i + 4];")
+    bench = tmp_path / "IndependentOperator.json"
+    bench.write_text(json.dumps([published(c_code=c_ref)]))
+    [path], _ = convert_records(bench, tmp_path / "tasks")
+    task = load_task(path)
+    assert task.buffer("data").padding == 4 and task.buffer("updates").padding == 0
+    assert "input data padded by 4 elements: the C reference reads 12 of its 8" in task.description

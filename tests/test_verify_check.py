@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,25 @@ def test_a_library_built_once_is_copied_until_it_is_changed(box, vadd_task, monk
     other_flags = check_module.build_candidate(box, vadd_task, source, lib="libfourth.so", cxxflags=["-O1", "-fopenmp"])
     assert other_flags.ok and len(compiled) == 3  # the flags are part of what a build is
     assert check(vadd_task, source, box, seeds=[42]).status == "correct"
+
+
+def test_padding_past_an_input_repeats_its_first_elements_and_past_an_output_is_allowed(box, tmp_path):
+    """A published record's reference reads 2 elements past input `a` and its kernels store 3 past
+    output `c`: the padding holds a[0], a[1] for every run, and stores into c's padding are no
+    violation; a store past the padding still is."""
+    (tmp_path / "ref.c").write_text(
+        "void ref(const float* a, float* c) { for (int i = 0; i < 8; i++) c[i] = a[i] + a[i + 2]; }\n")
+    (tmp_path / "k.cu").write_text("__global__ void k(const float* a, float* c) {}\n")
+    (tmp_path / "task.json").write_text(json.dumps({
+        "name": "pad", "cuda": "k.cu", "entry": "pad",
+        "buffers": [{"name": "a", "dtype": "float32", "shape": [8], "role": "input", "padding": 2},
+                    {"name": "c", "dtype": "float32", "shape": [8], "role": "output", "padding": 3}],
+        "launches": [{"kernel": "k", "grid": [1], "block": [1], "args": ["a", "c"]}],
+        "reference": {"kind": "c", "path": "ref.c", "function": "ref", "args": ["a", "c"]},
+    }))
+    task = load_task(tmp_path / "task.json")
+    wrap = 'extern "C" void pad(const float* a, float* c) { for (int i = 0; i < 11; i++) c[i] = a[i % 8] + a[(i + 2) % 8]; }\n'
+    assert check(task, wrap, box, seeds=[42]).status == "correct"
+    past = wrap.replace("i < 11", "i < 12")
+    r = check(task, past, box, seeds=[42])
+    assert r.status == "incorrect" and "past the end of buffer 'c'" in messages(r)

@@ -84,9 +84,10 @@ def cuda_driver_source(task: Task, source_file: str) -> str:
         allocated = (b.size + b.padding) * np.dtype(numpy_dtype(b.dtype)).itemsize
         body.append(f"  void* dev_{b.name} = nullptr; CK(cudaMalloc(&dev_{b.name}, {max(allocated, 1)}u));")
         body.append(f"  AnyPtr {b.name}{{dev_{b.name}, {np.dtype(numpy_dtype(b.dtype)).itemsize}}};")
-        if b.role in ("input", "inout"):
+        if b.role in ("input", "inout"):  # with its padding repeating its first elements, as the CPU harness's
             body.append(f'  {{ auto h = read_file(indir + "/{b.name}.bin", bytes_{b.name}); '
-                        f"CK(cudaMemcpy(dev_{b.name}, h.data(), bytes_{b.name}, cudaMemcpyHostToDevice)); }}")
+                        f"for (size_t i = bytes_{b.name}; bytes_{b.name} && i < {allocated}u; i++) h.push_back(h[i - bytes_{b.name}]); "
+                        f"CK(cudaMemcpy(dev_{b.name}, h.data(), h.size(), cudaMemcpyHostToDevice)); }}")
         else:
             # the CPU harness's poison (NaN for floats, 0xA5 bytes for integers), so that elements
             # the original leaves unwritten compare equal to a candidate that leaves them too
