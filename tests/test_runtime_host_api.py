@@ -348,3 +348,15 @@ int main() {
     # No "unknown pragma" warnings from the headers' OpenMP loops when OpenMP is off.
     exe = build({"serial.cpp": source}, tmp_path, extra_flags=("-fno-openmp", "-O0"))
     assert run(exe).split() == ["50000", "0"]
+
+
+def test_standard_headers_that_spell_noinline_as_an_attribute_still_compile(tmp_path):
+    """libstdc++ 13 writes __attribute__((__noinline__)) in <string> (12 already in <memory>); our
+    __noinline__ macro would nest it. A stand-in <string> that does so, found first on the include
+    path, compiles when included after cuda_runtime.h: the runtime includes it before the macro."""
+    (tmp_path / "shadow").mkdir()
+    for header in ("string", "memory"):
+        (tmp_path / "shadow" / header).write_text(
+            f"#pragma once\n#include_next <{header}>\n__attribute__((__noinline__, __cold__)) inline void spelled_like_libstdcxx_{header}() {{}}\n")
+    source = '#include <cuda_runtime.h>\n#include <string>\n#include <memory>\nint main() { return std::string("ok").size() == 2 ? 0 : 1; }\n'
+    run(build({"prog.cpp": source}, tmp_path, extra_flags=("-isystem", str(tmp_path / "shadow"))))

@@ -6,9 +6,10 @@
 // CUDART_VERSION is defined (cuda_runtime_api.h) because host code tests it.
 #pragma once
 
-// libstdc++ spells __attribute__((__noinline__)) in <memory>; include it before the macro
-// below turns that spelling into a nested attribute.
+// libstdc++ spells __attribute__((__noinline__)) in <memory> (12 and later) and <string> (13 and
+// later); include them before the macro below turns that spelling into a nested attribute.
 #include <memory>
+#include <string>
 
 // The front end (tools/cuda/frontend.py) parses with its own CUDA shim and defines
 // CUDA_CPU_PARSE_SHIM: the qualifiers must then keep their CUDA meaning.
