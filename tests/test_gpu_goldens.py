@@ -12,6 +12,7 @@ A task added to either needs its goldens recorded on a GPU machine:
     python scripts/record_gpu_goldens.py tests/kernels/<name>
 """
 
+import json
 import shutil
 import subprocess
 import sys
@@ -102,3 +103,63 @@ def test_compare_script_agrees_then_catches_a_changed_golden(tmp_path):
     assert run.returncode == 1
     assert "reference disagrees" in run.stdout and "y: 50000 of 50000 differ" in run.stdout
     assert "compiler incorrect" in run.stdout
+
+
+# The published HPCTransEval development records (../shared/hpctranseval-dev), converted and their
+# launches inferred as `agent eval` does, ran on an H200 (bench/results/gpu-goldens/README.md).
+PUBLISHED_DEV = Path(__file__).resolve().parents[2] / "shared" / "hpctranseval-dev"
+PUBLISHED_GOLDENS = Path(__file__).resolve().parents[1] / "bench" / "results" / "gpu-goldens" / "published-dev"
+# Records whose CUDA, run on the GPU, disagrees with their own C reference: no translation can
+# agree with both.
+INCONSISTENT = {
+    "topology_expansion_1": "its first kernel's guard stores 72 of T_divide's 2565 elements",
+    "wavenet_1": "its C reference reads past four 64-channel weights (128 channels of each)",
+}
+
+
+def _published_tasks(tmp_path_factory) -> dict[str, Path]:
+    from agent.toolbox import infer_launches
+    from bench.convert import convert_records
+    from tools.cuda import parse_cuda
+
+    if not PUBLISHED_DEV.is_dir():
+        pytest.skip(f"{PUBLISHED_DEV} is absent: the published development records are not on this machine")
+    out = tmp_path_factory.mktemp("published")
+    tasks = {}
+    for file in sorted(PUBLISHED_DEV.glob("*.json")):
+        for path in convert_records(file, out / file.stem)[0]:
+            task = load_task(path)
+            launches, _, buffers = infer_launches(task, parse_cuda(task.source(), str(task.source_path())))
+            if launches:
+                raw = task.model_dump(mode="json", exclude_none=True)
+                raw.update(launches=[l.model_dump(mode="json") for l in launches],
+                           buffers=[b.model_dump(mode="json") for b in buffers])
+                path.write_text(json.dumps(raw))
+                tasks[task.name] = path
+    return tasks
+
+
+@pytest.fixture(scope="module")
+def published_tasks(tmp_path_factory):
+    return _published_tasks(tmp_path_factory)
+
+
+@pytest.mark.parametrize("name", sorted(p.name.removesuffix(".golden.npz") for p in PUBLISHED_GOLDENS.glob("*.golden.npz")))
+def test_published_records_compiled_agree_with_their_cuda_on_the_gpu(name, published_tasks, tmp_path):
+    """The compiler's translation of each published record's CUDA (1 and 2 threads) against that
+    CUDA's outputs on the GPU; for the records whose CUDA disagrees with its C reference there,
+    that disagreement is what is asserted, so that the evidence stays true."""
+    task = load_task(published_tasks[name])
+    gold = PUBLISHED_GOLDENS / f"{name}.golden.npz"
+    golden = GoldenReference(task, gold, kind="cuda")
+    seed = golden.recorded_seeds()[0]
+    inputs = generate_inputs(task, seed)
+    with LocalSandbox(root=tmp_path) as sandbox:
+        with open_reference(task, sandbox) as reference:
+            disagree = compare_outputs(task, golden.outputs(seed, inputs), reference.outputs(seed, inputs),
+                                       seed=seed, threads=1, run="reference vs GPU")
+        assert bool(disagree) == (name in INCONSISTENT), "\n".join(str(m) for m in disagree)
+        if name not in INCONSISTENT:
+            against_gpu = task.model_copy(update={"reference": Reference(kind="golden", path=str(gold))})
+            report = check(against_gpu, lower_task(task), sandbox, seeds=[seed], threads=[1, 2])
+            assert report.status == "correct", report.summary()
