@@ -6,6 +6,7 @@ Real components throughout: the compiler translator, the local sandbox, a `ray s
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -200,3 +201,48 @@ def test_a_task_larger_than_every_node_is_refused_in_one_line(ray_head, tmp_path
     assert done.returncode != 0
     assert "each task asks for 4 CPUs (the threads setting), but the largest node of the cluster has 2" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _workers_running(title: str) -> list[int]:
+    """Pids of the processes whose title (Ray sets `ray::NAME` while a worker runs a task) is `title`."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if (proc / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace").startswith(title):
+                    pids.append(int(proc.name))
+            except OSError:
+                continue
+    return pids
+
+
+@needs_ray
+@needs_data
+def test_a_worker_killed_mid_task_is_retried_and_the_run_completes(ray_head, tmp_path):
+    """SIGKILL to the worker process while it runs a kernel: Ray reruns the task (a kernel's run is
+    idempotent), the evaluation finishes with every verdict, and nothing is lost or left hanging."""
+    bench = _subset(tmp_path, 1)
+    out = tmp_path / "r"
+    driver = subprocess.Popen([*AGENT, "eval", str(bench), "--ray", ray_head, "-o", str(out)], env=_env(), cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    killed = []
+    try:
+        deadline = time.monotonic() + 240
+        while not killed:
+            assert driver.poll() is None, "the run ended before a worker could be killed"
+            assert time.monotonic() < deadline, "no worker ran the task within 240 s"
+            workers = _workers_running("ray::agent-kernel")
+            if workers:
+                time.sleep(0.5)  # inside the kernel's run, not at its start
+                for pid in workers:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+            time.sleep(0.05)
+        output, _ = driver.communicate(timeout=300)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+    assert driver.returncode == 0, output
+    [task] = json.loads((out / "report.json").read_text())["tasks"]
+    assert task["status"] == "correct" and task["node"], task
