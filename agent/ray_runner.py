@@ -309,3 +309,52 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
     console.print(summary_table(ordered))
     print_reasons(console, ordered)
     return ordered
+
+
+class HeadError(Exception):
+    """A local Ray head did not start; the message says why."""
+
+
+@contextlib.contextmanager
+def local_head(num_cpus: int, temp_dir: str, start_timeout_s: float = 90.0):
+    """A throwaway Ray head on 127.0.0.1 with `num_cpus` CPUs (benchmarks and tests); yields its
+    address and stops it after. `ray start --block` keeps the head's processes in one process group
+    of their own, so stopping it stops exactly this head (`ray stop` would stop every Ray here)."""
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log_path = Path(temp_dir) / "head.log"
+    ray_bin = str(Path(sys.executable).with_name("ray"))
+    with open(log_path, "w") as log:
+        head = subprocess.Popen([ray_bin, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
+                                 f"--num-cpus={num_cpus}", "--include-dashboard=false", "--disable-usage-stats",
+                                 f"--temp-dir={temp_dir}"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while True:
+            if head.poll() is not None:
+                raise HeadError(f"ray start --head failed (exit {head.returncode}): {log_path.read_text()[-500:]}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise HeadError(f"the Ray head did not listen on port {port} within {start_timeout_s:.0f} s") from None
+                time.sleep(0.5)
+        yield f"127.0.0.1:{port}"
+    finally:
+        import signal
+
+        for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(head.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                head.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+

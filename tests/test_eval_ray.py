@@ -44,48 +44,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _ray_bin() -> str:
-    return str(Path(sys.executable).with_name("ray"))
-
-
 @pytest.fixture(scope="module")
 def ray_head():
     """A Ray head on 127.0.0.1 with 2 CPUs, in its own temp dir and process group; its address."""
     if not RAY:
         pytest.skip("ray is not installed (pip install 'cuda2cpu-agent[ray]')")
-    port = _free_port()
+    from agent.ray_runner import HeadError, local_head
+
     temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths live under it
-    log = open(Path(temp) / "head.log", "w")
-    # --block keeps `ray start` in the foreground, the head's processes in its process group: stopping
-    # it stops exactly this head (`ray stop` would stop every Ray on the machine)
-    head = subprocess.Popen([_ray_bin(), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
-                             "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if head.poll() is not None:
-                pytest.skip(f"ray start --head failed (exit {head.returncode}): {(Path(temp) / 'head.log').read_text()[-500:]}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.skip(f"the Ray head did not listen on port {port} within {START_TIMEOUT_S} s")
-                time.sleep(0.5)
-        yield f"127.0.0.1:{port}"
-    finally:
-        for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 10)):
-            try:
-                os.killpg(head.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                head.wait(timeout=wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        log.close()
+        with local_head(2, temp, START_TIMEOUT_S) as address:
+            yield address
+    except HeadError as exc:
+        pytest.skip(str(exc))
 
 
 def _env(**extra: str) -> dict[str, str]:
