@@ -184,12 +184,15 @@ def bench_generate(
     pairs: bool = typer.Option(False, "--pairs", help="also write CUDA/CPU training pairs (JSONL)"),
     tune_trials: int = typer.Option(
         0, "--tune-trials", help="MetaSchedule trials per workload for the C reference, measured here (0: untuned)"),
+    ray: Optional[str] = typer.Option(None, "--ray", help="run each workload's TVM lowering and tuning on this Ray "
+                                      "cluster (HOST:PORT, ray://HOST:PORT, auto; default: the ray_address setting, "
+                                      "else RAY_ADDRESS); needs the ray extra"),
 ) -> None:
     """Generate HPCTransEval tasks with TVM."""
     from .commands import bench as command
 
     raise typer.Exit(command.generate(out, ops=ops or [], graphs=graphs, seed=seed, pairs=pairs, console=console,
-                                      tune_trials=tune_trials))
+                                      tune_trials=tune_trials, ray=ray, settings=settings()))
 
 
 @config_app.command("show")

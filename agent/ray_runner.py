@@ -115,6 +115,27 @@ def _quiet_stderr():
         os.close(saved)
 
 
+def workload_map(address: str, cpus: int = 1):
+    """A map for `bench.generator.generate` on the cluster at `address`: each call one Ray task
+    (rerun where its worker dies), results in order, the error in place of a call that failed."""
+    ray = connect(address)
+
+    def map_on_ray(function, calls: list[tuple]) -> list:
+        remote = ray.remote(function).options(num_cpus=cpus, max_retries=MAX_RETRIES, retry_exceptions=False,
+                                              name="agent-workload")
+        refs = [remote.remote(*call) for call in calls]
+        results = []
+        for ref in refs:
+            try:
+                results.append(ray.get(ref))
+            except ray.exceptions.RayError as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                results.append(RuntimeError(f"on the cluster: {type(exc).__name__}: {first}"))
+        return results
+
+    return map_on_ray
+
+
 # --- the worker side -----------------------------------------------------------------------
 
 

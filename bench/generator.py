@@ -82,8 +82,33 @@ def workloads(cfg: GenConfig) -> dict[str, list[Workload]]:
     return out
 
 
-def generate(cfg: GenConfig, log: Log = lambda _: None) -> GenResult:
-    """Raises TuningUnavailable (before any work) where tuning is asked for and cannot run."""
+# Runs `prepare_workload` over (config, category, index) triples and returns their results in
+# order, an exception in place of a call that could not run: in this process by default;
+# `agent bench generate --ray` maps them over a Ray cluster.
+WorkloadMap = Callable[[Callable, list[tuple]], list]
+
+
+def _map_here(function: Callable, calls: list[tuple]) -> list:
+    return [function(*call) for call in calls]
+
+
+@dataclass
+class Prepared:
+    """One workload lowered by TVM and run by TVM's LLVM build: a candidate record and its expected
+    outputs, or the reason it was dropped; and the lines it logged."""
+
+    name: str
+    record: Record | None = None
+    expected: list | None = None
+    tuning: CpuTuning | None = None
+    dropped: str | None = None
+    log: list[str] = field(default_factory=list)
+
+
+def generate(cfg: GenConfig, log: Log = lambda _: None, map_workloads: WorkloadMap = _map_here) -> GenResult:
+    """Raises TuningUnavailable (before any work) where tuning is asked for and cannot run. The
+    expensive part of each workload (TVM's lowering, tuning and LLVM run) goes through
+    `map_workloads`; the C references are then compiled and verified here, in one batch."""
     if cfg.tune_trials:
         check_tuning()
     start = time.perf_counter()
@@ -93,7 +118,21 @@ def generate(cfg: GenConfig, log: Log = lambda _: None) -> GenResult:
     tuning: dict[str, CpuTuning] = {}
     for category, works in workloads(cfg).items():
         t0 = time.perf_counter()
-        kept = _generate_category(works, cfg, dropped, tuning, log)
+        candidates = []
+        for work, prepared in zip(works, map_workloads(prepare_workload, [(cfg, category, i) for i in range(len(works))])):
+            if isinstance(prepared, BaseException):  # the map could not run it (a cluster's worker died past its retries)
+                dropped[work.name] = f"{work.name}: not prepared: {prepared}"
+                log(f"  dropped {dropped[work.name]}")
+                continue
+            for line in prepared.log:
+                log(line)
+            if prepared.tuning is not None:
+                tuning[prepared.name] = prepared.tuning
+            if prepared.dropped is not None:
+                dropped[prepared.name] = prepared.dropped
+            else:
+                candidates.append((prepared.record, prepared.expected))
+        kept = _verify(candidates, cfg.seed, dropped, log)
         per_cat[category] = round(time.perf_counter() - t0, 2)
         log(f"{category}: {len(kept)}/{len(works)} verified in {per_cat[category]:.1f}s")
         if kept:
@@ -101,31 +140,28 @@ def generate(cfg: GenConfig, log: Log = lambda _: None) -> GenResult:
     return GenResult(records, dropped, round(time.perf_counter() - start, 2), per_cat, tuning)
 
 
-def _generate_category(works: list[Workload], cfg: GenConfig, dropped: dict[str, str],
-                       tuning: dict[str, CpuTuning], log: Log) -> list[Record]:
-    seed = cfg.seed
-    candidates: list[tuple[Record, list]] = []
-    for work in works:
-        try:
-            low, tuned = lower(work, cfg.tune_trials, seed)
-            rec = to_record(work, low)
-            _check_outputs_written(rec)
-            inputs = _inputs(rec, seed)
-            expected = run_llvm(work, inputs)
-            if tuned is not None:
-                tuning[work.name] = tuned
-                _choose_tuned(rec, low.tuned_c_codes, tuned, expected, seed)
-                log(f"  tuned {work.name}: {_describe(tuned)}")
-        except LoweringError as exc:
-            dropped[work.name] = str(exc)
-            log(f"  dropped {work.name}: {exc}")
-            continue
-        except Exception as exc:  # TVM's LLVM build of an exotic workload
-            dropped[work.name] = f"{work.name}: TVM LLVM run failed: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
-            log(f"  dropped {dropped[work.name]}")
-            continue
-        candidates.append((rec, expected))
-    return _verify(candidates, seed, dropped, log)
+def prepare_workload(cfg: GenConfig, category: str, index: int) -> Prepared:
+    """The `index`-th workload of `category` (rebuilt from the configuration, which is deterministic
+    for its seed, so that a worker elsewhere needs only these three values)."""
+    work = workloads(cfg)[category][index]
+    out = Prepared(work.name)
+    try:
+        low, tuned = lower(work, cfg.tune_trials, cfg.seed)
+        rec = to_record(work, low)
+        _check_outputs_written(rec)
+        expected = run_llvm(work, _inputs(rec, cfg.seed))
+        if tuned is not None:
+            out.tuning = tuned
+            _choose_tuned(rec, low.tuned_c_codes, tuned, expected, cfg.seed)
+            out.log.append(f"  tuned {work.name}: {_describe(tuned)}")
+        out.record, out.expected = rec, expected
+    except LoweringError as exc:
+        out.dropped = str(exc)
+        out.log.append(f"  dropped {work.name}: {exc}")
+    except Exception as exc:  # TVM's LLVM build of an exotic workload
+        out.dropped = f"{work.name}: TVM LLVM run failed: {str(exc).strip().splitlines()[-1] if str(exc).strip() else exc}"
+        out.log.append(f"  dropped {out.dropped}")
+    return out
 
 
 def _check_outputs_written(rec: Record) -> None:

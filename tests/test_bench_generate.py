@@ -97,3 +97,17 @@ def test_unknown_operator_is_one_clear_error(tmp_path):
 
     with pytest.raises(UserError, match="unknown operator"):
         generate(tmp_path, ops=["no_such_op"], graphs=0, seed=0, pairs=False, console=Console(file=io.StringIO()))
+
+
+def test_a_workload_the_map_could_not_run_is_dropped_with_the_reason():
+    """A map (a Ray cluster) that returns an error for one workload: that record is dropped, named,
+    with the error, and the others are generated."""
+    from bench.generator import GenConfig, generate as run_generator
+
+    def flaky(function, calls):
+        return [RuntimeError("on the cluster: WorkerCrashedError: the worker died")] + [function(*c) for c in calls[1:]]
+
+    result = run_generator(GenConfig(seed=7, ops=["relu"], per_op=2), map_workloads=flaky)
+    [(name, why)] = result.dropped.items()
+    assert "not prepared: on the cluster: WorkerCrashedError" in why and name in why
+    assert len(result.records["elementwise"]) == 1

@@ -217,3 +217,25 @@ def test_a_worker_killed_mid_task_is_retried_and_the_run_completes(ray_head, tmp
     assert driver.returncode == 0, output
     [task] = json.loads((out / "report.json").read_text())["tasks"]
     assert task["status"] == "correct" and task["node"], task
+
+
+@needs_ray
+def test_bench_generate_on_ray_writes_the_records_a_local_run_writes(ray_head, tmp_path):
+    """`agent bench generate --ray`: each workload's TVM lowering is a Ray task; the verified records
+    and pairs are byte for byte those of the local run (the generator is deterministic for its seed)."""
+    pytest.importorskip("tvm", reason="TVM is not installed (pip install 'cuda2cpu-agent[bench]')")
+    from rich.console import Console
+
+    from agent.commands.bench import generate
+
+    def run(out: Path, ray: str | None) -> str:
+        console = Console(file=io.StringIO(), width=200)
+        status = generate(out, ops=["relu", "softmax"], graphs=1, seed=7, pairs=True, console=console, per_op=1, ray=ray)
+        assert status == 0, console.file.getvalue()
+        return console.file.getvalue()
+
+    run(tmp_path / "local", None)
+    log = run(tmp_path / "ray", ray_head)
+    assert f"each workload a Ray task on {ray_head}" in log
+    for name in ("elementwise.json", "reduction.json", "graph.json", "pairs.jsonl"):
+        assert (tmp_path / "ray" / name).read_text() == (tmp_path / "local" / name).read_text(), name

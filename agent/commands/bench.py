@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rich.console import Console
 
+from ..configuration import Settings, load_settings
 from ..errors import UserError
 
 
 def generate(out: Path, *, ops: list[str], graphs: int, seed: int, pairs: bool, console: Console,
-             per_op: int = 2, blocks: int | None = None, tune_trials: int = 0) -> int:
+             per_op: int = 2, blocks: int | None = None, tune_trials: int = 0, ray: str | None = None,
+             settings: Settings | None = None) -> int:
     """Write one JSON per category (plus manifest.json, and pairs.jsonl with --pairs) into `out`.
 
     With no --ops, every catalog operator and every model building block is generated;
     with --ops, only those operators (names or categories; 'block' selects the blocks).
     With tune_trials > 0, every C reference follows the best of that many MetaSchedule
-    CPU schedules measured on this machine.
+    CPU schedules measured on this machine. With a Ray cluster (`ray`, else the ray_address
+    setting, else RAY_ADDRESS), each workload's TVM lowering, tuning and LLVM run is a Ray task.
     """
     try:
         import tvm  # noqa: F401
@@ -40,15 +44,24 @@ def generate(out: Path, *, ops: list[str], graphs: int, seed: int, pairs: bool, 
     except KeyError as exc:
         raise UserError(str(exc.args[0])) from None
     only_blocks = bool(ops) and not names  # `--ops block`: no catalog operator at all
-    cfg = GenConfig(seed=seed, ops=names, per_op=0 if only_blocks else per_op, graphs=graphs, blocks=blocks,
+    gen = GenConfig(seed=seed, ops=names, per_op=0 if only_blocks else per_op, graphs=graphs, blocks=blocks,
                     tune_trials=tune_trials)
     tuned = f", C references tuned with {tune_trials} MetaSchedule trials each" if tune_trials else ""
+    mapping = {}
+    address = None
+    if ray or (settings and settings.ray_address) or os.environ.get("RAY_ADDRESS"):
+        from agent.ray_runner import ray_address, workload_map
+
+        address = ray_address(settings or load_settings(), ray)
+    if address is not None:
+        mapping["map_workloads"] = workload_map(address)  # Ray missing or unreachable: one line, before any work
+        tuned += f", each workload a Ray task on {address}"
     console.print(f"generating into {out} (seed {seed}{tuned}) ...")
     try:
-        result = run_generator(cfg, log=lambda line: console.print(line, highlight=False))
+        result = run_generator(gen, log=lambda line: console.print(line, highlight=False), **mapping)
     except TuningUnavailable as exc:
         raise UserError(str(exc)) from None
-    files = write(result, cfg, out)
+    files = write(result, gen, out)
     if pairs:
         records = [r for recs in result.records.values() for r in recs]
         n = write_pairs(records, out / "pairs.jsonl")
