@@ -66,6 +66,9 @@ def port(
     expected_output: Optional[Path] = typer.Option(
         None, "--expected-output", help="repositories: the output of a run of the original (e.g. on a GPU); "
         "the port's printed numbers are compared with it, with tolerance"),
+    ray: Optional[str] = typer.Option(None, "--ray", help="repositories: tune each kernel as a Ray task on this "
+                                      "cluster, --jobs at once (HOST:PORT, ray://HOST:PORT, auto; default: the "
+                                      "ray_address setting, else RAY_ADDRESS); needs the ray extra"),
 ) -> None:
     """Port a repository, a kernel task, or a directory of tasks to CPU code."""
     from .commands import port as command
@@ -75,7 +78,8 @@ def port(
         budgets["max_iters"] = max_iters
     if budget_usd is not None:
         budgets["budget_usd"] = budget_usd
-    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune, check_timeout_s=check_timeout, tune_budget_s=tune_budget)
+    cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune, check_timeout_s=check_timeout, tune_budget_s=tune_budget,
+                   ray_address=ray)
     if budgets:
         cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update=budgets)})
     raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_commands=run or None, console=console,

@@ -220,7 +220,7 @@ class KernelRuns:
     checkpointer (OUT/kernels/checkpoints.sqlite) for all, a fresh sandbox for each kernel. A
     kernel's graph resumes from its own checkpoint, and is not redone once finished."""
 
-    def __init__(self, cfg: Settings, out: Path) -> None:
+    def __init__(self, cfg: Settings, out: Path, ray_address: str | None = None) -> None:
         import sys
 
         from .runner import CHECKPOINT_DB, RunUsage, open_checkpointer, trace_config
@@ -230,6 +230,13 @@ class KernelRuns:
         self.saver = open_checkpointer(out / CHECKPOINT_DB)
         self.usage = RunUsage(cfg)
         self._translators: dict[str, Any] = {}
+        self.ray = None
+        if ray_address is not None:  # each kernel's graph a Ray task (agent.ray_runner), recorded here as if run here
+            from .ray_runner import connect, kernel_remote
+
+            self.ray = connect(ray_address)
+            self._remote = kernel_remote(self.ray, cfg.threads or 1)
+            self._settings_ref = self.ray.put(cfg)
 
     def translator(self, spec: str):
         from .translators.factory import make_translator
@@ -244,6 +251,8 @@ class KernelRuns:
         from .runner import open_kernel_sandbox, run_kernel
 
         task = load_task(task_path)
+        if self.ray is not None:
+            return self._run_on_ray(task, task_path, on_step)
         box = open_kernel_sandbox(self.cfg, task)
         try:
             return run_kernel(task, self.cfg, out=self.out, trace=self.trace, saver=self.saver, sandbox=box,
@@ -251,9 +260,33 @@ class KernelRuns:
         finally:
             box.close()
 
+    def _run_on_ray(self, task, task_path: Path, on_step: Callable[[str, str, str], None]):
+        """The kernel's graph on a worker; its checkpoint, trace and result files recorded here. A
+        worker's failure past Ray's retries raises (the tune node reports it and a rerun retries it)."""
+        from .graph import build_graph
+        from .ray_runner import finished_outcome, record_reply, task_payload
+        from .runner import _config, thread_id_for
+
+        graph = build_graph(None, checkpointer=self.saver)
+        thread_id = thread_id_for(task, self.cfg.llm)
+        snapshot = graph.get_state(_config(thread_id))
+        if snapshot.values.get("result") and not snapshot.next:
+            return finished_outcome(task, thread_id, graph=graph, out=self.out, trace=self.trace, skipped=True,
+                                    node="earlier run")
+        on_step(task.name, "ray", "sent to the Ray cluster")
+        try:
+            reply = self.ray.get(self._remote.remote(task_payload(task_path), self._settings_ref))
+        except self.ray.exceptions.RayError as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+            raise RuntimeError(f"on the cluster: {type(exc).__name__}: {first}") from None
+        on_step(task.name, "ray", f"ran on {reply['node']} ({reply['seconds']:.1f} s)")
+        return record_reply(reply, task, graph=graph, saver=self.saver, trace=self.trace, out=self.out)
+
     def close(self) -> None:
         self.trace.close()
         self.saver.conn.close()
+        if self.ray is not None:
+            self.ray.shutdown()
 
 
 # --- the graph's context -----------------------------------------------------------
@@ -280,6 +313,7 @@ class PortContext:
     _kernels: KernelRuns | None = None
     _kernels_lock: threading.Lock = field(default_factory=threading.Lock)  # the tune fan-out may run kernels at once
     tuning_started: float = 0.0  # when this process began tuning (the budget counts from there)
+    ray_address: str | None = None  # tune each kernel as a Ray task on this cluster (--jobs of them at once)
 
     @property
     def limits(self) -> Limits:
@@ -329,7 +363,7 @@ class PortContext:
     def kernels(self) -> KernelRuns:
         with self._kernels_lock:
             if self._kernels is None:
-                self._kernels = KernelRuns(self.cfg, self.out / KERNELS_DIR)
+                self._kernels = KernelRuns(self.cfg, self.out / KERNELS_DIR, self.ray_address)
             return self._kernels
 
     def close_sandbox(self) -> None:

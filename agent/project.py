@@ -10,6 +10,7 @@ written under OUT, by one run at a time (OUT/port.lock).
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -62,6 +63,13 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
           console: Console, expected_output: Path | None, started: float) -> int:
     from .runner import CHECKPOINT_DB, trace_config
 
+    address = None
+    if cfg.tune and (cfg.ray_address or os.environ.get("RAY_ADDRESS")):
+        from .ray_runner import check_reachable, import_ray, ray_address
+
+        address = ray_address(cfg)
+        import_ray()
+        check_reachable(address)  # one line, before any work
     if expected_output is not None:  # kept in OUT so that later runs compare with it too
         (out / "original_output.txt").write_text(expected_output.read_text(errors="replace"))
     expected = read_expected(out / "original_output.txt")
@@ -72,7 +80,7 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
                           console=console, transient=True) as progress:
         step = progress.add_task("porting", total=None)
         ctx = PortContext(project, cfg, out, writer, console, commands, expected, started=started,
-                          on_step=lambda text: progress.update(step, description=text))
+                          on_step=lambda text: progress.update(step, description=text), ray_address=address)
         # What the port depends on: a pass interrupted on these same inputs is resumed.
         inputs = content_hash(tree_hash(project.root), json.dumps(trace_config(cfg), sort_keys=True), *commands,
                               expected or "", ctx.compiler_id)

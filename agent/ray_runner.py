@@ -229,13 +229,48 @@ def _save_nodes(path: Path, nodes: dict[str, str]) -> None:
     tmp.replace(path)  # a kill leaves the old file or the new one, never half of one
 
 
+def finished_outcome(task: Task, thread_id: str, *, graph, out: Path, trace, skipped: bool, node: str):
+    """The KernelOutcome of a kernel whose final checkpoint the driver holds; its result files written."""
+    from agent.runner import KernelOutcome, _config, write_result
+
+    snapshot = graph.get_state(_config(thread_id))
+    result = write_result(task, snapshot.values, out, trace.path)
+    return KernelOutcome(task.name, thread_id, result, out / task.name, skipped=skipped, node=node,
+                         plan=snapshot.values.get("plan") or {})
+
+
+def record_reply(reply: dict[str, Any], task: Task, *, graph, saver, trace, out: Path):
+    """What a worker returned (`run_on_worker`), recorded as a local run records it: its trace events
+    appended (each naming the Ray node), its final checkpoint under the same thread id (so that a
+    restarted driver finds it finished), its result files; returns its KernelOutcome."""
+    from agent.runner import _invalid
+
+    for event in reply["events"]:
+        trace.event(event["type"], kernel=event.get("kernel"), node=event.get("node"),
+                    data={**(event.get("data") or {}), "ray_node": reply["node"]}
+                    if isinstance(event.get("data"), dict) else event.get("data"))
+    if "invalid" in reply:
+        outcome = _invalid(task, TaskError(reply["invalid"]), out=out, trace=trace)
+        outcome.node = reply["node"]
+        return outcome
+    saver.put({"configurable": {"thread_id": reply["thread_id"], "checkpoint_ns": ""}},
+              reply["checkpoint"], reply["metadata"], reply["checkpoint"].get("channel_versions", {}))
+    return finished_outcome(task, reply["thread_id"], graph=graph, out=out, trace=trace, skipped=False, node=reply["node"])
+
+
+def kernel_remote(ray, cpus: int):
+    """`run_on_worker` as a Ray task asking for `cpus` CPUs, rerun where its worker dies."""
+    return ray.remote(run_on_worker).options(num_cpus=cpus, max_retries=MAX_RETRIES, retry_exceptions=False,
+                                             name="agent-kernel")
+
+
 def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, address: str,
                      console: Console | None = None):
     """Every task as a Ray task on the cluster at `address`; one KernelOutcome per task, in order,
     each with `node` set. Finished kernels (in OUT/checkpoints.sqlite) are not sent again."""
     from agent.graph import build_graph
-    from agent.runner import (CHECKPOINT_DB, KernelOutcome, _config, _crashed, _invalid, ignore_further_interrupts,
-                              open_checkpointer, print_reasons, summary_table, thread_id_for, trace_config, write_result)
+    from agent.runner import (CHECKPOINT_DB, KernelOutcome, _config, _crashed, ignore_further_interrupts,
+                              open_checkpointer, print_reasons, summary_table, thread_id_for, trace_config)
     from agent.trace import TraceError, TraceWriter
 
     console = console or Console(stderr=True)
@@ -261,17 +296,10 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
                   f"trace: {trace.path}   checkpoints: {out / CHECKPOINT_DB}", highlight=False, soft_wrap=True)
     trace.event("node_start", node="run", data={"resumed": trace.resumed, "argv": sys.argv, "translator": settings.llm,
                                                 "out": str(out), "ray": address, "tasks": [t.name for t in tasks]})
-    remote = ray.remote(run_on_worker).options(num_cpus=cpus, max_retries=MAX_RETRIES,
-                                               retry_exceptions=False, name="agent-kernel")
+    remote = kernel_remote(ray, cpus)
     settings_ref = ray.put(settings)
     outcomes: dict[str, KernelOutcome] = {}
     pending: dict[Any, tuple[Task, Path, str]] = {}
-
-    def finished(task: Task, thread_id: str, *, skipped: bool, node: str) -> KernelOutcome:
-        snapshot = graph.get_state(_config(thread_id))
-        result = write_result(task, snapshot.values, out, trace.path)
-        return KernelOutcome(task.name, thread_id, result, out / task.name, skipped=skipped, node=node,
-                             plan=snapshot.values.get("plan") or {})
 
     try:
         for task, path in zip(tasks, task_paths):
@@ -280,7 +308,8 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
             if snapshot.values.get("result") and not snapshot.next:
                 trace.event("decision", kernel=task.name, node="run",
                             data={"next": "done", "reason": "finished in an earlier run; not redone", "thread_id": thread_id})
-                outcomes[task.name] = finished(task, thread_id, skipped=True, node=nodes.get(thread_id, "earlier run"))
+                outcomes[task.name] = finished_outcome(task, thread_id, graph=graph, out=out, trace=trace, skipped=True,
+                                                       node=nodes.get(thread_id, "earlier run"))
                 continue
             pending[remote.remote(task_payload(path), settings_ref)] = (task, path, thread_id)
         console.print(f"{len(pending)} kernels sent to the cluster, {len(outcomes)} finished earlier", highlight=False)
@@ -296,20 +325,10 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
                                        trace=trace, console=console)
                     outcomes[task.name] = outcome
                     continue
-                for event in reply["events"]:
-                    trace.event(event["type"], kernel=event.get("kernel"), node=event.get("node"),
-                                data={**(event.get("data") or {}), "ray_node": reply["node"]}
-                                if isinstance(event.get("data"), dict) else event.get("data"))
-                if "invalid" in reply:
-                    outcome = _invalid(task, TaskError(reply["invalid"]), out=out, trace=trace)
-                    outcome.node = reply["node"]
-                else:
-                    # the worker's final checkpoint, under the same thread id: a restarted driver finds it finished
-                    saver.put({"configurable": {"thread_id": reply["thread_id"], "checkpoint_ns": ""}},
-                              reply["checkpoint"], reply["metadata"], reply["checkpoint"].get("channel_versions", {}))
+                outcome = record_reply(reply, task, graph=graph, saver=saver, trace=trace, out=out)
+                if "thread_id" in reply:
                     nodes[reply["thread_id"]] = reply["node"]
                     _save_nodes(nodes_path, nodes)
-                    outcome = finished(task, reply["thread_id"], skipped=False, node=reply["node"])
                 outcomes[task.name] = outcome
                 console.print(f"{escape(task.name)}: {outcome.result.status} on {escape(reply['node'])} "
                               f"({reply['seconds']:.1f} s)", highlight=False, soft_wrap=True)

@@ -239,3 +239,21 @@ def test_bench_generate_on_ray_writes_the_records_a_local_run_writes(ray_head, t
     assert f"each workload a Ray task on {ray_head}" in log
     for name in ("elementwise.json", "reduction.json", "graph.json", "pairs.jsonl"):
         assert (tmp_path / "ray" / name).read_text() == (tmp_path / "local" / name).read_text(), name
+
+
+@needs_ray
+def test_port_tunes_each_kernel_as_a_ray_task(ray_head, tmp_path):
+    """`agent port REPO --ray ADDRESS`: the captured kernel's graph runs on a worker, and its
+    checkpoint, trace and result come back into OUT/kernels as a local tuning writes them."""
+    out = tmp_path / "heat"
+    done = subprocess.run([*AGENT, "port", str(ROOT / "examples" / "projects" / "heat2d"), "-o", str(out),
+                           "--sandbox", "local", "--ray", ray_head], capture_output=True, text=True, timeout=900,
+                          env=_env(), cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    result = json.loads((out / "kernels" / "heat_step" / "result.json").read_text())
+    assert result["status"] == "correct"
+    report = json.loads((out / "port_report.json").read_text())
+    assert report["check"]["passed"] and report["kernels"][0]["tuning"]
+    events = [json.loads(line) for line in (out / "kernels" / "trace.jsonl").read_text().splitlines()[1:]]
+    ran_on = {e["data"].get("ray_node") for e in events if isinstance(e.get("data"), dict)} - {None}
+    assert ran_on and all(node.startswith(socket.gethostname() + " (") for node in ran_on)
