@@ -184,3 +184,21 @@ def test_a_cpp_unit_with_its_own_macros_includes_a_translated_header(tmp_path):
     assert status == 0, (out / "PORT_REPORT.md").read_text()
     [cpp_line] = [line for line in (out / "src" / "Makefile.cpu").read_text().splitlines() if "-c helpers.cpp" in line]
     assert "-include cuda_runtime.h" in cpp_line
+
+
+GPU_OUTPUTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "gpu-goldens" / "hecbench-dev"
+
+
+def test_a_real_application_prints_the_numbers_its_original_printed_on_a_gpu(tmp_path):
+    """lfib4's 27 numbers (the generator's outputs and sums), as the original printed them on an
+    H200 for the same command, compared by `--expected-output` (timing lines skipped)."""
+    root = HECBENCH / "lfib4-cuda"
+    if not root.is_dir():
+        pytest.skip(f"{root} is absent: the HeCBench development set is not beside this checkout")
+    command = next(line.split("\t")[1] for line in (GPU_OUTPUTS / "commands.tsv").read_text().splitlines()
+                   if line.startswith("lfib4\t"))
+    out = tmp_path / "out"
+    status = port_repository(root, Settings(sandbox="local", tune=False), out=out, trace=None, check_commands=[command],
+                             console=Console(quiet=True), expected_output=GPU_OUTPUTS / "lfib4.txt")
+    report = (out / "PORT_REPORT.md").read_text()
+    assert status == 0 and "numbers match the original run" in report, report

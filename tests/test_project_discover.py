@@ -86,3 +86,15 @@ def test_a_binary_file_named_like_a_source_is_left_out_with_a_warning(tmp_path, 
     tree = build_port_tree(project, tmp_path.parent / "port", lambda text, path: translated.append(path) or
                            FileTranslation(path, text, []), runtime_include_dir(), [])
     assert translated == ["app.cu"] and (tree.root / "data.cu").read_bytes() == blob
+
+
+def test_numbers_about_the_machine_are_not_compared_and_printed_precision_is_tolerated():
+    """What a GPU's and a CPU's run print differently by nature: rates, microseconds, clock times, the
+    device's name; and a value rounded to the digits printed. A result that differs still fails."""
+    gpu = ("Running on:: NVIDIA H200\nCopy 64 bytes takes 2.26 us\nBandWidth = 1964.06 (GB / s)\n"
+           "04 December 2026 04:58:31 PM\ndphi:6.17\nchecksum = 158\n")
+    cpu = ("Running on:: CPU (OpenMP)\nCopy 64 bytes takes 0.0017 us\nBandWidth = 1.80 (GB / s)\n"
+           "04 December 2026 05:24:47 PM\ndphi:6.18\nchecksum = 158\n")
+    assert compare_numbers(gpu, cpu) is None
+    assert "line 6: original 158, port 152" in compare_numbers(gpu, cpu.replace("158", "152"))
+    assert "original 6.17, port 6.19" in compare_numbers(gpu, cpu.replace("6.18", "6.19"))  # two units off
