@@ -1189,7 +1189,7 @@ def _configure(k: _Kernel, sizes: dict[str, int | None], scalars: dict) -> _Conf
                            f", of {len(candidates)} shapes tried the one that writes the most output elements")
     if not best.in_bounds:
         best.grid_how.append(f"note: an access out of bounds as this reader sees it (it ignores ?: conditions): {best.problems[0]}")
-    best.grid_how += [f"note: its stores reach {written} of the {size} elements of {name} at any launch its guards allow"
+    best.grid_how += [f"note: at this launch its stores reach {written} of the {size} elements of {name}"
                       for name, (written, size) in best.partial.items()]
     return best
 
