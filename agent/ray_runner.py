@@ -115,9 +115,12 @@ def _quiet_stderr():
         os.close(saved)
 
 
+@contextlib.contextmanager
 def workload_map(address: str, cpus: int = 1):
-    """A map for `bench.generator.generate` on the cluster at `address`: each call one Ray task
-    (rerun where its worker dies), results in order, the error in place of a call that failed."""
+    """A map for `bench.generator.generate` on the cluster at `address`, for the block: each call one
+    Ray task (rerun where its worker dies), results in order, the error in place of a call that
+    failed. The connection is closed after the block: a driver still connected when the cluster
+    goes away is ended by Ray itself."""
     ray = connect(address)
 
     def map_on_ray(function, calls: list[tuple]) -> list:
@@ -133,7 +136,10 @@ def workload_map(address: str, cpus: int = 1):
                 results.append(RuntimeError(f"on the cluster: {type(exc).__name__}: {first}"))
         return results
 
-    return map_on_ray
+    try:
+        yield map_on_ray
+    finally:
+        ray.shutdown()
 
 
 # --- the worker side -----------------------------------------------------------------------
