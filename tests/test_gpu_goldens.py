@@ -126,9 +126,12 @@ def _published_tasks(tmp_path_factory) -> dict[str, Path]:
         pytest.skip(f"{PUBLISHED_DEV} is absent: the published development records are not on this machine")
     out = tmp_path_factory.mktemp("published")
     tasks = {}
+    recorded = {p.name.removesuffix(".golden.npz") for p in PUBLISHED_GOLDENS.glob("*.golden.npz")}
     for file in sorted(PUBLISHED_DEV.glob("*.json")):
         for path in convert_records(file, out / file.stem)[0]:
             task = load_task(path)
+            if task.name not in recorded:  # no CUDA run on the GPU (transformer_0: no launches inferred)
+                continue
             launches, _, buffers = infer_launches(task, parse_cuda(task.source(), str(task.source_path())))
             if launches:
                 raw = task.model_dump(mode="json", exclude_none=True)
@@ -146,7 +149,7 @@ def published_tasks(tmp_path_factory):
 
 @pytest.mark.parametrize("name", sorted(p.name.removesuffix(".golden.npz") for p in PUBLISHED_GOLDENS.glob("*.golden.npz")))
 def test_published_records_compiled_agree_with_their_cuda_on_the_gpu(name, published_tasks, tmp_path):
-    """The compiler's translation of each published record's CUDA (1 and 2 threads) against that
+    """The compiler's translation of each published record's CUDA (2 threads) against that
     CUDA's outputs on the GPU; for the records whose CUDA disagrees with its C reference there,
     that disagreement is what is asserted, so that the evidence stays true."""
     task = load_task(published_tasks[name])
@@ -161,5 +164,5 @@ def test_published_records_compiled_agree_with_their_cuda_on_the_gpu(name, publi
         assert bool(disagree) == (name in INCONSISTENT), "\n".join(str(m) for m in disagree)
         if name not in INCONSISTENT:
             against_gpu = task.model_copy(update={"reference": Reference(kind="golden", path=str(gold))})
-            report = check(against_gpu, lower_task(task), sandbox, seeds=[seed], threads=[1, 2])
+            report = check(against_gpu, lower_task(task), sandbox, seeds=[seed], threads=[2])
             assert report.status == "correct", report.summary()
