@@ -75,7 +75,8 @@ class Buffer(_Strict):
     # seed instead of generated ones: real data captured from a program's run.
     data: str | None = None
     # Elements past the shape that the original kernels store to (a published TVM kernel made
-    # for a padded extent): allocated after the buffer, neither compared nor a violation.
+    # for a padded extent) or the reference reads: allocated after the buffer, neither compared
+    # nor a violation; an input's repeat its first elements.
     padding: int = Field(default=0, ge=0)
 
     @field_validator("shape")

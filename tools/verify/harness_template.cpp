@@ -21,7 +21,7 @@ static const unsigned char GUARD_BYTE = 0xCD;
 struct Buf {
   const char* name;
   size_t elems;
-  size_t pad_elems;  // stored to by the original past its shape: allocated, never compared
+  size_t pad_elems;  // past its shape, where the original stores or the reference reads: allocated, never compared
   size_t elem_size;
   int role;
   int kind;
