@@ -273,3 +273,16 @@ def test_padding_past_an_input_repeats_its_first_elements_and_past_an_output_is_
     past = wrap.replace("i < 11", "i < 12")
     r = check(task, past, box, seeds=[42])
     assert r.status == "incorrect" and "past the end of buffer 'c'" in messages(r)
+
+
+def test_times_of_an_output_the_sandbox_cut_keep_only_whole_numbers():
+    """Thousands of timed calls print more than a sandbox keeps: the TIMES line ends where the kept
+    head ends (its last number perhaps cut: `2.53` of `2.5340014e-06`); the samples before it count."""
+    from sandboxes.base import RunResult
+    from tools.verify.harness import parse_harness_output
+
+    cut = "TIMES 1e-06 2e-06 2.53\n... 300 KB of output, 170 KB not kept ...\n40014e-06 5e-06\nDONE 9\n"
+    run = parse_harness_output(RunResult("driver", 0, cut, "", 1.0, output_cut=True))
+    assert run.times == [1e-06, 2e-06] and run.done
+    whole = parse_harness_output(RunResult("driver", 0, "TIMES 1e-06 2e-06 3e-06\nDONE 3\n", "", 1.0))
+    assert whole.times == [1e-06, 2e-06, 3e-06]

@@ -125,6 +125,7 @@ class HarnessRun:
 
 
 _LINE = re.compile(r"^(INPUT_MODIFIED|OUT_OF_BOUNDS|RUN_DIFFERS|TIMES|DONE)\b(.*)$")
+_NUMBER = re.compile(r"[0-9.]+(?:e[-+][0-9]+)?")
 
 
 def parse_harness_output(result: RunResult, libraries: int = 1) -> list[HarnessRun] | HarnessRun:
@@ -146,7 +147,10 @@ def parse_harness_output(result: RunResult, libraries: int = 1) -> list[HarnessR
                 if tag == "DONE":
                     run.done, run.runs = True, int(rest[0])
                 elif tag == "TIMES":
-                    run.times = [float(t) for t in rest]
+                    # A sandbox keeps the head and the tail of a long output: the line then ends where the
+                    # kept head does, its last number perhaps cut short; the tail is no TIMES line.
+                    whole = rest[:-1] if result.output_cut else rest
+                    run.times = [float(t) for t in whole if _NUMBER.fullmatch(t)]
                 elif tag == "INPUT_MODIFIED":
                     run.input_modified.append((rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
                 elif tag == "OUT_OF_BOUNDS":

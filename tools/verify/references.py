@@ -261,7 +261,7 @@ class PythonReference(Reference):
         buf = _npz_bytes(inputs)
         job = {
             "module_dir": "mod", "module": self.module, "function": self.function,
-            "inputs": f"s{seed}/inputs.npz", "outputs": f"s{seed}/outputs.npz",
+            "inputs": f"s{seed}/inputs.npz", "outputs": f"s{seed}/outputs.npz", "times": f"s{seed}/times.txt",
             "scalars": scalar_values(self.task), "budget_s": budget_s,
             "outputs_expected": [b.name for b in output_buffers(self.task)],
         }
@@ -279,11 +279,8 @@ class PythonReference(Reference):
         return _shape_outputs(self.task, raw, f"python reference {self.module}:{self.function}")
 
     def time(self, seed, inputs, *, threads, budget_s):
-        out = self._job(seed, inputs, budget_s)
-        for line in out.splitlines():
-            if line.startswith("TIMES "):
-                return [float(t) for t in line.split()[1:]]
-        return []
+        self._job(seed, inputs, budget_s)
+        return [float(t) for t in self.box.get(f"s{seed}/times.txt").decode().split()]
 
     def close(self):
         self.box.close()
