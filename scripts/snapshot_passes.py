@@ -95,7 +95,16 @@ def outputs(task: Task) -> dict[str, object]:
 
 
 def snapshot(task: Task) -> dict[str, object]:
-    return {name: out if isinstance(out, str) and out.startswith(("raised ", "not lowered: ")) else _digest(out)
+    """The digests of `outputs`, with the task's directory (which the lowering names in its
+    comments) written as `<task>`: the same snapshot in any checkout."""
+    here = str(task.source_path().parent) if task.source_path() else None
+
+    def placed(out):
+        if here is None or out is None:
+            return out
+        return [o.replace(here, "<task>") for o in out] if isinstance(out, list) else out.replace(here, "<task>")
+
+    return {name: out if isinstance(out, str) and out.startswith(("raised ", "not lowered: ")) else _digest(placed(out))
             for name, out in outputs(task).items()}
 
 
