@@ -264,21 +264,19 @@ class KernelRuns:
         """The kernel's graph on a worker; its checkpoint, trace and result files recorded here. A
         worker's failure past Ray's retries raises (the tune node reports it and a rerun retries it)."""
         from .graph import build_graph
-        from .ray_runner import finished_outcome, record_reply, task_payload
-        from .runner import _config, thread_id_for
+        from .ray_runner import cluster_error, finished_outcome, record_reply, task_payload
+        from .runner import _config, finished_earlier, thread_id_for
 
         graph = build_graph(None, checkpointer=self.saver)
         thread_id = thread_id_for(task, self.cfg.llm)
-        snapshot = graph.get_state(_config(thread_id))
-        if snapshot.values.get("result") and not snapshot.next:
+        if finished_earlier(graph.get_state(_config(thread_id))):
             return finished_outcome(task, thread_id, graph=graph, out=self.out, trace=self.trace, skipped=True,
                                     node="earlier run")
         on_step(task.name, "ray", "sent to the Ray cluster")
         try:
             reply = self.ray.get(self._remote.remote(task_payload(task_path), self._settings_ref))
         except self.ray.exceptions.RayError as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-            raise RuntimeError(f"on the cluster: {type(exc).__name__}: {first}") from None
+            raise cluster_error(exc) from None
         on_step(task.name, "ray", f"ran on {reply['node']} ({reply['seconds']:.1f} s)")
         return record_reply(reply, task, graph=graph, saver=self.saver, trace=self.trace, out=self.out)
 

@@ -10,7 +10,6 @@ written under OUT, by one run at a time (OUT/port.lock).
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -63,11 +62,10 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
           console: Console, expected_output: Path | None, started: float) -> int:
     from .runner import CHECKPOINT_DB, trace_config
 
-    address = None
-    if cfg.tune and (cfg.ray_address or os.environ.get("RAY_ADDRESS")):
-        from .ray_runner import check_reachable, import_ray, ray_address
+    from .ray_runner import check_reachable, import_ray, ray_address
 
-        address = ray_address(cfg)
+    address = ray_address(cfg) if cfg.tune else None
+    if address is not None:
         import_ray()
         check_reachable(address)  # one line, before any work
     if expected_output is not None:  # kept in OUT so that later runs compare with it too

@@ -115,6 +115,13 @@ def _quiet_stderr():
         os.close(saved)
 
 
+def cluster_error(exc: Exception) -> RuntimeError:
+    """A Ray task's failure (its worker or node died past its retries, or its code raised) in one
+    line: the error's type and its last line, where Ray puts the cause."""
+    last = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+    return RuntimeError(f"on the cluster: {type(exc).__name__}: {last}")
+
+
 @contextlib.contextmanager
 def workload_map(address: str, cpus: int = 1):
     """A map for `bench.generator.generate` on the cluster at `address`, for the block: each call one
@@ -132,8 +139,7 @@ def workload_map(address: str, cpus: int = 1):
             try:
                 results.append(ray.get(ref))
             except ray.exceptions.RayError as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                results.append(RuntimeError(f"on the cluster: {type(exc).__name__}: {first}"))
+                results.append(cluster_error(exc))
         return results
 
     try:
@@ -275,7 +281,7 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
     """Every task as a Ray task on the cluster at `address`; one KernelOutcome per task, in order,
     each with `node` set. Finished kernels (in OUT/checkpoints.sqlite) are not sent again."""
     from agent.graph import build_graph
-    from agent.runner import (CHECKPOINT_DB, KernelOutcome, _config, _crashed, ignore_further_interrupts,
+    from agent.runner import (CHECKPOINT_DB, KernelOutcome, _config, _crashed, finished_earlier, ignore_further_interrupts,
                               open_checkpointer, print_reasons, summary_table, thread_id_for, trace_config)
     from agent.trace import TraceError, TraceWriter
 
@@ -311,7 +317,7 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
         for task, path in zip(tasks, task_paths):
             thread_id = thread_id_for(task, settings.llm)
             snapshot = graph.get_state(_config(thread_id))
-            if snapshot.values.get("result") and not snapshot.next:
+            if finished_earlier(snapshot):
                 trace.event("decision", kernel=task.name, node="run",
                             data={"next": "done", "reason": "finished in an earlier run; not redone", "thread_id": thread_id})
                 outcomes[task.name] = finished_outcome(task, thread_id, graph=graph, out=out, trace=trace, skipped=True,
@@ -326,8 +332,7 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
                 try:
                     reply = ray.get(ref)
                 except ray.exceptions.RayError as exc:  # the worker or node died past its retries, or the code raised
-                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-                    outcome = _crashed(task, RuntimeError(f"on the cluster: {type(exc).__name__}: {first}"), out=out,
+                    outcome = _crashed(task, cluster_error(exc), out=out,
                                        trace=trace, console=console)
                     outcomes[task.name] = outcome
                     continue

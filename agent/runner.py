@@ -259,6 +259,11 @@ def fan_out(tasks: list[Task], run_one: Callable[[Task], KernelOutcome], jobs: i
     return sorted(final["outcomes"], key=lambda o: order.get(o.name, len(order)))
 
 
+def finished_earlier(snapshot) -> bool:
+    """A kernel graph's state that holds a result and has nothing left to run: not redone."""
+    return bool(snapshot.values.get("result")) and not snapshot.next
+
+
 def run_kernel(
     task: Task,
     settings: Settings,
@@ -280,7 +285,7 @@ def run_kernel(
     config = _config(thread_id, settings)
     snapshot = graph.get_state(config)
     resumed = skipped = False
-    if snapshot.values.get("result") and not snapshot.next:
+    if finished_earlier(snapshot):
         skipped = True
         trace.event("decision", kernel=task.name, node="run", data={"next": "done", "reason": "finished in an earlier run; not redone", "thread_id": thread_id})
     else:

@@ -82,14 +82,10 @@ def workloads(cfg: GenConfig) -> dict[str, list[Workload]]:
     return out
 
 
-# Runs `prepare_workload` over (config, category, index) triples and returns their results in
-# order, an exception in place of a call that could not run: in this process by default;
-# `agent bench generate --ray` maps them over a Ray cluster.
+# Runs `prepare_workload` over (config, category, index) triples elsewhere (`agent bench generate
+# --ray`: a Ray cluster) and returns their results in order, an exception in place of a call that
+# could not run. Without one, each workload is prepared in this process.
 WorkloadMap = Callable[[Callable, list[tuple]], list]
-
-
-def _map_here(function: Callable, calls: list[tuple]) -> list:
-    return [function(*call) for call in calls]
 
 
 @dataclass
@@ -105,7 +101,7 @@ class Prepared:
     log: list[str] = field(default_factory=list)
 
 
-def generate(cfg: GenConfig, log: Log = lambda _: None, map_workloads: WorkloadMap = _map_here) -> GenResult:
+def generate(cfg: GenConfig, log: Log = lambda _: None, map_workloads: WorkloadMap | None = None) -> GenResult:
     """Raises TuningUnavailable (before any work) where tuning is asked for and cannot run. The
     expensive part of each workload (TVM's lowering, tuning and LLVM run) goes through
     `map_workloads`; the C references are then compiled and verified here, in one batch."""
@@ -119,7 +115,11 @@ def generate(cfg: GenConfig, log: Log = lambda _: None, map_workloads: WorkloadM
     for category, works in workloads(cfg).items():
         t0 = time.perf_counter()
         candidates = []
-        for work, prepared in zip(works, map_workloads(prepare_workload, [(cfg, category, i) for i in range(len(works))])):
+        if map_workloads is None:
+            results = [_prepare(work, cfg) for work in works]
+        else:
+            results = map_workloads(prepare_workload, [(cfg, category, i) for i in range(len(works))])
+        for work, prepared in zip(works, results):
             if isinstance(prepared, BaseException):  # the map could not run it (a cluster's worker died past its retries)
                 dropped[work.name] = f"{work.name}: not prepared: {prepared}"
                 log(f"  dropped {dropped[work.name]}")
@@ -140,10 +140,21 @@ def generate(cfg: GenConfig, log: Log = lambda _: None, map_workloads: WorkloadM
     return GenResult(records, dropped, round(time.perf_counter() - start, 2), per_cat, tuning)
 
 
+_WORKLOADS: dict[str, dict[str, list[Workload]]] = {}  # a worker's workloads, by configuration
+
+
 def prepare_workload(cfg: GenConfig, category: str, index: int) -> Prepared:
-    """The `index`-th workload of `category` (rebuilt from the configuration, which is deterministic
-    for its seed, so that a worker elsewhere needs only these three values)."""
-    work = workloads(cfg)[category][index]
+    """The `index`-th workload of `category`, prepared on a worker: rebuilt from the configuration
+    (deterministic for its seed, so that only these three values travel), once per configuration
+    and worker process."""
+    key = repr(cfg)
+    if key not in _WORKLOADS:
+        _WORKLOADS[key] = workloads(cfg)
+    return _prepare(_WORKLOADS[key][category][index], cfg)
+
+
+def _prepare(work: Workload, cfg: GenConfig) -> Prepared:
+    """One workload lowered by TVM (tuned with cfg.tune_trials) and run by TVM's LLVM build."""
     out = Prepared(work.name)
     try:
         low, tuned = lower(work, cfg.tune_trials, cfg.seed)

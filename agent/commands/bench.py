@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 from rich.console import Console
@@ -48,14 +47,13 @@ def generate(out: Path, *, ops: list[str], graphs: int, seed: int, pairs: bool, 
     gen = GenConfig(seed=seed, ops=names, per_op=0 if only_blocks else per_op, graphs=graphs, blocks=blocks,
                     tune_trials=tune_trials)
     tuned = f", C references tuned with {tune_trials} MetaSchedule trials each" if tune_trials else ""
-    cluster: contextlib.AbstractContextManager = contextlib.nullcontext(None)
-    if ray or (settings and settings.ray_address) or os.environ.get("RAY_ADDRESS"):
-        from agent.ray_runner import ray_address, workload_map
+    from agent.ray_runner import ray_address, workload_map
 
-        address = ray_address(settings or load_settings(), ray)
-        if address is not None:
-            cluster = workload_map(address)  # Ray missing or unreachable: one line, before any work
-            tuned += f", each workload a Ray task on {address}"
+    cluster: contextlib.AbstractContextManager = contextlib.nullcontext(None)
+    address = ray_address(settings or load_settings(), ray)
+    if address is not None:
+        cluster = workload_map(address)  # Ray missing or unreachable: one line, before any work
+        tuned += f", each workload a Ray task on {address}"
     with cluster as map_on_cluster:
         console.print(f"generating into {out} (seed {seed}{tuned}) ...")
         try:
