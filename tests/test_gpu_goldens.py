@@ -113,7 +113,14 @@ PUBLISHED_GOLDENS = Path(__file__).resolve().parents[1] / "bench" / "results" / 
 # agree with both.
 INCONSISTENT = {
     "topology_expansion_1": "its first kernel's guard stores 72 of T_divide's 2565 elements",
-    "wavenet_1": "its C reference reads past four 64-channel weights (128 channels of each)",
+}
+# Records whose goldens were dropped because the launches they ran with were wrongly inferred:
+# named here, with why, until a GPU machine records them again.
+PUBLISHED_AWAITING_GOLDENS = {
+    "wavenet_1": "its 2026-12-04 goldens ran the kernels with parameters bound by a guess (47 kernels whose "
+                 "parameters are all `ph`/`conv1d_ncw`/`pad_temp`); they are now bound by the C reference's "
+                 "stages. Record with scripts/record_gpu_goldens.py on the converted task",
+    "transformer_0": "no launches were inferred on 2026-12-04, so its CUDA did not run",
 }
 
 
@@ -130,7 +137,8 @@ def _published_tasks(tmp_path_factory) -> dict[str, Path]:
     for file in sorted(PUBLISHED_DEV.glob("*.json")):
         for path in convert_records(file, out / file.stem)[0]:
             task = load_task(path)
-            if task.name not in recorded:  # no CUDA run on the GPU (transformer_0: no launches inferred)
+            if task.name not in recorded:  # no CUDA run on the GPU with the launches inferred now
+                assert task.name in PUBLISHED_AWAITING_GOLDENS, f"{task.name}: no goldens, and none awaited"
                 continue
             launches, _, buffers = infer_launches(task, parse_cuda(task.source(), str(task.source_path())))
             if launches:
@@ -145,6 +153,11 @@ def _published_tasks(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def published_tasks(tmp_path_factory):
     return _published_tasks(tmp_path_factory)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_AWAITING_GOLDENS))
+def test_published_records_awaiting_goldens_have_none(name):
+    assert not (PUBLISHED_GOLDENS / f"{name}.golden.npz").exists(), f"{name} has goldens now: drop it from the list"
 
 
 @pytest.mark.parametrize("name", sorted(p.name.removesuffix(".golden.npz") for p in PUBLISHED_GOLDENS.glob("*.golden.npz")))

@@ -349,3 +349,90 @@ def test_a_guard_that_leaves_part_of_an_output_unwritten_is_said():
     found = infer(task, _module(("default_function_kernel", ["float * compute", "float * ph_0"])))
     assert found.launches is not None
     assert "at this launch its stores reach 8 of the 10 elements of compute" in found.explanation
+
+
+# A branch, as in a residual block: kernel_2 reads what kernel 0 wrote, not the latest buffer of
+# that name (kernel_1's). Every kernel names its parameters `conv`/`conv_1`, as TVM does; only the
+# C reference's stages, one per kernel, say which value each is.
+BRANCH = """
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel(float* __restrict__ conv, float* __restrict__ ph) {
+  conv[((int)threadIdx.x)] = (ph[((int)threadIdx.x)] * 2.000000e+00f);
+}
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel_1(float* __restrict__ conv, float* __restrict__ conv_1) {
+  conv[((int)threadIdx.x)] = (conv_1[((int)threadIdx.x)] + 1.000000e+00f);
+}
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel_2(float* __restrict__ conv, float* __restrict__ conv_1) {
+  conv[((int)threadIdx.x)] = (conv_1[((int)threadIdx.x)] * 3.000000e+00f);
+}
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel_3(float* __restrict__ T_out, float* __restrict__ conv, float* __restrict__ conv_1) {
+  T_out[((int)threadIdx.x)] = (conv[((int)threadIdx.x)] - conv_1[((int)threadIdx.x)]);
+}
+"""
+BRANCH_C = """
+#include <stdint.h>
+void default_function_kernel(float* T_out, float* x) {
+  float a[64];
+  float b[64];
+  float c[64];
+  for (int32_t i = 0; i < 64; ++i) {
+    a[i] = (x[i] * 2.000000e+00f);
+  }
+  for (int32_t i = 0; i < 64; ++i) {
+    b[i] = (a[i] + 1.000000e+00f);
+  }
+  for (int32_t i = 0; i < 64; ++i) {
+    c[i] = (a[i] * 3.000000e+00f);
+  }
+  for (int32_t i = 0; i < 64; ++i) {
+    T_out[i] = (c[i] - b[i]);
+  }
+}
+"""
+
+
+def _branch_task(tmp_path, c_source: str):
+    (tmp_path / "ref.c").write_text(c_source)
+    return parse_task({
+        "name": "branch", "cuda_code": BRANCH,
+        "buffers": [{"name": "ph", "dtype": "float32", "shape": [64], "role": "input"},
+                    {"name": "T_out", "dtype": "float32", "shape": [64], "role": "output"}],
+        "reference": {"kind": "c", "path": "ref.c", "function": "default_function_kernel", "args": ["T_out", "ph"]},
+    }, base_dir=tmp_path)
+
+
+BRANCH_MODULE = _module(("default_function_kernel", ["float * conv", "float * ph"]),
+                        ("default_function_kernel_1", ["float * conv", "float * conv_1"]),
+                        ("default_function_kernel_2", ["float * conv", "float * conv_1"]),
+                        ("default_function_kernel_3", ["float * T_out", "float * conv", "float * conv_1"]))
+
+
+def test_the_c_reference_stages_bind_parameters_that_names_and_sizes_leave_open(tmp_path):
+    found = infer(_branch_task(tmp_path, BRANCH_C), BRANCH_MODULE)
+    assert found.launches is not None, found.explanation
+    # kernel_2 reads the reference's `a`, which its first stage wrote, not kernel_1's `b`; kernel_3
+    # reads `c` and `b` in the order the reference's last stage first loads them
+    assert [l.args for l in found.launches] == [["a", "ph"], ["b", "a"], ["c", "a"], ["T_out", "c", "b"]]
+    assert "buffers of its stage of the C reference (4 stages" in found.explanation
+
+
+def test_a_reference_with_other_stages_leaves_the_bindings_to_the_sequence(tmp_path):
+    # one fused loop for the four kernels: the stages do not align, and the names decide as before
+    fused = BRANCH_C.replace("  }\n  for (int32_t i = 0; i < 64; ++i) {\n", "")
+    found = infer(_branch_task(tmp_path, fused), BRANCH_MODULE)
+    assert found.launches is not None, found.explanation
+    assert "stage of the C reference" not in found.explanation
+
+
+def test_a_branch_bound_by_the_reference_stages_compiles_correct(tmp_path):
+    from agent.toolbox import infer_launches
+    from sandboxes import LocalSandbox
+    from tools.cuda import lower_task, parse_cuda
+    from tools.verify import check
+
+    task = _branch_task(tmp_path, BRANCH_C)
+    launches, how, buffers = infer_launches(task, parse_cuda(task.source(), "branch.cu"))
+    assert launches, how
+    task = task.model_copy(update={"launches": launches, "buffers": buffers})
+    with LocalSandbox(root=tmp_path) as sandbox:
+        report = check(task, lower_task(task), sandbox, threads=[1])
+    assert report.status == "correct", report.summary()

@@ -346,6 +346,7 @@ class Access:
     loops: tuple[Loop, ...]
     atomic: bool = False
     statement: int = 0  # which statement or expression of the body, in order
+    stage: int = 0  # which top-level statement of the body
 
 
 @dataclass
@@ -357,6 +358,7 @@ class KernelBody:
     problems: list[str] = field(default_factory=list)
     text: str = ""  # the body's tokens, spaced for pattern matching
     launch_bounds: list[str] | None = None  # tokens of the first __launch_bounds__ argument
+    outer_arrays: set[str] = field(default_factory=set)  # arrays declared by top-level statements
 
 
 def kernel_definition(tokens: list[str], name: str) -> tuple[list[str], list[str]] | None:
@@ -380,6 +382,7 @@ class _Walker:
     def __init__(self, body: KernelBody) -> None:
         self.body = body
         self.statements = 0
+        self.stage = 0
 
     def block(self, toks: list[str], guards: tuple, loops: tuple) -> None:
         i = 0
@@ -575,9 +578,9 @@ class _Walker:
             index = None
         nxt = toks[matching(toks, j) + 1] if matching(toks, j) + 1 < len(toks) else ""
         compound = written and nxt not in ("=",)
-        self.body.accesses.append(Access(base, index, written, width, guards, loops, atomic, self.statements))
+        self.body.accesses.append(Access(base, index, written, width, guards, loops, atomic, self.statements, self.stage))
         if compound or atomic:
-            self.body.accesses.append(Access(base, index, False, width, guards, loops, atomic, self.statements))
+            self.body.accesses.append(Access(base, index, False, width, guards, loops, atomic, self.statements, self.stage))
 
     def _vector_access(self, toks, j, written, guards, loops) -> None:
         """`*(float2*)(buf + index)`: a vector access of `width` elements."""
@@ -594,7 +597,8 @@ class _Walker:
                 index = parse_expr(index_toks) if index_toks else None
             except Unknown:
                 index = None
-            self.body.accesses.append(Access(inner[0], index, written, width, guards, loops, statement=self.statements))
+            self.body.accesses.append(Access(inner[0], index, written, width, guards, loops, statement=self.statements,
+                                             stage=self.stage))
 
 
 def _assignment_at(toks: list[str]) -> int | None:
@@ -640,7 +644,13 @@ def read_kernel(source: str, name: str) -> KernelBody | None:
         k = head.index("__launch_bounds__") + 1
         args = head[k + 1:matching(head, k)]
         body.launch_bounds = args[:args.index(",")] if "," in args else args
-    _Walker(body).block(toks, (), ())
+    walker, i, guards = _Walker(body), 0, ()
+    while i < len(toks):  # the top-level statements one by one, each a stage
+        accessed, declared = len(body.accesses), set(body.arrays)
+        i, guards = walker.statement(toks, i, guards, ())
+        if len(body.accesses) == accessed:
+            body.outer_arrays |= set(body.arrays) - declared
+        walker.stage += 1
     return body
 
 
@@ -730,7 +740,7 @@ def _infer(task: Task, module) -> Inference:
         return _infer_sequence(task, numbered)
     source = task.source()
     kernels = [_bind(task, k, source) for k in module.kernels]
-    sizes: dict[str, int | None] = {b.name: b.size for b in task.buffers}
+    sizes: dict[str, int | None] = {b.name: _reach(b) for b in task.buffers}
     scratch: dict[str, str] = {}  # new scratch buffer -> dtype
     for k in kernels:
         for param, name in k.params.items():
@@ -765,6 +775,12 @@ def _infer(task: Task, module) -> Inference:
         text += " | intermediates: " + ", ".join(f"{b.name} ({b.dtype}[{b.shape[0]}], scratch)" for b in new)
     padding = _padding(task, stores)
     return Inference(launches, new, text + _padding_text(task, padding), padding)
+
+
+def _reach(buffer: Buffer) -> int:
+    """The elements a kernel may access through a task buffer: its own and the padding past it that
+    the reference reads (a published record whose C, like its CUDA, reads past a weight)."""
+    return buffer.size + buffer.padding
 
 
 def _padding(task: Task, stores: dict[str, int]) -> dict[str, int]:
@@ -812,6 +828,7 @@ class _Version:
     extent: int = 0
     hint: int | None = None  # the size of the output it is likely to be, until its extent is known
     consumed: bool = False  # a later kernel reads what it holds last, without writing it
+    home: str | None = None  # the C reference's array that holds it, where the reference gave the bindings
 
 
 def _stem(name: str) -> str:
@@ -827,21 +844,29 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     among a family (`ph`, `ph_1`, ...) or unnamed, the input of its dtype whose size fits what the
     kernel reads (the same size first, then one not taken yet, in signature order). At the end the
     buffers left unread of a name are the task outputs of that name (in order), or the outputs
-    nothing else writes whose size they have; the rest are scratch buffers."""
+    nothing else writes whose size they have; the rest are scratch buffers.
+    Where the C reference has a stage per kernel (reference_flow), its buffers bind the parameters
+    instead: a kernel's parameter is the task buffer or the value of the reference's array that
+    its stage uses."""
     source = task.source()
     scalars = {s.name: s.value for s in task.scalars}
     by_name = {b.name: b for b in task.buffers}
     inputs = [b for b in task.buffers if b.role in ("input", "inout")]
     versions: list[_Version] = []
     latest: dict[str, int] = {}  # parameter name -> index of its current version
-    sizes: dict[str, int | None] = {b.name: b.size for b in task.buffers}
+    sizes: dict[str, int | None] = {b.name: _reach(b) for b in task.buffers}
     taken: set[str] = set()
     planned = []  # (kernel, cfg, {param: version index or task buffer name}, args)
     notes: list[str] = []
+    bodies = []
     for info in infos:
         body = read_kernel(source, info.name)
         if body is None:
             raise InferenceError(f"the body of kernel {info.name} is not in the source")
+        bodies.append(body)
+    flow = reference_flow(task, infos, bodies)
+    homes: dict[str, int] = {}  # the reference's array -> index of the version it holds now
+    for info, body in zip(infos, bodies):
         reads = {a.base for a in body.accesses if not a.write}
         writes = {a.base for a in body.accesses if a.write}
         binding: dict[str, int | str] = {}
@@ -856,35 +881,23 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
             else:
                 args.append(p.name)
         starts = _initialized(body)
-        for p in pointers:  # what the kernel stores before it reads starts a new buffer of that name
-            if p.name in writes and (p.name in starts or not any(_stem(v.param) == _stem(p.name) for v in versions)):
-                versions.append(_Version(p.name, _pointee_dtype(p.type, info.name), info.name, hint=_output_size(task, p.name)))
-                latest[p.name] = binding[p.name] = len(versions) - 1
         pending: dict[str, list] = {}
-        for p in pointers:
-            if p.name in binding:
-                continue
-            dtype = _pointee_dtype(p.type, info.name)
-            # Earlier buffers of its stem, those of its very name first (a graph whose names are its
-            # own, `conv2d_nchw_2`), then the latest first.
-            earlier = sorted((i for i in range(len(versions)) if _stem(versions[i].param) == _stem(p.name)
-                              and versions[i].dtype == dtype and i not in binding.values()),
-                             key=lambda i: (versions[i].param != p.name, -i))
-            # TVM names placeholders `ph`, `ph_1`, ... and a kernel's own `ph` may be any of them; where
-            # the task has no bare `ph`, its names (`ph_0`, `ph_3`) are the buffers' own.
-            family = [b for b in inputs if _stem(b.name) == _stem(p.name) and b.dtype == dtype]
-            if _stem(p.name) not in by_name:
-                family = []
-            named = [c for c in _candidates(p.name) if c in by_name and by_name[c].role in ("input", "inout")]
-            if earlier:
-                pending[p.name] = earlier
-            elif named and len(family) <= 1:
-                binding[p.name] = named[0]
-            else:
-                pending[p.name] = family if len(family) > 1 else [b for b in inputs if b.dtype == dtype]
-                if not pending[p.name]:
-                    raise InferenceError(f"kernel {info.name} reads {p.name}, which no earlier kernel writes "
-                                         f"and no input of the task of its type ({dtype}) can be")
+        if flow is not None:
+            for p in pointers:
+                target = flow.params[info.name][p.name]
+                home = target[1:] if target.startswith("%") else None
+                if home is None:
+                    binding[p.name] = target
+                elif p.name in writes and (p.name in starts or home not in homes):
+                    versions.append(_Version(p.name, _pointee_dtype(p.type, info.name), info.name,
+                                             hint=flow.stored.get((info.name, home)), home=home))
+                    homes[home] = binding[p.name] = len(versions) - 1
+                elif home in homes:
+                    binding[p.name] = homes[home]
+                else:
+                    raise InferenceError(f"kernel {info.name} reads {p.name}, the reference's {home}, before any kernel writes it")
+        else:
+            _choices(task, info, pointers, writes, starts, versions, latest, binding, pending)
         cfg = _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes)
         taken.update(v for v in binding.values() if isinstance(v, str))
         for param, index in binding.items():
@@ -895,12 +908,20 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
                 v = versions[int(name[1:])]
                 v.extent = max(v.extent, extent)
         planned.append((info, cfg, binding, args))
-    _bind_outputs(task, versions, notes)
+    if flow is None:
+        _bind_outputs(task, versions, notes)
+    else:
+        stored = {v for _, _, binding, _ in planned for v in binding.values()}
+        unwritten = [b.name for b in task.buffers if b.role in ("output", "inout") and b.name not in stored]
+        if unwritten:
+            raise InferenceError(f"no kernel's stage of the C reference stores to output(s) {unwritten}")
+        notes.append(f"each kernel's parameters are the buffers of its stage of the C reference ({flow.stages} "
+                     "stages, one per kernel in launch order, their buffers paired in the order of first access)")
     scratch_names: dict[int, str] = {}
     used = set(by_name)
     for i, v in enumerate(versions):
         if v.buffer is None:
-            stem = v.param.removesuffix("_ptr")  # TVM calls buffer `x`'s parameter `x_ptr`
+            stem = v.home or v.param.removesuffix("_ptr")  # TVM calls buffer `x`'s parameter `x_ptr`
             name = stem if stem not in used else next(f"{stem}_v{n}" for n in range(2, 10_000) if f"{stem}_v{n}" not in used)
             used.add(name)
             scratch_names[i] = name
@@ -932,12 +953,48 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     return Inference(launches, new, out + _padding_text(task, padding), padding)
 
 
+def _choices(task: Task, info, pointers, writes, starts, versions, latest, binding, pending) -> None:
+    """Without a reference that gives the bindings: what each pointer parameter of kernel `info`
+    may be. Fills `binding` with what is decided (a new version, a task buffer by name) and
+    `pending` with the candidates of the rest, for _configure_choosing."""
+    by_name = {b.name: b for b in task.buffers}
+    inputs = [b for b in task.buffers if b.role in ("input", "inout")]
+    for p in pointers:  # what the kernel stores before it reads starts a new buffer of that name
+        if p.name in writes and (p.name in starts or not any(_stem(v.param) == _stem(p.name) for v in versions)):
+            versions.append(_Version(p.name, _pointee_dtype(p.type, info.name), info.name, hint=_output_size(task, p.name)))
+            latest[p.name] = binding[p.name] = len(versions) - 1
+    for p in pointers:
+        if p.name in binding:
+            continue
+        dtype = _pointee_dtype(p.type, info.name)
+        # Earlier buffers of its stem, those of its very name first (a graph whose names are its
+        # own, `conv2d_nchw_2`), then the latest first.
+        earlier = sorted((i for i in range(len(versions)) if _stem(versions[i].param) == _stem(p.name)
+                          and versions[i].dtype == dtype and i not in binding.values()),
+                         key=lambda i: (versions[i].param != p.name, -i))
+        # TVM names placeholders `ph`, `ph_1`, ... and a kernel's own `ph` may be any of them; where
+        # the task has no bare `ph`, its names (`ph_0`, `ph_3`) are the buffers' own.
+        family = [b for b in inputs if _stem(b.name) == _stem(p.name) and b.dtype == dtype]
+        if _stem(p.name) not in by_name:
+            family = []
+        named = [c for c in _candidates(p.name) if c in by_name and by_name[c].role in ("input", "inout")]
+        if earlier:
+            pending[p.name] = earlier
+        elif named and len(family) <= 1:
+            binding[p.name] = named[0]
+        else:
+            pending[p.name] = family if len(family) > 1 else [b for b in inputs if b.dtype == dtype]
+            if not pending[p.name]:
+                raise InferenceError(f"kernel {info.name} reads {p.name}, which no earlier kernel writes "
+                                     f"and no input of the task of its type ({dtype}) can be")
+
+
 def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes) -> _Config:
     """The kernel's configuration, choosing first what each pending parameter is: of its candidates
     (earlier versions by index, latest first, or task inputs in signature order), the one whose
     size is what the kernel reads, else the first large enough, an input not taken yet first."""
     def size_of(c) -> int:
-        return versions[c].extent if isinstance(c, int) else c.size
+        return versions[c].extent if isinstance(c, int) else _reach(c)
 
     def choose(param, candidates, extent):
         free = [c for c in candidates if _key(c) not in binding.values()]
@@ -1509,37 +1566,160 @@ def _check(k: _Kernel, cfg: _Config, sizes, constants) -> None:
 
 # --- extents of a C function's parameters ----------------------------------------------
 
+def _c_function(source: str, function: str) -> KernelBody | None:
+    """The body of the plain C function `function`, read as a kernel's is; None where it is not there."""
+    text = re.sub(rf"(?<![\w.])((?:void|int32_t|int)\s+{re.escape(function)}\s*\()", r"__global__ \1", source, count=1)
+    try:
+        return read_kernel(text, function)
+    except (Unknown, IndexError, ValueError, KeyError):
+        return None
+
+
+def _access_range(body: KernelBody, acc: Access) -> tuple[int, int] | None:
+    """(lowest, one past the highest) element an access of a plain C function reaches over every
+    iteration of its loops under the guards this reader evaluates; None where it reaches nothing.
+    Raises for an access this reader does not follow."""
+    unit = (1, 1, 1)
+    lo, hi = None, None
+    for env in _space(body, acc, _names(acc, body), unit, unit, {}, {}):
+        index, mask = _values(body, acc, env)
+        if mask.any():
+            chosen = index[mask]
+            low, high = int(chosen.min()), int(chosen.max()) + acc.width
+            lo = low if lo is None else min(lo, low)
+            hi = high if hi is None else max(hi, high)
+    return None if lo is None else (lo, hi)
+
+
+_NOT_FOLLOWED = (Unknown, IndexError, ValueError, KeyError, TypeError, ZeroDivisionError)
+
+
 def c_access_extents(source: str, function: str, params: list[str]) -> dict[str, tuple[int, int]]:
     """(lowest, one past the highest) element each parameter of the plain C function `function`
     accesses, over every iteration of its loops under the guards this reader evaluates (a C
     reference of HPCTransEval: TVM's CPU code). Accesses this reader does not follow count for
     nothing; a parameter with no access it follows is absent."""
-    text = re.sub(rf"(?<![\w.])((?:void|int32_t|int)\s+{re.escape(function)}\s*\()", r"__global__ \1", source, count=1)
-    try:
-        body = read_kernel(text, function)
-    except (Unknown, IndexError, ValueError, KeyError):
-        return {}
+    body = _c_function(source, function)
     if body is None:
         return {}
     out: dict[str, tuple[int, int]] = {}
     wanted = set(params)
-    unit = (1, 1, 1)
     for acc in body.accesses:
         if acc.base not in wanted:
             continue
         try:
-            names = _names(acc, body)
-            lo, hi = None, None
-            for env in _space(body, acc, names, unit, unit, {}, {}):
-                index, mask = _values(body, acc, env)
-                if mask.any():
-                    chosen = index[mask]
-                    low, high = int(chosen.min()), int(chosen.max()) + acc.width
-                    lo = low if lo is None else min(lo, low)
-                    hi = high if hi is None else max(hi, high)
-        except (Unknown, IndexError, ValueError, KeyError, TypeError, ZeroDivisionError):
+            reach = _access_range(body, acc)
+        except _NOT_FOLLOWED:
             continue
-        if lo is not None:
+        if reach is not None:
             old = out.get(acc.base)
-            out[acc.base] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+            out[acc.base] = reach if old is None else (min(old[0], reach[0]), max(old[1], reach[1]))
     return out
+
+
+# --- the C reference's stages ----------------------------------------------------------
+
+
+@dataclass
+class ReferenceStage:
+    """A top-level statement of a C reference that touches its buffers (parameters and arrays of
+    the whole function): TVM's CPU code computes one operator per loop nest, in the order its
+    CUDA launches one kernel per operator."""
+
+    index: int  # which top-level statement of the function
+    written: list[str]  # the buffers it stores to, in the order of their first access
+    read: list[str]  # the buffers it only loads from, in the order of their first access
+
+
+@dataclass
+class ReferenceFlow:
+    """Each kernel's pointer parameters as the buffers its stage of the C reference uses."""
+
+    params: dict[str, dict[str, str]]  # kernel -> parameter -> task buffer, or "%" + the reference's array
+    stored: dict[tuple[str, str], int]  # (kernel, reference array) -> one past the last element its stage stores
+    stages: int
+
+
+def reference_stages(source: str, function: str) -> tuple[list[str], list[ReferenceStage], KernelBody] | None:
+    """The C function's pointer parameters in order and its stages, or None where it cannot be read."""
+    body = _c_function(source, function)
+    if body is None:
+        return None
+    toks = tokenize(source)
+    at = next((i for i in range(len(toks) - 1) if toks[i] == function and toks[i + 1] == "("), None)
+    if at is None:
+        return None
+    params, part = [], []
+    for tok in toks[at + 2:matching(toks, at + 1)] + [","]:
+        if tok != ",":
+            part.append(tok)
+            continue
+        names = [t for t in part if re.match(r"[A-Za-z_]\w*$", t) and not is_type_word(t)]
+        if "*" in part and names:
+            params.append(names[-1])
+        part = []
+    buffers = set(params) | body.outer_arrays
+    stages: dict[int, tuple[dict[str, None], set[str]]] = {}
+    for acc in body.accesses:
+        if acc.base in buffers:
+            order, written = stages.setdefault(acc.stage, ({}, set()))
+            order.setdefault(acc.base)
+            if acc.write:
+                written.add(acc.base)
+    return params, [ReferenceStage(i, [b for b in order if b in written], [b for b in order if b not in written])
+                    for i, (order, written) in sorted(stages.items())], body
+
+
+def reference_flow(task: Task, infos: list, bodies: list[KernelBody]) -> ReferenceFlow | None:
+    """What each kernel's pointer parameters are, from the task's C reference where it has one stage
+    per kernel, in launch order, that stores to as many buffers as the kernel and only loads from as
+    many: the buffers pair in the order of their first access (TVM prints one operator's code for
+    the CPU and the GPU from one expression). None where the reference does not align so."""
+    ref = task.reference
+    if ref.kind != "c" or not ref.path or not ref.function:
+        return None
+    try:
+        read = reference_stages(task.path_of(ref.path).read_text(), ref.function)
+    except OSError:
+        return None
+    if read is None:
+        return None
+    c_params, stages, c_body = read
+    if len(stages) != len(infos):
+        return None
+    task_names = dict(zip(c_params, ref.args or c_params))
+    dtypes = {b.name: b.dtype for b in task.buffers}
+    flow = ReferenceFlow({}, {}, len(stages))
+    written: set[str] = set()
+    for info, body, stage in zip(infos, bodies, stages):
+        pointers = {p.name: p.type for p in info.params if "*" in p.type or "[" in p.type}
+        order = list(dict.fromkeys(a.base for a in body.accesses if a.base in pointers))
+        stores = {a.base for a in body.accesses if a.write}
+        mine = [p for p in order if p in stores], [p for p in order if p not in stores]
+        if (set(order) != set(pointers) or len(mine[0]) != len(stage.written) or len(mine[1]) != len(stage.read)
+                or any(c not in task_names and c not in written for c in stage.read)):
+            return None
+        params = {}
+        for param, c in [*zip(mine[0], stage.written), *zip(mine[1], stage.read)]:
+            if c in task_names:
+                name = task_names[c]
+                if dtypes.get(name) != _pointee_dtype(pointers[param], info.name):
+                    return None
+                params[param] = name
+            else:
+                params[param] = "%" + c
+        for c in stage.written:
+            if c not in task_names:
+                reach = []
+                for acc in c_body.accesses:
+                    if acc.base == c and acc.write and acc.stage == stage.index:
+                        try:
+                            reach.append(_access_range(c_body, acc))
+                        except _NOT_FOLLOWED:
+                            pass
+                ends = [r[1] for r in reach if r]
+                if ends:
+                    flow.stored[(info.name, c)] = max(ends)
+        written |= set(stage.written)
+        flow.params[info.name] = params
+    return flow
