@@ -277,3 +277,21 @@ __global__ void halves(const float* x, float* y, int n) {
     assert report.correct, report.summary()
     template = lower_task(load_task(ROOT / "kernels" / "reduce_two_pass_template" / "task.json"))
     assert kernel_shapes(template, C.kernels(template)[0])["BLOCK"] == Shape(0, True, False)
+
+
+@pytest.mark.parametrize("name", ["atomic_float_scatter_add", "atomic_cas_loops", "histogram_shared_atomics"])
+def test_the_serial_twin_of_a_kernel_with_atomics_makes_them_plain(name, box):
+    # nothing runs beside the calling thread there, so its atomics need no lock prefix or CAS loop;
+    # the parallel nest keeps the real ones
+    task = load_task(ROOT / "kernels" / name / "task.json")
+    ctx, faithful = Context(task), lower_task(task)
+    serial = serial_small_grids(ctx, faithful)
+    assert serial is not None
+    twins = [k.body(serial).split("} else {", 1) for k in C.kernels(serial)
+             if "small launches on the calling thread" in k.body(serial)]
+    assert twins
+    for twin, parallel in twins:
+        assert "CUDA_CPU_ONE_THREAD_ATOMICS" in twin and "CUDA_CPU_ONE_THREAD_ATOMICS" not in parallel
+    assert "CUDA_CPU_ONE_THREAD_ATOMICS" not in (parallel_small_grids(ctx, serial) or "")
+    report = check(task, serial, box, seeds=[11, 12], threads=[1, 2])
+    assert report.correct, report.summary()

@@ -639,7 +639,9 @@ def _serial_twin(body: str, below: int) -> str | None:
     nest, ind = body[m.end():end], m["ind"]
     indented = "\n".join("    " + line if line.strip() else line for line in nest.split("\n"))
     pragma = body[m.start():m.end()]
-    text = (f"{ind}if ({_TOTAL_THREADS} < {below}ull) {{  {_SMALL}\n"
+    # no other thread runs beside the serial twin: its atomics are plain loads and stores
+    plain = f"{ind}    CUDA_CPU_ONE_THREAD_ATOMICS  // tools.optimize: no other thread to race\n" if "atomic" in nest else ""
+    text = (f"{ind}if ({_TOTAL_THREADS} < {below}ull) {{  {_SMALL}\n{plain}"
             f"{indented}\n{ind}}} else {{\n    {pragma}{indented}\n{ind}}}")
     return body[:m.start()] + text + body[end:]
 

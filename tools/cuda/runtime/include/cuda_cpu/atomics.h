@@ -117,3 +117,48 @@ CUDA_CPU_ATOMIC_SCOPES(atomicAnd)
 CUDA_CPU_ATOMIC_SCOPES(atomicOr)
 CUDA_CPU_ATOMIC_SCOPES(atomicXor)
 #undef CUDA_CPU_ATOMIC_SCOPES
+
+// The same operations for code that no other thread runs beside: a launch the optimizer runs
+// whole on the calling thread.  Plain loads and stores, which the compiler can keep in registers
+// and vectorize.  A block that declares CUDA_CPU_ONE_THREAD_ATOMICS calls these for arithmetic
+// types; other types (__half, vectors) still find theirs by argument-dependent lookup.
+#include <type_traits>
+namespace cuda_cpu::one_thread {
+template <class T>
+using if_arithmetic = std::enable_if_t<std::is_arithmetic_v<T>, T>;
+
+template <class T, class V>
+inline if_arithmetic<T> atomicAdd(T* a, V v) { T old = *a; *a = old + static_cast<T>(v); return old; }
+template <class T, class V>
+inline if_arithmetic<T> atomicSub(T* a, V v) { T old = *a; *a = old - static_cast<T>(v); return old; }
+template <class T, class V>
+inline if_arithmetic<T> atomicExch(T* a, V v) { T old = *a; *a = static_cast<T>(v); return old; }
+template <class T, class V>
+inline if_arithmetic<T> atomicMin(T* a, V v) { T old = *a; if (static_cast<T>(v) < old) *a = static_cast<T>(v); return old; }
+template <class T, class V>
+inline if_arithmetic<T> atomicMax(T* a, V v) { T old = *a; if (static_cast<T>(v) > old) *a = static_cast<T>(v); return old; }
+template <class T, class V>
+inline if_arithmetic<T> atomicInc(T* a, V limit) { T old = *a; *a = old >= static_cast<T>(limit) ? T(0) : T(old + 1); return old; }
+template <class T, class V>
+inline if_arithmetic<T> atomicDec(T* a, V limit) {
+    T old = *a;
+    *a = (old == 0 || old > static_cast<T>(limit)) ? static_cast<T>(limit) : T(old - 1);
+    return old;
+}
+template <class T, class C, class V>
+inline if_arithmetic<T> atomicCAS(T* a, C compare, V v) { T old = *a; if (old == static_cast<T>(compare)) *a = static_cast<T>(v); return old; }
+template <class T, class V>
+inline if_arithmetic<T> atomicAnd(T* a, V v) { T old = *a; *a = old & static_cast<T>(v); return old; }
+template <class T, class V>
+inline if_arithmetic<T> atomicOr(T* a, V v) { T old = *a; *a = old | static_cast<T>(v); return old; }
+template <class T, class V>
+inline if_arithmetic<T> atomicXor(T* a, V v) { T old = *a; *a = old ^ static_cast<T>(v); return old; }
+}  // namespace cuda_cpu::one_thread
+
+#define CUDA_CPU_ONE_THREAD_ATOMICS                                                                   \
+    using cuda_cpu::one_thread::atomicAdd; using cuda_cpu::one_thread::atomicSub;                     \
+    using cuda_cpu::one_thread::atomicExch; using cuda_cpu::one_thread::atomicMin;                    \
+    using cuda_cpu::one_thread::atomicMax; using cuda_cpu::one_thread::atomicInc;                     \
+    using cuda_cpu::one_thread::atomicDec; using cuda_cpu::one_thread::atomicCAS;                     \
+    using cuda_cpu::one_thread::atomicAnd; using cuda_cpu::one_thread::atomicOr;                      \
+    using cuda_cpu::one_thread::atomicXor;
