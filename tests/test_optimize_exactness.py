@@ -211,3 +211,16 @@ def test_fast_math_is_tried_and_rejected_where_it_changes_results(box):
     observed = result.observations[0]
     assert observed.data["transform"] == "fast_math" and observed.data["outcome"] == "incorrect"
     assert "results wrong" in observed.message
+
+
+def test_reassociation_is_offered_only_where_the_tolerance_allows_it(box):
+    """Sums in another order are wrong at a tight tolerance, so the pass is not even offered there;
+    at rtol 1e-4 it is offered without the fast-math configuration, and its variant of the
+    reduction fixture goes through the same check as every other."""
+    fx = _CACHE.setdefault("exact_float_reductions", Fixture("exact_float_reductions", box))
+    by_name = {t.name: t for t in TRANSFORMS}
+    tight = fx.task.model_copy(update={"tolerance": fx.task.tolerance.model_copy(update={"rtol": 1e-6})})
+    assert by_name["reassociate"].apply(Context(tight), fx.faithful) is None
+    variant = by_name["reassociate"].apply(Context(fx.task), fx.faithful)
+    assert variant is not None and '"associative-math"' in variant and "fast-math" not in variant
+    assert "reassociate" in fx.alone  # policed by the tests above: rejected wherever it is wrong
