@@ -921,7 +921,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     used = set(by_name)
     for i, v in enumerate(versions):
         if v.buffer is None:
-            stem = v.home or v.param.removesuffix("_ptr")  # TVM calls buffer `x`'s parameter `x_ptr`
+            stem = (v.home or v.param).removesuffix("_ptr")  # TVM calls buffer `x`'s pointer `x_ptr`
             name = stem if stem not in used else next(f"{stem}_v{n}" for n in range(2, 10_000) if f"{stem}_v{n}" not in used)
             used.add(name)
             scratch_names[i] = name
@@ -1688,6 +1688,8 @@ def reference_flow(task: Task, infos: list, bodies: list[KernelBody]) -> Referen
     if len(stages) != len(infos):
         return None
     task_names = dict(zip(c_params, ref.args or c_params))
+    # an array of the reference that the task lists as a scratch buffer of its own is that buffer
+    task_names |= {b.name: b.name for b in task.buffers if b.role == "scratch" and b.name in c_body.outer_arrays}
     dtypes = {b.name: b.dtype for b in task.buffers}
     flow = ReferenceFlow({}, {}, len(stages))
     written: set[str] = set()
