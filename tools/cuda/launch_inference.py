@@ -1640,8 +1640,9 @@ class ReferenceFlow:
     stages: int
 
 
-def reference_stages(source: str, function: str) -> tuple[list[str], list[ReferenceStage], KernelBody] | None:
-    """The C function's pointer parameters in order and its stages, or None where it cannot be read."""
+def reference_stages(source: str, function: str) -> tuple[list[str | None], list[ReferenceStage], KernelBody] | None:
+    """The C function's parameters in order (None for those that are no pointers) and its stages,
+    or None where it cannot be read."""
     body = _c_function(source, function)
     if body is None:
         return None
@@ -1655,10 +1656,10 @@ def reference_stages(source: str, function: str) -> tuple[list[str], list[Refere
             part.append(tok)
             continue
         names = [t for t in part if re.match(r"[A-Za-z_]\w*$", t) and not is_type_word(t)]
-        if "*" in part and names:
-            params.append(names[-1])
+        if names:
+            params.append(names[-1] if "*" in part else None)
         part = []
-    buffers = set(params) | body.outer_arrays
+    buffers = {p for p in params if p} | body.outer_arrays
     stages: dict[int, tuple[dict[str, None], set[str]]] = {}
     for acc in body.accesses:
         if acc.base in buffers:
@@ -1687,7 +1688,7 @@ def reference_flow(task: Task, infos: list, bodies: list[KernelBody]) -> Referen
     c_params, stages, c_body = read
     if len(stages) != len(infos):
         return None
-    task_names = dict(zip(c_params, ref.args or c_params))
+    task_names = {c: name for c, name in zip(c_params, ref.args or c_params) if c}
     # an array of the reference that the task lists as a scratch buffer of its own is that buffer
     task_names |= {b.name: b.name for b in task.buffers if b.role == "scratch" and b.name in c_body.outer_arrays}
     dtypes = {b.name: b.dtype for b in task.buffers}
