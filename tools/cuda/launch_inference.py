@@ -867,7 +867,6 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     flow = reference_flow(task, infos, bodies)
     homes: dict[str, int] = {}  # the reference's array -> index of the version it holds now
     for info, body in zip(infos, bodies):
-        reads = {a.base for a in body.accesses if not a.write}
         writes = {a.base for a in body.accesses if a.write}
         binding: dict[str, int | str] = {}
         args: list[str | int | float] = []
@@ -911,7 +910,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     if flow is None:
         _bind_outputs(task, versions, notes)
     else:
-        stored = {v for _, _, binding, _ in planned for v in binding.values()}
+        stored = {name for _, cfg, _, _ in planned for name in cfg.stores}
         unwritten = [b.name for b in task.buffers if b.role in ("output", "inout") and b.name not in stored]
         if unwritten:
             raise InferenceError(f"no kernel's stage of the C reference stores to output(s) {unwritten}")
