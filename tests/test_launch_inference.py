@@ -390,13 +390,14 @@ void default_function_kernel(float* T_out, float* x) {
 """
 
 
-def _branch_task(tmp_path, c_source: str):
+def _branch_task(tmp_path, c_source: str, args=("T_out", "ph"), scalars=()):
     (tmp_path / "ref.c").write_text(c_source)
     return parse_task({
         "name": "branch", "cuda_code": BRANCH,
         "buffers": [{"name": "ph", "dtype": "float32", "shape": [64], "role": "input"},
                     {"name": "T_out", "dtype": "float32", "shape": [64], "role": "output"}],
-        "reference": {"kind": "c", "path": "ref.c", "function": "default_function_kernel", "args": ["T_out", "ph"]},
+        "scalars": [{"name": n, "dtype": "int32", "value": v} for n, v in scalars],
+        "reference": {"kind": "c", "path": "ref.c", "function": "default_function_kernel", "args": list(args)},
     }, base_dir=tmp_path)
 
 
@@ -441,13 +442,6 @@ def test_a_branch_bound_by_the_reference_stages_compiles_correct(tmp_path):
 def test_a_scalar_parameter_of_the_reference_keeps_the_buffers_in_their_places(tmp_path):
     # reference.args names every parameter of the C function in order, scalars too
     with_scalar = BRANCH_C.replace("(float* T_out, float* x)", "(int32_t n, float* T_out, float* x)")
-    (tmp_path / "ref.c").write_text(with_scalar)
-    task = parse_task({
-        "name": "branch", "cuda_code": BRANCH,
-        "buffers": [{"name": "ph", "dtype": "float32", "shape": [64], "role": "input"},
-                    {"name": "T_out", "dtype": "float32", "shape": [64], "role": "output"}],
-        "scalars": [{"name": "n", "dtype": "int32", "value": 64}],
-        "reference": {"kind": "c", "path": "ref.c", "function": "default_function_kernel", "args": ["n", "T_out", "ph"]},
-    }, base_dir=tmp_path)
+    task = _branch_task(tmp_path, with_scalar, args=("n", "T_out", "ph"), scalars=[("n", 64)])
     found = infer(task, BRANCH_MODULE)
     assert [l.args for l in found.launches] == [["a", "ph"], ["b", "a"], ["c", "a"], ["T_out", "c", "b"]], found.explanation

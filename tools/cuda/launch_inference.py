@@ -853,7 +853,6 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     by_name = {b.name: b for b in task.buffers}
     inputs = [b for b in task.buffers if b.role in ("input", "inout")]
     versions: list[_Version] = []
-    latest: dict[str, int] = {}  # parameter name -> index of its current version
     sizes: dict[str, int | None] = {b.name: _reach(b) for b in task.buffers}
     taken: set[str] = set()
     planned = []  # (kernel, cfg, {param: version index or task buffer name}, args)
@@ -896,7 +895,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
                 else:
                     raise InferenceError(f"kernel {info.name} reads {p.name}, the reference's {home}, before any kernel writes it")
         else:
-            _choices(task, info, pointers, writes, starts, versions, latest, binding, pending)
+            _choices(task, info, pointers, writes, starts, versions, binding, pending)
         cfg = _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes)
         taken.update(v for v in binding.values() if isinstance(v, str))
         for param, index in binding.items():
@@ -952,7 +951,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     return Inference(launches, new, out + _padding_text(task, padding), padding)
 
 
-def _choices(task: Task, info, pointers, writes, starts, versions, latest, binding, pending) -> None:
+def _choices(task: Task, info, pointers, writes, starts, versions, binding, pending) -> None:
     """Without a reference that gives the bindings: what each pointer parameter of kernel `info`
     may be. Fills `binding` with what is decided (a new version, a task buffer by name) and
     `pending` with the candidates of the rest, for _configure_choosing."""
@@ -961,7 +960,7 @@ def _choices(task: Task, info, pointers, writes, starts, versions, latest, bindi
     for p in pointers:  # what the kernel stores before it reads starts a new buffer of that name
         if p.name in writes and (p.name in starts or not any(_stem(v.param) == _stem(p.name) for v in versions)):
             versions.append(_Version(p.name, _pointee_dtype(p.type, info.name), info.name, hint=_output_size(task, p.name)))
-            latest[p.name] = binding[p.name] = len(versions) - 1
+            binding[p.name] = len(versions) - 1
     for p in pointers:
         if p.name in binding:
             continue
