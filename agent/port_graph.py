@@ -36,6 +36,7 @@ from tools.project.check import BuildOutcome, build_in_sandbox, run_check
 from tools.project.discover import SKIP_DIRS, Project
 from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
                                 unmapped_library_calls)
+from tools.optimize import exact_for_any_arguments
 from tools.spec import TaskError
 
 from .configuration import Settings
@@ -581,8 +582,14 @@ def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome) -> dict:
         return {"status": "faithful", "note": "no correct version faster than the faithful lowering"}
     capture = next(c for c in read_captures(ctx.out / "captures") if c.kernel == kernel)
     site = next(k for k in ctx.project.kernels if k.name == kernel)
-    source = tuned_dispatch_source(capture, json.loads(task_path.read_text()), code_path.read_text())
-    return {"status": "tuned", "speedup": speedup, "note": f"{outcome.result.backend}, {outcome.result.iterations} iterations",
+    code = code_path.read_text()
+    # the compiler's transformations that are exact by construction hold for any scalar values;
+    # an LLM's code, or a transformation chosen by testing, only for the captured ones
+    any_scalars = outcome.result.backend == "compiler" and exact_for_any_arguments(code)
+    source = tuned_dispatch_source(capture, json.loads(task_path.read_text()), code, pin_scalars=not any_scalars)
+    scope = "any scalar values" if any_scalars else "the captured scalar values"
+    return {"status": "tuned", "speedup": speedup,
+            "note": f"{outcome.result.backend}, {outcome.result.iterations} iterations; runs for {scope}",
             "file": f"cpu_tuned_{kernel}.cpp", "beside": site.file, "source": source}
 
 

@@ -78,11 +78,12 @@ from typing import Sequence
 from tools.observations import Observation
 from tools.spec import Task
 
-from .code import is_marked
+from .code import applied, is_marked
 from .search import Budget, SearchResult, Step, search
 from .transforms import TRANSFORMS, Context, Transform
 
-__all__ = ["Budget", "Context", "Proposal", "SearchResult", "Step", "TRANSFORMS", "Transform", "optimize", "search"]
+__all__ = ["Budget", "Context", "Proposal", "SearchResult", "Step", "TRANSFORMS", "Transform", "exact_for_any_arguments",
+           "optimize", "search"]
 
 
 class Proposal(tuple):
@@ -118,3 +119,14 @@ def optimize(task: Task, code: str, observations: Sequence[Observation] = (), *,
         return None
     notes = "\n".join([result.summary()] + [o.message for o in result.observations])
     return Proposal(result.code, notes, result.observations)
+
+
+def exact_for_any_arguments(code: str) -> bool:
+    """Whether the optimizer's output is correct for every argument value of the launch shape it
+    was specialized to: each transformation it names is exact by construction (none `tested`).
+    False for code the optimizer did not mark (an LLM's: it may have specialized on anything)."""
+    names = applied(code)
+    if names is None:
+        return False
+    by_name = {t.name: t for t in TRANSFORMS}
+    return all(name in by_name and not by_name[name].tested for name in names)

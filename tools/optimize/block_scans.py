@@ -262,4 +262,4 @@ def _functions(task: Task, scans: dict[int, Scan]) -> dict[int, tuple[str, str]]
 
 
 BLOCK_SCANS = Transform("block_scans", "the launch recognized as a block scan (linear in its data, a segmented "
-                        "prefix sum fits it) and computed by one running sum per segment", block_scans)
+                        "prefix sum fits it) and computed by one running sum per segment", block_scans, tested=True)

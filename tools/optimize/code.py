@@ -326,3 +326,12 @@ def mark(code: str, applied: list[str]) -> str:
 
 def is_marked(code: str) -> bool:
     return code.startswith(MARKER)
+
+
+def applied(code: str) -> list[str] | None:
+    """The transformations an optimized file names on its first line (see mark); None where the
+    file is not the optimizer's."""
+    if not is_marked(code):
+        return None
+    names = code.split("\n", 1)[0][len(MARKER):].strip()
+    return [] if names == "searched, input kept" else [n.strip() for n in names.split(",")]

@@ -364,4 +364,4 @@ def _functions(task: Task, products: dict[int, Product]) -> dict[int, tuple[str,
 
 
 MATRIX_PRODUCTS = Transform("matrix_products", "the launch recognized as a matrix product (a polynomial of its inputs "
-                            "whose shapes fit one) and computed by a register-tiled loop nest", matrix_products)
+                            "whose shapes fit one) and computed by a register-tiled loop nest", matrix_products, tested=True)

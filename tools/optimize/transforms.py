@@ -43,6 +43,9 @@ class Transform:
     what: str  # one line for observations
     apply: Callable[[Context, str], "str | list[str] | None"]  # a list: alternatives, the first correct one counts
     fresh: bool = False  # where not faster after the steps kept so far, also tried on the search's input
+    # chosen because it matched the reference on the task's data (one of several alternatives, or a
+    # rounding that the data decides is within tolerance): known correct for those values only
+    tested: bool = False
 
 
 # ---------------------------------------------------------------------------------------
@@ -819,8 +822,8 @@ TRANSFORMS: list[Transform] = [  # in the order tried: structural changes first,
     Transform("hoist_guards", "guards re-tested in every trip of a loop tested once", hoist_guards),
     Transform("guarded_thread_range", "regions guarded by threadIdx.x run only the admitted threads", guarded_thread_range),
     Transform("dynamic_schedule", "blocks handed out dynamically", dynamic_schedule),
-    Transform("reassociate", "floating-point reductions reassociated (tolerance allows it)", reassociate),
-    Transform("fast_math", "-ffast-math for the kernels (tolerance and configuration allow it)", fast_math),
+    Transform("reassociate", "floating-point reductions reassociated (tolerance allows it)", reassociate, tested=True),
+    Transform("fast_math", "-ffast-math for the kernels (tolerance and configuration allow it)", fast_math, tested=True),
 ]
 
 

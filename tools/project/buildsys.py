@@ -155,6 +155,7 @@ _PARSERS = (("CMakeLists.txt", parse_cmake), ("Makefile", parse_makefile), ("mak
 def read_build_system(root: Path) -> BuildSystem:
     """The first build file, top-most first, that names an executable; else `none`, its notes
     saying why each build file gave nothing."""
+    root = root.resolve()  # make reports the directories it enters resolved
     candidates = [root / name for name, _ in _PARSERS if (root / name).is_file()]
     for name, _ in _PARSERS:
         candidates += [p for p in sorted(root.rglob(name)) if p.parent != root and p not in candidates]

@@ -6,7 +6,9 @@
 3. `capture_to_task` turns a capture into a kernel task whose inputs are the captured data
    and whose reference is the faithful lowering.
 4. `tuned_dispatch_source` puts the best correct version back: it runs only for launches with
-   exactly the captured configuration and scalar values; every other launch keeps the
+   the captured configuration, pointer arguments in distinct allocations (as captured) and,
+   unless the version is exact for any argument values (the optimizer's transformations that
+   are exact by construction), the captured scalar values; every other launch keeps the
    faithful lowering, so a tuned kernel can never be used where it was not verified.
 """
 
@@ -204,8 +206,9 @@ def _wrap_in_namespace(cpp: str, namespace: str) -> str:
     return "\n".join(includes + [f"namespace {namespace} {{"] + body + [f"}}  // namespace {namespace}", ""])
 
 
-def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str) -> str:
-    """C++ that registers the tuned version of one kernel for its captured configuration."""
+def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str, pin_scalars: bool = True) -> str:
+    """C++ that registers the tuned version of one kernel for its captured configuration;
+    `pin_scalars`: for the captured scalar values only (a version verified on those values alone)."""
     space = f"cudacpu_tuned_{capture.kernel}"
     wrapped = _wrap_in_namespace(tuned_cpp, space)
     entry = task["entry"]
@@ -214,12 +217,15 @@ def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str) -> str:
     conditions = [f"grid.x == {g[0]}u && grid.y == {g[1]}u && grid.z == {g[2]}u",
                   f"block.x == {b[0]}u && block.y == {b[1]}u && block.z == {b[2]}u",
                   f"shared == {capture.shared_bytes}u"]
-    call_args = []
+    call_args, pointers = [], []
     for i, name in enumerate(task["launches"][0]["args"]):
         spec = by_name[name]
         ctype = c_type(spec["dtype"])
         if "role" in spec:
             call_args.append(f"*static_cast<{ctype}**>(args[{i}])")
+            pointers.append(call_args[-1])
+        elif not pin_scalars:
+            call_args.append(f"*static_cast<{ctype}*>(args[{i}])")
         else:
             value = spec["value"]
             literal = repr(float(value)) if spec["dtype"].startswith("float") else str(int(value))
@@ -228,6 +234,8 @@ def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str) -> str:
             else:
                 conditions.append(f"*static_cast<{ctype}*>(args[{i}]) == static_cast<{ctype}>({literal}LL)")
             call_args.append(f"*static_cast<{ctype}*>(args[{i}])")
+    if pointers:
+        conditions.append(f"cudacpu_launch::distinct_allocations({{{', '.join(pointers)}}})")
     order = [by_name[n] for n in task["launches"][0]["args"]]
     entry_order = [b["name"] for b in task["buffers"]] + [s["name"] for s in task["scalars"]]
     by_position = dict(zip([o["name"] for o in order], call_args))

@@ -3,14 +3,17 @@
 //    (the first CUDACPU_CAPTURE_MAX launches of each kernel, default 1): pointer arguments
 //    are dumped whole (from the pointer to the end of their cudaMalloc allocation) before
 //    and after the launch, scalars by value;
-//  - runs a tuned CPU version of the kernel when one is registered for exactly this
-//    configuration and these scalar values, else the faithful lowering.
+//  - runs a tuned CPU version of the kernel when one is registered for this configuration
+//    (and, where the version was only verified for them, these scalar values) and the pointer
+//    arguments lie in distinct allocations, as in the capture it was verified on; else the
+//    faithful lowering.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <tuple>
@@ -32,6 +35,22 @@ inline std::map<std::string, Tuned>& tuned() {
 // tuned for k<float> must never run a launch of k<double>.
 inline std::string tuned_key(const char* kernel, const char* template_args) {
     return *template_args ? std::string(kernel) + "<" + template_args + ">" : std::string(kernel);
+}
+
+// Whether every pointer lies in a cudaMalloc allocation of its own: a tuned version was verified
+// with each pointer argument a separate buffer, so a launch whose arguments overlap (or that
+// passes memory the runtime did not allocate) keeps the faithful lowering.
+inline bool distinct_allocations(std::initializer_list<const void*> pointers) {
+    std::vector<void*> starts;
+    for (const void* p : pointers) {
+        void* start = nullptr;
+        cuda_cpu::Allocation allocation{};
+        if (!p || !cuda_cpu::allocations().find(p, &start, &allocation)) return false;
+        for (void* seen : starts)
+            if (seen == start) return false;
+        starts.push_back(start);
+    }
+    return true;
 }
 
 struct Register {

@@ -1,0 +1,78 @@
+"""Where a tuned kernel version runs in a port (tools/project/capture.py, cuda_cpu_launch.h): the
+captured launch shape always; pointer arguments in allocations of their own, as in the capture
+it was verified on; the captured scalar values only where the version was verified for them
+alone. Built with the real g++ against the CPU runtime; the faithful and tuned versions say
+which of them ran."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools.optimize import exact_for_any_arguments
+from tools.project.capture import HEADER, Capture, CapturedArg, tuned_dispatch_source
+
+RUNTIME = Path(__file__).resolve().parent.parent / "tools" / "cuda" / "runtime" / "include"
+
+TASK = {"entry": "step_captured",
+        "buffers": [{"name": "a", "dtype": "float32", "shape": [64], "role": "inout"},
+                    {"name": "b", "dtype": "float32", "shape": [64], "role": "input"}],
+        "scalars": [{"name": "pass", "dtype": "int32", "value": 0}],
+        "launches": [{"kernel": "step", "args": ["a", "b", "pass"]}]}
+CAPTURE = Capture("step", "", [2, 1, 1], [32, 1, 1], 0, [CapturedArg("pointer"), CapturedArg("pointer"),
+                                                          CapturedArg("scalar")])
+TUNED = """// tools.optimize: serial_launches, launch_constants
+#include <cstdio>
+extern "C" void step_captured(float* a, float* b, int pass) { std::printf("tuned %d\\n", pass); }
+"""
+PROGRAM = r"""
+#include <cstdio>
+#include "cuda_cpu_launch.h"
+namespace cudacpu_kernels {
+void step(dim3, dim3, std::size_t, float* a, float* b, int pass) { std::printf("faithful %d\n", pass); }
+}
+int main() {
+    float *a, *b;
+    cudaMalloc(&a, 64 * sizeof(float));
+    cudaMalloc(&b, 64 * sizeof(float));
+    float host[64];
+    for (int pass = 0; pass < 2; ++pass)  // the captured value, then another
+        cudacpu_launch::launch("step", "", &cudacpu_kernels::step, dim3(2), dim3(32), 0, a, b, pass);
+    cudacpu_launch::launch("step", "", &cudacpu_kernels::step, dim3(4), dim3(32), 0, a, b, 2);  // another shape
+    cudacpu_launch::launch("step", "", &cudacpu_kernels::step, dim3(2), dim3(32), 0, a, a + 8, 3);  // overlapping
+    cudacpu_launch::launch("step", "", &cudacpu_kernels::step, dim3(2), dim3(32), 0, a, host, 4);  // not allocated
+    return 0;
+}
+"""
+
+
+def _run(tmp_path: Path, pin_scalars: bool) -> list[str]:
+    (tmp_path / "tuned.cpp").write_text(tuned_dispatch_source(CAPTURE, TASK, TUNED, pin_scalars=pin_scalars))
+    (tmp_path / "main.cpp").write_text(PROGRAM)
+    binary = tmp_path / "main"
+    built = subprocess.run(["g++", "-std=c++17", "-fopenmp", f"-I{RUNTIME}", f"-I{HEADER.parent}", "main.cpp", "tuned.cpp",
+                            "-o", str(binary)], cwd=tmp_path, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    ran = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.split("\n")[:-1]
+
+
+def test_a_version_exact_for_any_arguments_runs_for_every_scalar_value_of_its_shape(tmp_path):
+    assert _run(tmp_path, pin_scalars=False) == ["tuned 0", "tuned 1", "faithful 2", "faithful 3", "faithful 4"]
+
+
+def test_a_version_verified_on_the_captured_values_runs_for_those_only(tmp_path):
+    assert _run(tmp_path, pin_scalars=True) == ["tuned 0", "faithful 1", "faithful 2", "faithful 3", "faithful 4"]
+
+
+@pytest.mark.parametrize("marker,exact", [
+    ("// tools.optimize: serial_launches, launch_constants", True),
+    ("// tools.optimize: searched, input kept", True),
+    ("// tools.optimize: specialize, block_scans", False),  # chosen by testing on the captured data
+    ("// tools.optimize: launch_constants, reassociate", False),  # rounding the data decides
+    ("// tools.optimize: a_transformation_this_version_does_not_know", False),
+    ("// written by hand or by an LLM", False),
+])
+def test_which_optimized_versions_hold_for_any_argument_values(marker, exact):
+    assert exact_for_any_arguments(marker + "\nint x;\n") is exact
