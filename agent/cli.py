@@ -62,7 +62,7 @@ def port(
                                                   "command may run (default 300)"),
     tune: Optional[bool] = typer.Option(None, "--tune/--no-tune", help="repositories: tune kernels on captured launches"),
     tune_budget: Optional[float] = typer.Option(None, "--tune-budget", help="repositories: seconds all kernels' "
-                                                "tuning may take (default 600)"),
+                                                "tuning may take (default 90)"),
     expected_output: Optional[Path] = typer.Option(
         None, "--expected-output", help="repositories: the output of a run of the original (e.g. on a GPU); "
         "the port's printed numbers are compared with it, with tolerance"),

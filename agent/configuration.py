@@ -97,8 +97,9 @@ class Settings(BaseSettings):
     jobs: int = Field(1, ge=1)
     check_timeout_s: float = Field(300.0, gt=0, description="repository ports: seconds each check command may run")
     tune: bool = Field(True, description="repository ports: tune each kernel on launches captured from the project's own run")
-    tune_budget_s: float = Field(600.0, gt=0, description="repository ports: seconds the tuning of all kernels may take; "
-                                 "kernels not started by then keep their faithful lowering (a rerun tunes them)")
+    tune_budget_s: float = Field(90.0, gt=0, description="repository ports: seconds the tuning of all kernels may "
+                                 "take, spent on those that took the most time in the check run first; kernels not "
+                                 "tuned by then keep their faithful lowering (a rerun goes on tuning them)")
     ray_address: str | None = Field(None, description="agent eval: run each task on this Ray cluster (HOST:PORT, "
                                     "ray://HOST:PORT or auto); RAY_ADDRESS when unset; needs the ray extra")
     state_dir: Path = Field(Path(".agent"), description="checkpoints and default traces")

@@ -211,6 +211,7 @@ def translate(state: KernelState, ctx: GraphContext) -> dict:
         lowering=state.get("lowering"),
         observations=obs_records(fresh),
         plan=state.get("plan") or {},
+        seconds_left=max(0.0, wall_budget(state, ctx.settings) - counters["elapsed_s"]),
     )
     spec = state["translator"]
     fatal, failed_status = False, None
@@ -370,13 +371,18 @@ def _decide(state: KernelState, current: dict | None, settings: Settings) -> dic
     return {"next": "fix", "reason": f"attempt {current['n']} ended {current['status']}"}
 
 
+def wall_budget(state: KernelState, settings: Settings) -> float:
+    """Seconds this kernel may take: its own budget, or what was left of the run's when it started."""
+    return min(settings.budgets.max_wall_s, (state.get("run_limits") or {}).get("wall_s", settings.budgets.run_wall_s))
+
+
 def budget_spent(state: KernelState, settings: Settings) -> str | None:
     """Which budget (kernel or run) is used up, or None."""
     b, c = settings.budgets, state["counters"]
     run = state.get("run_limits") or {}
     if c["iterations"] >= b.max_iters:
         return f"iteration budget spent ({c['iterations']} of max_iters={b.max_iters})"
-    wall = min(b.max_wall_s, run.get("wall_s", b.run_wall_s))
+    wall = wall_budget(state, settings)
     if c["elapsed_s"] >= wall:
         return f"wall-time budget spent ({c['elapsed_s']:.0f}s of {wall:.0f}s)"
     tokens = min(b.max_tokens, run.get("tokens", b.run_tokens))

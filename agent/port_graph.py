@@ -31,7 +31,7 @@ from rich.console import Console
 from sandboxes import Limits, Sandbox, open_sandbox
 from tools.project.capture import HEADER as LAUNCH_HEADER
 from tools.project.capture import (Capture, capture_to_task, inline_local_includes, instrument, read_captures,
-                                   tuned_dispatch_source)
+                                   read_launch_times, tuned_dispatch_source)
 from tools.project.check import BuildOutcome, build_in_sandbox, run_check
 from tools.project.discover import SKIP_DIRS, Project
 from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
@@ -46,6 +46,7 @@ from .trace import TraceWriter
 
 THREAD_ID = "port"  # one thread per OUT: the output directory is the port's identity
 KERNELS_DIR = "kernels"  # the kernels' tasks, results, trace and checkpoints (the per-kernel graphs')
+MIN_TIME_SHARE = 0.01  # a kernel specialization that took less of the kernels' time in the check run is not tuned
 
 
 def merge(old: dict, new: dict) -> dict:
@@ -63,7 +64,7 @@ class PortState(TypedDict, total=False):
     # This pass.
     sources: list[dict]  # the CUDA sources: {path, key}
     faithful: dict  # the faithful port: {tree, check}
-    tasks: dict[str, dict]  # kernel -> {task, key} (a task for its graph) or {skipped: why}
+    tasks: dict[str, dict]  # specialization label -> {kernel, specialization, seconds, task and key | skipped: why}
     final: dict  # what ships: {linked: [tuning keys], tree, check, reverted: why or None}
     report: dict  # PortReport fields
 
@@ -182,12 +183,12 @@ class AppRuns:
             self.seconds += time.monotonic() - started
 
 
-# Where a run of the port in its sandbox records each kernel's first launch (relative to src/).
+# Where a run of the port in its sandbox records each kernel specialization's first launch (relative to src/).
 CAPTURE_ENV = {"CUDACPU_CAPTURE_DIR": "../captures"}
 
 
 def capture_launches(sandbox: Sandbox, commands: list[str], dest: Path, runs: AppRuns) -> None:
-    """Run the checks once with capture on (the first launch of each kernel is recorded) and
+    """Run the checks once with capture on (each kernel specialization's first launch is recorded) and
     put what was captured in `dest`, in place of what was there."""
     reset_captures(sandbox)
     for command in commands:
@@ -246,7 +247,8 @@ class KernelRuns:
             self._translators[spec] = make_translator(spec, self.cfg)
         return self._translators[spec]
 
-    def run(self, task_path: Path, on_step: Callable[[str, str, str], None]):
+    def run(self, task_path: Path, on_step: Callable[[str, str, str], None], wall_s: float | None = None):
+        """`wall_s`: the seconds this kernel may take (what is left of the port's tuning budget)."""
         from tools.spec import load_task
 
         from .runner import open_kernel_sandbox, run_kernel
@@ -257,7 +259,7 @@ class KernelRuns:
         box = open_kernel_sandbox(self.cfg, task)
         try:
             return run_kernel(task, self.cfg, out=self.out, trace=self.trace, saver=self.saver, sandbox=box,
-                              usage=self.usage, translator_for=self.translator, on_step=on_step)
+                              usage=self.usage, translator_for=self.translator, on_step=on_step, wall_s=wall_s)
         finally:
             box.close()
 
@@ -422,7 +424,7 @@ def _build(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, no
 def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, build: dict,
            node: str, capture: bool = False) -> tuple[str | None, dict | None, dict]:
     """The key and record of this build's check (None: it did not build), and the state update.
-    `capture`: the check's runs also capture each kernel's first launch for tuning (the port
+    `capture`: the check's runs also capture each kernel specialization's first launch for tuning (the port
     then need not run the project a second time); the captures stay in the sandbox."""
     if not build["ok"]:
         return None, None, {}
@@ -482,7 +484,7 @@ def _capture_key(ctx: PortContext, tree_key: str) -> str:
 
 
 def capture_(state: PortState, ctx: PortContext) -> dict:
-    """Capture each kernel's first launch from a run of the faithful port, and make each capture
+    """Capture each kernel specialization's first launch from a run of the faithful port, and make each capture
     a kernel task (OUT/kernels/NAME) for the per-kernel graph."""
     tree, _ = ctx.tree(state, [])
     tree_key = state["faithful"]["tree"]
@@ -497,8 +499,19 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
         capture_launches(ctx.sandbox_with(tree, tree_key), ctx.commands, dest, ctx.runs)
         update["captures"] = {key: {"files": {p.name: file_sha(p) for p in sorted(dest.iterdir())}}}
     captures = read_captures(dest)
-    ctx.writer.event("tool_result", node="capture", data={"captured": [c.kernel for c in captures]})
-    tasks = {c.kernel: _task_of(ctx, c) for c in captures}
+    ctx.writer.event("tool_result", node="capture", data={"captured": [c.label for c in captures]})
+    times = read_launch_times(dest)
+    total = sum(seconds for _, seconds in times.values())
+    tasks = {}
+    for c in captures:
+        launches, seconds = times.get((c.kernel, c.template_args), (0, None))
+        about = {"kernel": c.kernel, "specialization": c.template_args, "seconds": seconds}
+        if seconds is not None and seconds < MIN_TIME_SHARE * total:
+            plural = "es" if launches != 1 else ""
+            tasks[c.label] = {**about, "skipped": f"{seconds / total:.1%} of the kernels' time in the check run "
+                              f"({launches} launch{plural}, {seconds:.3g} s of {total:.3g} s): not worth tuning"}
+        else:
+            tasks[c.label] = {**about, **_task_of(ctx, c)}
     for name, task in tasks.items():
         if "skipped" in task:
             ctx.writer.event("observation", node="capture", data={"kernel": name, "message": f"not tuned: {task['skipped']}"})
@@ -530,7 +543,7 @@ def _task_of(ctx: PortContext, capture: Capture) -> dict:
         params = [p.name for p in parse_cuda(source, site.file).kernel(capture.kernel).params]
     except Exception:  # parameter names are only for readability; positions are enough
         params = []
-    path = capture_to_task(capture, project.root / site.file, params, ctx.out / KERNELS_DIR / capture.kernel, project.root)
+    path = capture_to_task(capture, project.root / site.file, params, ctx.out / KERNELS_DIR / capture.label, project.root)
     try:
         return {"task": str(path), "key": thread_id_for(load_task(path), ctx.cfg.llm)}
     except TaskError as exc:
@@ -543,22 +556,25 @@ def _needs_tuning(state: PortState, key: str) -> bool:
 
 
 def to_tune(state: PortState) -> list[Send] | str:
-    sends = [Send("tune", {"kernel": name, **task}) for name, task in sorted(state["tasks"].items())
-             if "key" in task and _needs_tuning(state, task["key"])]
-    return sends or "link"
+    """The kernels to tune, those that took the most time in the check run first (the tuning
+    budget may run out before the last)."""
+    todo = [(name, task) for name, task in state["tasks"].items() if "key" in task and _needs_tuning(state, task["key"])]
+    todo.sort(key=lambda item: (-(item[1].get("seconds") or 0.0), item[0]))
+    return [Send("tune", {**task, "label": name}) for name, task in todo] or "link"
 
 
 def tune_(job: dict, ctx: PortContext) -> dict:
     """One kernel's graph on its captured launch; a correct, faster version becomes the source
     of a dispatch that runs it only for the captured configuration."""
-    kernel = job["kernel"]
-    if ctx.tuning_seconds() > ctx.cfg.tune_budget_s:
+    kernel = job["label"]
+    left = ctx.cfg.tune_budget_s - ctx.tuning_seconds()
+    if left <= 0:
         note = (f"not tuned: the port's tuning budget ({ctx.cfg.tune_budget_s:g} s, --tune-budget) was spent "
                 "before this kernel; a rerun of the same command tunes it")
         ctx.writer.event("decision", node="tune", data={"kernel": kernel, "status": "skipped", "note": note})
         return {"tunings": {job["key"]: {"status": "skipped", "note": note, "retry": True}}}
     try:
-        outcome = ctx.kernels().run(Path(job["task"]), lambda _, __, text: ctx.on_step(f"tuning {kernel}: {text}"))
+        outcome = ctx.kernels().run(Path(job["task"]), lambda _, __, text: ctx.on_step(f"tuning {kernel}: {text}"), left)
     except (UserError, TaskError) as exc:  # the faithful port stands; say why it was not tuned
         ctx.console.print(f"[yellow]{kernel} not tuned:[/] {exc}", highlight=False, soft_wrap=True)
         record = {"status": "skipped", "note": str(exc)}
@@ -580,8 +596,8 @@ def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome) -> dict:
     if outcome.result.time_s.baseline is None or not speedup or speedup <= 1.0:
         # No baseline timed: the result is the faithful lowering itself.
         return {"status": "faithful", "note": "no correct version faster than the faithful lowering"}
-    capture = next(c for c in read_captures(ctx.out / "captures") if c.kernel == kernel)
-    site = next(k for k in ctx.project.kernels if k.name == kernel)
+    capture = next(c for c in read_captures(ctx.out / "captures") if c.label == kernel)
+    site = next(k for k in ctx.project.kernels if k.name == capture.kernel)
     code = code_path.read_text()
     # the compiler's transformations that are exact by construction hold for any scalar values;
     # an LLM's code, or a transformation chosen by testing, only for the captured ones
@@ -640,8 +656,8 @@ def report_(state: PortState, ctx: PortContext) -> dict:
     kernels = kernel_reports(project, translations, build["ok"], check_report.passed, reference)
     tunings = _kernel_tunings(state)
     for k in kernels:
-        if (t := tunings.get(k.name)) is not None:
-            k.speedup, k.tuning = t.get("speedup"), f"{t['status']}: {t['note']}" if t.get("note") else t["status"]
+        if records := tunings.get(k.name):
+            k.speedup, k.tuning = records[0][1].get("speedup"), _tuning_text(records)
     report = PortReport(
         project=str(project.root), translator=ctx.cfg.llm, build_ok=build["ok"], check=check_report, kernels=kernels,
         unmapped_calls=[f"{c.name} ({c.file}:{c.line})" for c in unmapped_library_calls(project, runtime_include_dir())],
@@ -653,19 +669,32 @@ def report_(state: PortState, ctx: PortContext) -> dict:
     return {"report": report.model_dump(mode="json"), **_used_records(state)}
 
 
-def _kernel_tunings(state: PortState) -> dict[str, dict]:
-    """Per kernel, what tuning did: {status, speedup, note}."""
+def _kernel_tunings(state: PortState) -> dict[str, list[tuple[str, dict]]]:
+    """Per kernel, what tuning did to each of its specializations, the one that took the most time
+    first: [(template arguments, {status, speedup, note})]."""
     final = state["final"]
     tried = set((final.get("tried") or {}).get("linked", []))
-    out = {}
+    out: dict[str, list[tuple[float, str, dict]]] = {}
     for name, task in state["tasks"].items():
         if "skipped" in task:
-            out[name] = {"status": "skipped", "note": task["skipped"]}
+            record = {"status": "skipped", "note": task["skipped"]}
         elif task["key"] in tried:
-            out[name] = {"status": "failed", "note": final["reverted"]}
+            record = {"status": "failed", "note": final["reverted"]}
         else:
-            out[name] = state["tunings"][task["key"]]
-    return out
+            record = state["tunings"][task["key"]]
+        row = (task.get("seconds") or 0.0, task.get("specialization", ""), record)
+        out.setdefault(task.get("kernel", name), []).append(row)
+    return {kernel: [(args, record) for _, args, record in sorted(rows, key=lambda row: -row[0])]
+            for kernel, rows in out.items()}
+
+
+def _tuning_text(records: list[tuple[str, dict]]) -> str:
+    def text(record: dict) -> str:
+        return f"{record['status']}: {record['note']}" if record.get("note") else record["status"]
+
+    if len(records) == 1:
+        return text(records[0][1])
+    return "; ".join(f"<{args}> {text(record)}" for args, record in records)
 
 
 def _used_records(state: PortState) -> dict:
@@ -695,7 +724,7 @@ def _traced(name: str, body: Callable[[Any, PortContext], dict], ctx: PortContex
     def node(state: Any) -> dict:
         if ctx is None:
             raise RuntimeError("this graph was built without a context; it can read state but not run")
-        about = {k: state[k] for k in ("path", "kernel") if k in state}
+        about = {k: state[k] for k in ("path", "label") if k in state}
         ctx.writer.event("node_start", node=name, data=about)
         ctx.on_step(name)
         started = time.monotonic()

@@ -276,8 +276,10 @@ def run_kernel(
     translator_for: Callable[[str], Translator],
     on_step: Callable[[str, str, str], None] | None = None,
     interrupt_before: list[str] | None = None,
+    wall_s: float | None = None,
 ) -> KernelOutcome:
-    """Run (or resume, or skip when finished) one kernel's graph and write its result files."""
+    """Run (or resume, or skip when finished) one kernel's graph and write its result files.
+    `wall_s`: the seconds it may take, where the caller's budget leaves less than the run's."""
     spec = settings.llm
     thread_id = thread_id_for(task, spec)
     ctx = GraphContext(settings=settings, trace=trace, tools=LiveToolbox(settings, sandbox), translator_for=translator_for, on_step=on_step)
@@ -293,7 +295,7 @@ def run_kernel(
         trace.event("node_start", kernel=task.name, node="kernel", data={"thread_id": thread_id, "resumed": resumed, "translator": spec, "sandbox": sandbox.mode})
         start = None if resumed else initial_state(
             kernel=task.name, task=task.model_dump(mode="json", exclude_none=True), base_dir=str(task.base_dir or Path.cwd()),
-            translator=spec, run_limits=usage.left(),
+            translator=spec, run_limits=_within(usage.left(), wall_s),
         )
         graph.invoke(start, config, durability="sync")
     snapshot = graph.get_state(config)
@@ -305,6 +307,10 @@ def run_kernel(
         trace.event("node_end", kernel=task.name, node="kernel", data={"status": result.status, "paused": paused})
     return KernelOutcome(task.name, thread_id, result, out / task.name, resumed=resumed, skipped=skipped, paused=paused,
                          plan=state.get("plan") or {})
+
+
+def _within(limits: dict[str, float], wall_s: float | None) -> dict[str, float]:
+    return limits if wall_s is None else {**limits, "wall_s": min(limits["wall_s"], wall_s)}
 
 
 def write_result(task: Task, state: KernelState, out: Path, trace_path: Path) -> KernelResult:

@@ -333,17 +333,20 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
                          env=dict(os.environ, OMP_NUM_THREADS="2", CUDACPU_CAPTURE_DIR=str(captured)))
     assert run.stdout.strip() == "PASS", run.stderr
     # The capture names the instantiation's types, not the host template's parameters: a kernel
-    # task made of it compiles, and a tuned version is keyed by that specialization.
-    from tools.project.capture import read_captures
-    spelled = {c.kernel: c.template_args for c in read_captures(captured)}
-    assert spelled == {"gather": "float, int", "count_to": "int"}
+    # task made of it compiles, and a tuned version is keyed by that specialization. Each
+    # specialization is captured once, at its first launch, and its launches are timed.
+    from tools.project.capture import read_captures, read_launch_times
+    spelled = {c.label: c.template_args for c in read_captures(captured)}
+    assert spelled == {"gather": "float, int", "gather__s1": "double, int", "count_to": "int"}
+    launches = {key: n for key, (n, _) in read_launch_times(captured).items()}
+    assert launches == {("gather", "float, int"): 1, ("gather", "double, int"): 1, ("count_to", "int"): 2}
     # Past its byte budget the capture writes nothing more and says so; the run itself is unchanged.
     small = tmp_path / "small_captures"
     small.mkdir()
     run = subprocess.run([str(exe)], capture_output=True, text=True,
                          env=dict(os.environ, CUDACPU_CAPTURE_DIR=str(small), CUDACPU_CAPTURE_BYTES="1000"))
     assert run.stdout.strip() == "PASS", run.stderr
-    problems = {c.kernel: c.problem() for c in read_captures(small)}
+    problems = {c.label: c.problem() for c in read_captures(small)}
     assert "more than the capture may write" in problems["gather"] and problems["count_to"] is None
     assert list(small.glob("gather.0.arg0.*.bin")) and not list(small.glob("gather.0.arg1.*.bin"))  # 800 B fit, 1600 B not
 

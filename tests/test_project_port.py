@@ -160,3 +160,60 @@ def test_tuning_stops_at_its_budget_and_says_so(tmp_path):
     notes = [k["tuning"] or "" for k in report["kernels"]]
     skipped = [n for n in notes if "tuning budget (0.001 s, --tune-budget) was spent" in n]
     assert report["check"]["passed"] and len(notes) == 3 and len(skipped) == 2, notes
+
+
+SPECIALIZED_APP = r"""
+#include <cstdio>
+#include <cuda_fp16.h>
+template <typename T>
+__global__ void scale(T* x, int n, float by) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = (T)((float)x[i] * by);
+}
+__global__ void mark(int* flag) { if (threadIdx.x == 0) *flag = 1; }
+template <typename T>
+bool run(int n, int times) {
+  T* x;
+  cudaMallocManaged(&x, n * sizeof(T));
+  for (int i = 0; i < n; i++) x[i] = (T)(float)(i % 7);
+  for (int t = 0; t < times; t++) scale<<<(n + 255) / 256, 256>>>(x, n, 0.5f);
+  cudaDeviceSynchronize();
+  bool ok = true;
+  for (int i = 0; i < n; i++) ok &= (float)x[i] == (float)(i % 7) / (1 << times);
+  cudaFree(x);
+  return ok;
+}
+int main() {
+  bool ok = run<float>(1 << 22, 16) && run<double>(1 << 20, 4) && run<__half>(1 << 20, 4);
+  int* flag;
+  cudaMallocManaged(&flag, sizeof(int));
+  *flag = 0;
+  mark<<<1, 32>>>(flag);  // after the others: no thread pool to start, microseconds of the run
+  cudaDeviceSynchronize();
+  ok = ok && *flag == 1;
+  printf(ok ? "PASS\n" : "FAIL\n");
+  return ok ? 0 : 1;
+}
+"""
+
+
+def test_each_specialization_is_tuned_apart_hottest_first_and_a_negligible_kernel_not_at_all(tmp_path):
+    """scale<float>, scale<double> and scale<__half> each become a task of their own (a half
+    buffer is a float16 one); the report lists them by the time they took; `mark`, far under 1% of
+    the kernels' time, is not tuned. One attempt per kernel keeps this short."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "main.cu").write_text(SPECIALIZED_APP)
+    out = tmp_path / "out"
+    result = port(repo, out, "--max-iters", "1")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    tasks = {d.name: json.loads((d / "task.json").read_text())
+             for d in (out / "kernels").iterdir() if (d / "task.json").is_file()}
+    assert {name: (t["launches"][0]["template_args"], t["buffers"][0]["dtype"]) for name, t in tasks.items()} == {
+        "scale": (["float"], "float32"), "scale__s1": (["double"], "float64"), "scale__s2": (["__half"], "float16")}
+    for name in tasks:
+        assert json.loads((out / "kernels" / name / "result.json").read_text())["status"] == "correct", name
+    report = {k["name"]: k for k in json.loads((out / "port_report.json").read_text())["kernels"]}
+    tuning = report["scale"]["tuning"]
+    assert tuning.startswith("<float> ") and "<double> " in tuning and "<__half> " in tuning, tuning
+    assert "not worth tuning" in report["mark"]["tuning"], report["mark"]

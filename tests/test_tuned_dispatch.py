@@ -76,3 +76,45 @@ def test_a_version_verified_on_the_captured_values_runs_for_those_only(tmp_path)
 ])
 def test_which_optimized_versions_hold_for_any_argument_values(marker, exact):
     assert exact_for_any_arguments(marker + "\nint x;\n") is exact
+
+
+SPECIALIZED = r"""
+#include <cstdio>
+#include "cuda_cpu_launch.h"
+namespace cudacpu_kernels {
+template <typename T>
+void scale(dim3, dim3, std::size_t, T* x) { std::printf("faithful %s\n", cudacpu_launch::dtype_name<T>()); }
+}
+int main() {
+    float* f;
+    double* d;
+    int* i;
+    cudaMalloc(&f, 64 * sizeof(float));
+    cudaMalloc(&d, 64 * sizeof(double));
+    cudaMalloc(&i, 64 * sizeof(int));
+    cudacpu_launch::launch("scale", "float", &cudacpu_kernels::scale<float>, dim3(2), dim3(32), 0, f);
+    cudacpu_launch::launch("scale", "double", &cudacpu_kernels::scale<double>, dim3(2), dim3(32), 0, d);
+    cudacpu_launch::launch("scale", "int", &cudacpu_kernels::scale<int>, dim3(2), dim3(32), 0, i);
+    return 0;
+}
+"""
+
+
+def test_each_specialization_of_a_template_kernel_runs_its_own_tuned_version(tmp_path):
+    """k<float> and k<double> are captured and tuned apart (labels scale, scale__s1): both tuned
+    versions link into one program, each runs for its own specialization, k<int> stays faithful."""
+    sources = []
+    for index, (args, dtype, ctype) in enumerate([("float", "float32", "float"), ("double", "float64", "double")]):
+        capture = Capture("scale", args, [2, 1, 1], [32, 1, 1], 0, [CapturedArg("pointer")], index)
+        task = {"entry": f"{capture.label}_captured", "scalars": [], "launches": [{"kernel": "scale", "args": ["x"]}],
+                "buffers": [{"name": "x", "dtype": dtype, "shape": [64], "role": "inout"}]}
+        tuned = (f'// tools.optimize: launch_constants\n#include <cstdio>\n'
+                 f'extern "C" void {capture.label}_captured({ctype}* x) {{ std::printf("tuned {args}\\n"); }}\n')
+        sources.append(f"tuned_{capture.label}.cpp")
+        (tmp_path / sources[-1]).write_text(tuned_dispatch_source(capture, task, tuned, pin_scalars=False))
+    (tmp_path / "main.cpp").write_text(SPECIALIZED)
+    built = subprocess.run(["g++", "-std=c++17", "-fopenmp", f"-I{RUNTIME}", f"-I{HEADER.parent}", "main.cpp", *sources,
+                            "-o", "main"], cwd=tmp_path, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    ran = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60)
+    assert ran.stdout.split("\n")[:-1] == ["tuned float", "tuned double", "faithful int32"], ran.stderr

@@ -22,6 +22,7 @@ class TranslateRequest:
     lowering: str | None = None  # the deterministic compiler's output, as a starting point
     observations: list[Observation] = field(default_factory=list)
     plan: dict[str, Any] = field(default_factory=dict)  # features, pattern, strategy from the plan node
+    seconds_left: float | None = None  # of the kernel's wall-time budget (a search should end within it)
 
 
 @dataclass

@@ -62,7 +62,8 @@ class CompilerTranslator:
         if self.optimizer is None or base is None:
             why = "no optimizer is installed" if self.optimizer is None else "no correct code to optimize"
             return Translation(code=None, observations=[_info("optimization", f"compiler: {why}; keeping the best version")])
-        proposal = self.optimizer(request.task, base, request.observations, **_accepted(self.optimizer, self.options))
+        options = {**self.options, "max_seconds": request.seconds_left}
+        proposal = self.optimizer(request.task, base, request.observations, **_accepted(self.optimizer, options))
         if proposal is None:
             return Translation(code=None, observations=[_info("optimization", "compiler: the optimizer has nothing more to try")])
         code, notes = proposal

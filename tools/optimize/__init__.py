@@ -73,6 +73,7 @@ errno, and the check for it kept loops with sqrtf scalar); g++ 12 ignores it in 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 from tools.observations import Observation
@@ -98,13 +99,17 @@ class Proposal(tuple):
 
 
 def optimize(task: Task, code: str, observations: Sequence[Observation] = (), *, sandbox=None, budget: Budget | None = None,
-             threads: int | None = None, fast_math_ok: bool = False) -> Proposal | None:
+             threads: int | None = None, fast_math_ok: bool = False, max_seconds: float | None = None) -> Proposal | None:
     """The seam of agent/translators/compiler.py: the fastest correct version found (the input
     itself, marked as searched, when no variant was both correct and faster) with notes and the
     search's observations; None when the code was already searched or no transformation applies.
-    `fast_math_ok` is the configuration's `compiler.fast_math_ok` (never assumed)."""
+    `fast_math_ok` is the configuration's `compiler.fast_math_ok` (never assumed); `max_seconds`
+    shortens the search's wall time (what is left of the caller's budget)."""
     if is_marked(code):
         return None
+    budget = budget or Budget()
+    if max_seconds is not None:
+        budget = replace(budget, max_seconds=min(budget.max_seconds, max_seconds))
     own = sandbox is None
     if own:
         from sandboxes import open_sandbox

@@ -149,9 +149,15 @@ def _evaluate(task, t: Transform, best: str, variant: str, sandbox, budget: Budg
     if not report.correct:
         return Step(t.name, "incorrect", detail=report.summary()[:300])
     counts = sorted({1, nthreads})
+
+    def clearly_slower(times) -> bool:
+        # the variant's fastest call a quarter slower than the best's median at every thread count:
+        # no later round could make it the 1.05x winner that keeping it takes
+        return all(times[("variant", n)].min_s > 1.25 * times[("best", n)].median_s for n in counts)
+
     try:
         times = time_versions(task, {"best": best, "variant": variant}, sandbox, threads=counts, rounds=budget.rounds,
-                              budget_s=budget.timing_s)
+                              budget_s=budget.timing_s, settled=clearly_slower)
     except (TimingError, VerifyError) as exc:
         return Step(t.name, "failed", detail=str(exc)[:300])
     # Medians decide: faster in geomean over 1 and N threads, and not more than a few percent slower

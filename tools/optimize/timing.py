@@ -10,6 +10,7 @@ version's median over all its calls.
 from __future__ import annotations
 
 import hashlib
+from typing import Callable
 
 from sandboxes import Sandbox
 from tools.spec import Task
@@ -35,10 +36,13 @@ def library_for(sandbox: Sandbox, task: Task, source: str, cxxflags=None) -> str
 
 
 def time_versions(task: Task, sources: dict[str, str], sandbox: Sandbox, *, threads: int | list[int], rounds: int = 3,
-                  budget_s: float = 0.3, cxxflags=None) -> dict[tuple[str, int], TimingStats]:
+                  budget_s: float = 0.3, cxxflags=None,
+                  settled: Callable[[dict[tuple[str, int], TimingStats]], bool] | None = None,
+                  ) -> dict[tuple[str, int], TimingStats]:
     """Seconds per call of each version at each thread count ((name, threads) -> stats over all
     rounds), measured interleaved: every round runs, for each thread count, one process that
-    alternates the versions' calls (their order rotated)."""
+    alternates the versions' calls (their order rotated). `settled`: asked after each round with
+    the stats so far; True ends the timing there (a comparison already decided)."""
     libs = {name: library_for(sandbox, task, src, cxxflags) for name, src in sources.items()}
     exe = build_harness(sandbox, task)
     seed = task.inputs.seed
@@ -59,6 +63,8 @@ def time_versions(task: Task, sources: dict[str, str], sandbox: Sandbox, *, thre
                     if status or not run.times:
                         raise TimingError(f"{name} failed while timed: {'; '.join(o.message for o in obs)[:300]}")
                     times[(name, n)] += run.times
+            if settled is not None and r + 1 < rounds and settled({p: TimingStats.of(t) for p, t in times.items()}):
+                break
     return {p: TimingStats.of(t) for p, t in times.items()}
 
 

@@ -1,8 +1,9 @@
 """Per-kernel tuning of a port with real data.
 
 1. `instrument` routes every lowered launch through `cudacpu_launch::launch` (cuda_cpu_launch.h).
-2. Running the port with CUDACPU_CAPTURE_DIR set records each kernel's first launch:
-   configuration, scalars, and every pointer argument's allocation before and after.
+2. Running the port with CUDACPU_CAPTURE_DIR set records the first launch of each kernel
+   specialization (configuration, scalars, and every pointer argument's allocation before and
+   after), and the launches and seconds of every specialization (`read_launch_times`).
 3. `capture_to_task` turns a capture into a kernel task whose inputs are the captured data
    and whose reference is the faithful lowering.
 4. `tuned_dispatch_source` puts the best correct version back: it runs only for launches with
@@ -87,6 +88,13 @@ class Capture:
     block: list[int]
     shared_bytes: int
     args: list[CapturedArg] = field(default_factory=list)
+    index: int = 0  # which of the kernel's specializations, in the order they were first launched
+
+    @property
+    def label(self) -> str:
+        """A name for this specialization's task and tuned version: the kernel's, with the index
+        of a further specialization (k<float> and k<__half> are tuned apart)."""
+        return self.kernel if self.index == 0 else f"{self.kernel}__s{self.index}"
 
     def problem(self) -> str | None:
         """Why this launch cannot become a kernel task, or None."""
@@ -99,7 +107,7 @@ class Capture:
             if a.kind == "pointer" and not a.known:
                 return f"argument {i} points outside any cudaMalloc allocation"
             if a.kind == "pointer" and not a.dtype:
-                return f"argument {i} points to a vector, half or struct type"
+                return f"argument {i} points to a vector or struct type"
         allocations = [a.allocation for a in self.args if a.kind == "pointer"]
         if len(set(allocations)) != len(allocations):
             return "two pointer arguments share one allocation"
@@ -120,8 +128,25 @@ def read_captures(directory: Path) -> list[Capture]:
                 arg.after = prefix.with_name(f"{prefix.name}.arg{i}.after.bin")
             args.append(arg)
         captures.append(Capture(data["kernel"], data["template_args"], data["grid"], data["block"],
-                                data["shared_bytes"], args))
+                                data["shared_bytes"], args, data.get("index", 0)))
     return captures
+
+
+LAUNCH_TIMES = "launch_times.tsv"
+
+
+def read_launch_times(directory: Path) -> dict[tuple[str, str], tuple[int, float]]:
+    """(kernel, template arguments) -> (launches, seconds in them), summed over the processes of
+    the captured run; empty where no process finished normally."""
+    totals: dict[tuple[str, str], tuple[int, float]] = {}
+    path = directory / LAUNCH_TIMES
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        fields = line.split("\t")
+        if len(fields) != 4:
+            continue
+        launches, seconds = totals.get((fields[0], fields[1]), (0, 0.0))
+        totals[(fields[0], fields[1])] = (launches + int(fields[2]), seconds + float(fields[3]))
+    return totals
 
 
 def _split_top(text: str) -> list[str]:
@@ -179,9 +204,9 @@ def capture_to_task(capture: Capture, cuda_file: Path, param_names: list[str], t
         else:
             scalars.append({"name": name, "dtype": arg.dtype, "value": arg.value})
     task = {
-        "name": capture.kernel,
+        "name": capture.label,
         "cuda": "kernel.cu",
-        "entry": f"{capture.kernel}_captured",
+        "entry": f"{capture.label}_captured",
         "buffers": buffers,
         "scalars": scalars,
         "launches": [{"kernel": capture.kernel, "grid": capture.grid, "block": capture.block,
@@ -209,7 +234,7 @@ def _wrap_in_namespace(cpp: str, namespace: str) -> str:
 def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str, pin_scalars: bool = True) -> str:
     """C++ that registers the tuned version of one kernel for its captured configuration;
     `pin_scalars`: for the captured scalar values only (a version verified on those values alone)."""
-    space = f"cudacpu_tuned_{capture.kernel}"
+    space = f"cudacpu_tuned_{capture.label}"
     wrapped = _wrap_in_namespace(tuned_cpp, space)
     entry = task["entry"]
     by_name = {b["name"]: b for b in task["buffers"]} | {s["name"]: s for s in task["scalars"]}
@@ -241,8 +266,9 @@ def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str, pin_scal
     by_position = dict(zip([o["name"] for o in order], call_args))
     call = ", ".join(by_position[n] for n in entry_order)
     guard = " &&\n        ".join(conditions)
+    tuned_name = f"{capture.kernel}<{capture.template_args}>" if capture.template_args else capture.kernel
     return (
-        f"// Tuned version of `{capture.kernel}`, verified on the captured launch only.\n"
+        f"// Tuned version of `{tuned_name}`, verified on the captured launch only.\n"
         f"{wrapped}\n"
         f'#include "cuda_cpu_launch.h"\n'
         f"static bool {space}_dispatch(dim3 grid, dim3 block, std::size_t shared, void** args) {{\n"

@@ -1,8 +1,8 @@
 // Kernel launches of a CPU port go through cudacpu_launch::launch(), which
-//  - records a launch's configuration and arguments when CUDACPU_CAPTURE_DIR is set
-//    (the first CUDACPU_CAPTURE_MAX launches of each kernel, default 1): pointer arguments
-//    are dumped whole (from the pointer to the end of their cudaMalloc allocation) before
-//    and after the launch, scalars by value;
+//  - records a launch's configuration and arguments when CUDACPU_CAPTURE_DIR is set (the
+//    first launch of each kernel specialization): pointer arguments are dumped whole (from the
+//    pointer to the end of their cudaMalloc allocation) before and after the launch, scalars by
+//    value; and, per specialization, the launches and the seconds spent in them;
 //  - runs a tuned CPU version of the kernel when one is registered for this configuration
 //    (and, where the version was only verified for them, these scalar values) and the pointer
 //    arguments lie in distinct allocations, as in the capture it was verified on; else the
@@ -10,11 +10,13 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 #include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -57,10 +59,19 @@ struct Register {
     Register(const char* kernel, const char* template_args, Tuned fn) { tuned()[tuned_key(kernel, template_args)] = fn; }
 };
 
+}  // namespace cudacpu_launch
+
+struct __half;  // declared here, defined by cuda_fp16.h and cuda_bf16.h where a program includes them
+struct __nv_bfloat16;
+
+namespace cudacpu_launch {
+
 template <class T>
 constexpr const char* dtype_name() {
     using U = std::remove_cv_t<T>;
     if constexpr (std::is_same_v<U, float>) return "float32";
+    else if constexpr (std::is_same_v<U, ::__half>) return "float16";
+    else if constexpr (std::is_same_v<U, ::__nv_bfloat16>) return "bfloat16";
     else if constexpr (std::is_same_v<U, double>) return "float64";
     else if constexpr (std::is_same_v<U, bool>) return "bool";
     else if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 1) return "int8";
@@ -71,19 +82,57 @@ constexpr const char* dtype_name() {
     else if constexpr (std::is_integral_v<U> && sizeof(U) == 2) return "uint16";
     else if constexpr (std::is_integral_v<U> && sizeof(U) == 4) return "uint32";
     else if constexpr (std::is_integral_v<U> && sizeof(U) == 8) return "uint64";
-    else return "";  // structs, vector types, half: not captured as a typed buffer
+    else return "";  // structs, vector types: not captured as a typed buffer
 }
+
+inline const char* capture_dir() {
+    static const char* dir = std::getenv("CUDACPU_CAPTURE_DIR");
+    return dir;
+}
+
+// Launches and seconds per kernel specialization over this process, appended to
+// CUDACPU_CAPTURE_DIR/launch_times.tsv at exit (a check may run several processes): the port
+// tunes the specializations that take the time, and leaves those that take none.
+class LaunchTimes {
+  public:
+    static LaunchTimes& get() {
+        static LaunchTimes times;
+        return times;
+    }
+    void add(const char* kernel, const char* template_args, double seconds) {
+        std::lock_guard<std::mutex> hold(lock_);
+        Total& total = totals_[{kernel, template_args}];
+        total.launches++;
+        total.seconds += seconds;
+    }
+    ~LaunchTimes() {
+        FILE* file = std::fopen((std::string(capture_dir()) + "/launch_times.tsv").c_str(), "a");
+        if (!file) return;
+        for (const auto& [key, total] : totals_)
+            std::fprintf(file, "%s\t%s\t%ld\t%.9g\n", key.first.c_str(), key.second.c_str(), total.launches,
+                         total.seconds);
+        std::fclose(file);
+    }
+
+  private:
+    struct Total {
+        long launches = 0;
+        double seconds = 0;
+    };
+    std::mutex lock_;
+    std::map<std::pair<std::string, std::string>, Total> totals_;
+};
 
 class Capture {
   public:
+    // Files are named KERNEL.N, N counting the kernel's captured specializations.
     Capture(const char* kernel, const char* template_args, dim3 grid, dim3 block, std::size_t shared) {
-        const char* dir = std::getenv("CUDACPU_CAPTURE_DIR");
+        const char* dir = capture_dir();
         if (!dir) return;
-        const char* max_env = std::getenv("CUDACPU_CAPTURE_MAX");
-        int limit = max_env ? std::atoi(max_env) : 1;
-        static std::map<std::string, int> counts;
-        int index = counts[kernel]++;
-        if (index >= limit) return;
+        static std::map<std::string, int> seen;  // specialization -> launches so far
+        static std::map<std::string, int> specializations;  // kernel -> specializations captured
+        if (seen[tuned_key(kernel, template_args)]++ > 0) return;
+        int index = specializations[kernel]++;
         prefix_ = std::string(dir) + "/" + kernel + "." + std::to_string(index);
         meta_ = std::fopen((prefix_ + ".json.part").c_str(), "w");
         if (!meta_) return;
@@ -200,6 +249,7 @@ void launch(const char* kernel, const char* template_args, void (*faithful)(dim3
     auto order = std::index_sequence_for<P...>{};
     Capture capture(kernel, template_args, grid, block, shared);
     if (capture.active()) capture_all(capture, params, "before", order);
+    const auto started = std::chrono::steady_clock::now();
     auto found = tuned().find(tuned_key(kernel, template_args));
     bool done = false;
     if (found != tuned().end()) {
@@ -208,6 +258,9 @@ void launch(const char* kernel, const char* template_args, void (*faithful)(dim3
         done = found->second(grid, block, shared, pointers);
     }
     if (!done) std::apply([&](P... p) { faithful(grid, block, shared, p...); }, params);
+    if (capture_dir())
+        LaunchTimes::get().add(kernel, template_args,
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (capture.active()) {
         capture_all(capture, params, "after", order);
         capture.finish();

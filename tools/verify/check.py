@@ -398,7 +398,8 @@ def reference_key(task: Task) -> str:
     return h.hexdigest()
 
 
-def _expected(task: Task, ref: Reference | None, key: str, seed: int, inputs: dict) -> tuple[dict, str, str]:
+def expected_outputs(task: Task, ref: Reference | None, key: str, seed: int, inputs: dict) -> tuple[dict, str, str]:
+    """(outputs, reference kind, note) of the reference on this seed, from the cache where it has them."""
     if ref is None or (key, seed) in _EXPECTED:
         _EXPECTED.move_to_end((key, seed))
         return _EXPECTED[(key, seed)]
@@ -417,7 +418,7 @@ def _check_runs(task, sandbox, exe, ref, use_seeds, thread_counts, build, timeou
     worst: str | None = None
     for seed in use_seeds:
         inputs = generate_inputs(task, seed)
-        expected, report.reference_kind, note = _expected(task, ref, key, seed, inputs)
+        expected, report.reference_kind, note = expected_outputs(task, ref, key, seed, inputs)
         if note and note not in report.notes:
             report.notes.append(note)
         report.notes += [n for n in constant_output_notes(task, expected, seed) if n not in report.notes]

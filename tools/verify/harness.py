@@ -211,12 +211,14 @@ def run_harness(
     budget_s: float = 0.1,
     max_runs: int = 20000,
     warmups: int = 2,
+    min_times: int = 3,
     timeout_s: float | None = None,
     limits: Limits | None = None,
     passive: bool | None = None,
 ) -> HarnessRun:
     sandbox.run(["mkdir", "-p", outdir])
-    argv = [f"./{exe}", mode, f"./{lib}", symbol, indir, outdir, repr(budget_s), str(max_runs), str(warmups)]
+    argv = [f"./{exe}", mode, f"./{lib}", symbol, indir, outdir, repr(budget_s), str(max_runs), str(warmups),
+            str(min_times)]
     result = sandbox.run(argv, timeout_s=timeout_s, limits=limits, env=omp_env(threads, mode, passive))
     return parse_harness_output(result)
 

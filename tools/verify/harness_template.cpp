@@ -175,7 +175,7 @@ static int split_list(char* list, char** out) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 6) return fail(2, "usage: harness check|time LIB[,LIB...] SYMBOL INDIR OUTDIR[,OUTDIR...] [BUDGET_S MAX_RUNS WARMUPS]", "");
+  if (argc < 6) return fail(2, "usage: harness check|time LIB[,LIB...] SYMBOL INDIR OUTDIR[,OUTDIR...] [BUDGET_S MAX_RUNS WARMUPS MIN_TIMES]", "");
   now_s();  // bind the clock before any candidate code is loaded
   const bool timing = strcmp(argv[1], "time") == 0;
   const char *symbol = argv[3], *indir = argv[4];
@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
   double budget = argc > 6 ? atof(argv[6]) : 0.1;
   long max_runs = argc > 7 ? atol(argv[7]) : 20000;
   int warmups = argc > 8 ? atoi(argv[8]) : 2;
+  long min_times = argc > 9 ? atol(argv[9]) : 3;  // timed calls per library, at least
   // Per library: its first call's and (several libraries) its latest call's outputs.
   unsigned char* first[MAX_LIBS][sizeof B / sizeof B[0]] = {};
   unsigned char* last[MAX_LIBS][sizeof B / sizeof B[0]] = {};
@@ -255,7 +256,7 @@ int main(int argc, char** argv) {
     // is capped too, so that very short calls do not spin here for long.
     long fewest = ntimes[0];
     for (int k = 1; k < nlibs; k++) fewest = ntimes[k] < fewest ? ntimes[k] : fewest;
-    bool enough = fewest >= 3 && (spent >= budget || now_s() - started >= 4 * budget + 0.2);
+    bool enough = fewest >= min_times && (spent >= budget || now_s() - started >= 4 * budget + 0.2);
     if (enough || runs[0] >= max_runs) break;
   }
   for (int k = 0; k < nlibs; k++) {

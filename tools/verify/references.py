@@ -137,6 +137,7 @@ class _LibraryReference(Reference):
 
     timeable = True
     fixed_threads: int | None = None
+    warmups, min_times = 2, 3  # per timed process
 
     def __init__(self, task: Task, sandbox: Sandbox, source: str, filename: str, symbol: str,
                  call_args: Sequence[str] | None, flags: Sequence[str], compiler: str):
@@ -160,7 +161,8 @@ class _LibraryReference(Reference):
         indir, outdir = f"s{seed}/in", f"s{seed}/out"
         self.box.put({f"{indir}/{k}.bin": np.ascontiguousarray(v).tobytes() for k, v in inputs.items()})
         run = run_harness(self.box, "harness", "libref.so", self.symbol, indir, outdir,
-                          threads=self.fixed_threads or threads, mode=mode, budget_s=budget_s)
+                          threads=self.fixed_threads or threads, mode=mode, budget_s=budget_s,
+                          warmups=self.warmups, min_times=self.min_times)
         if run.crashed:
             why = "timed out" if run.result.timed_out else f"exit status {run.result.returncode}"
             raise VerifyError(f"the {self.kind} reference failed ({why}): {run.result.tail(800)}")
@@ -199,6 +201,9 @@ class CReference(_LibraryReference):
 class LoweredReference(_LibraryReference):
     kind = "lowered"
     fixed_threads = 1
+    # Timed for information only (nothing is decided on a -O0 serial build's speed, often 30x the
+    # candidate's time): one call per timed process, not five.
+    warmups, min_times = 0, 1
     note = "lowered reference: the deterministic lowering at -O0 on one thread (weakest evidence)"
 
     def __init__(self, task: Task, sandbox: Sandbox):
