@@ -238,7 +238,6 @@ class KernelRuns:
 
             self.ray = connect(ray_address)
             self._remote = kernel_remote(self.ray, cfg.threads or 1)
-            self._settings_ref = self.ray.put(cfg)
 
     def translator(self, spec: str):
         from .translators.factory import make_translator
@@ -255,7 +254,7 @@ class KernelRuns:
 
         task = load_task(task_path)
         if self.ray is not None:
-            return self._run_on_ray(task, task_path, on_step)
+            return self._run_on_ray(task, task_path, on_step, wall_s)
         box = open_kernel_sandbox(self.cfg, task)
         try:
             return run_kernel(task, self.cfg, out=self.out, trace=self.trace, saver=self.saver, sandbox=box,
@@ -263,7 +262,7 @@ class KernelRuns:
         finally:
             box.close()
 
-    def _run_on_ray(self, task, task_path: Path, on_step: Callable[[str, str, str], None]):
+    def _run_on_ray(self, task, task_path: Path, on_step: Callable[[str, str, str], None], wall_s: float | None):
         """The kernel's graph on a worker; its checkpoint, trace and result files recorded here. A
         worker's failure past Ray's retries raises (the tune node reports it and a rerun retries it)."""
         from .graph import build_graph
@@ -277,11 +276,18 @@ class KernelRuns:
                                     node="earlier run")
         on_step(task.name, "ray", "sent to the Ray cluster")
         try:
-            reply = self.ray.get(self._remote.remote(task_payload(task_path), self._settings_ref))
+            reply = self.ray.get(self._remote.remote(task_payload(task_path), self._settings_within(wall_s)))
         except self.ray.exceptions.RayError as exc:
             raise cluster_error(exc) from None
         on_step(task.name, "ray", f"ran on {reply['node']} ({reply['seconds']:.1f} s)")
         return record_reply(reply, task, graph=graph, saver=self.saver, trace=self.trace, out=self.out)
+
+    def _settings_within(self, wall_s: float | None) -> Settings:
+        """The settings a worker runs the kernel with: its wall time within `wall_s`."""
+        if wall_s is None:
+            return self.cfg
+        budgets = self.cfg.budgets.model_copy(update={"max_wall_s": min(self.cfg.budgets.max_wall_s, wall_s)})
+        return self.cfg.model_copy(update={"budgets": budgets})
 
     def close(self) -> None:
         self.trace.close()
