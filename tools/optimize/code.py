@@ -20,6 +20,7 @@ THREAD_NEST = (r"for \(unsigned int tz = 0; tz < blockDim\.z; \+\+tz\)\s*"
                r"for \(unsigned int ty = 0; ty < blockDim\.y; \+\+ty\)\s*(?:#pragma omp simd\s*)?"
                r"for \(unsigned int tx = 0; tx < blockDim\.x; \+\+tx\) \{")
 MARKER = "// tools.optimize:"
+NOTHING_APPLIED = "searched, input kept"  # what the marker names where no transformation was kept
 # The launch extents as compile-time constants (launch_constants, specialize): grid x, y, z, block x, y, z
 CONSTANT_EXTENTS = re.compile(r"constexpr cudaopt::Extent<(\d+), (\d+), (\d+)> gridDim\{\}; "
                               r"constexpr cudaopt::Extent<(\d+), (\d+), (\d+)> blockDim\{\};")
@@ -321,7 +322,7 @@ def mark(code: str, applied: list[str]) -> str:
     lines = code.split("\n", 1)
     if lines[0].startswith(MARKER):
         code = lines[1] if len(lines) > 1 else ""
-    return f"{MARKER} {', '.join(applied) or 'searched, input kept'}\n{code}"
+    return f"{MARKER} {', '.join(applied) or NOTHING_APPLIED}\n{code}"
 
 
 def is_marked(code: str) -> bool:
@@ -334,4 +335,4 @@ def applied(code: str) -> list[str] | None:
     if not is_marked(code):
         return None
     names = code.split("\n", 1)[0][len(MARKER):].strip()
-    return [] if names == "searched, input kept" else [n.strip() for n in names.split(",")]
+    return [] if names == NOTHING_APPLIED else [n.strip() for n in names.split(",")]
