@@ -46,8 +46,8 @@ int main() {
 """
 
 
-def _run(tmp_path: Path, pin_scalars: bool) -> list[str]:
-    (tmp_path / "tuned.cpp").write_text(tuned_dispatch_source(CAPTURE, TASK, TUNED, pin_scalars=pin_scalars))
+def _run(tmp_path: Path, pin_scalars: bool, tuned: str = TUNED) -> list[str]:
+    (tmp_path / "tuned.cpp").write_text(tuned_dispatch_source(CAPTURE, TASK, tuned, pin_scalars=pin_scalars))
     (tmp_path / "main.cpp").write_text(PROGRAM)
     binary = tmp_path / "main"
     built = subprocess.run(["g++", "-std=c++17", "-fopenmp", f"-I{RUNTIME}", f"-I{HEADER.parent}", "main.cpp", "tuned.cpp",
@@ -64,6 +64,14 @@ def test_a_version_exact_for_any_arguments_runs_for_every_scalar_value_of_its_sh
 
 def test_a_version_verified_on_the_captured_values_runs_for_those_only(tmp_path):
     assert _run(tmp_path, pin_scalars=True) == ["tuned 0", "faithful 1", "faithful 2", "faithful 3", "faithful 4"]
+
+
+def test_the_kernels_macros_leave_the_dispatch_alone(tmp_path):
+    """A kernel's text keeps its program's macros (asta: `#define T float` from its common.h);
+    neither the launch header's templates nor the dispatch's own names may meet them."""
+    macros = "#define T float\n#define grid 1\n#define args 2\n#define shared 3\n"
+    tuned = TUNED.replace("#include <cstdio>\n", "#include <cstdio>\n" + macros)
+    assert _run(tmp_path, pin_scalars=True, tuned=tuned)[:2] == ["tuned 0", "faithful 1"]
 
 
 @pytest.mark.parametrize("marker,exact", [

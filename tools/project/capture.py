@@ -231,6 +231,10 @@ def _wrap_in_namespace(cpp: str, namespace: str) -> str:
     return "\n".join(includes + [f"namespace {namespace} {{"] + body + [f"}}  // namespace {namespace}", ""])
 
 
+# The dispatch's own names follow the kernel's text and its macros: spelled as no program's macro is.
+GRID, BLOCK, SHARED, ARGS = "cudacpu_grid_", "cudacpu_block_", "cudacpu_shared_", "cudacpu_args_"
+
+
 def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str, pin_scalars: bool = True) -> str:
     """C++ that registers the tuned version of one kernel for its captured configuration;
     `pin_scalars`: for the captured scalar values only (a version verified on those values alone)."""
@@ -239,26 +243,26 @@ def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str, pin_scal
     entry = task["entry"]
     by_name = {b["name"]: b for b in task["buffers"]} | {s["name"]: s for s in task["scalars"]}
     g, b = capture.grid, capture.block
-    conditions = [f"grid.x == {g[0]}u && grid.y == {g[1]}u && grid.z == {g[2]}u",
-                  f"block.x == {b[0]}u && block.y == {b[1]}u && block.z == {b[2]}u",
-                  f"shared == {capture.shared_bytes}u"]
+    conditions = [f"{GRID}.x == {g[0]}u && {GRID}.y == {g[1]}u && {GRID}.z == {g[2]}u",
+                  f"{BLOCK}.x == {b[0]}u && {BLOCK}.y == {b[1]}u && {BLOCK}.z == {b[2]}u",
+                  f"{SHARED} == {capture.shared_bytes}u"]
     call_args, pointers = [], []
     for i, name in enumerate(task["launches"][0]["args"]):
         spec = by_name[name]
         ctype = c_type(spec["dtype"])
         if "role" in spec:
-            call_args.append(f"*static_cast<{ctype}**>(args[{i}])")
+            call_args.append(f"*static_cast<{ctype}**>({ARGS}[{i}])")
             pointers.append(call_args[-1])
         elif not pin_scalars:
-            call_args.append(f"*static_cast<{ctype}*>(args[{i}])")
+            call_args.append(f"*static_cast<{ctype}*>({ARGS}[{i}])")
         else:
             value = spec["value"]
             literal = repr(float(value)) if spec["dtype"].startswith("float") else str(int(value))
             if spec["dtype"].startswith("float"):
-                conditions.append(f"*static_cast<{ctype}*>(args[{i}]) == static_cast<{ctype}>({literal})")
+                conditions.append(f"*static_cast<{ctype}*>({ARGS}[{i}]) == static_cast<{ctype}>({literal})")
             else:
-                conditions.append(f"*static_cast<{ctype}*>(args[{i}]) == static_cast<{ctype}>({literal}LL)")
-            call_args.append(f"*static_cast<{ctype}*>(args[{i}])")
+                conditions.append(f"*static_cast<{ctype}*>({ARGS}[{i}]) == static_cast<{ctype}>({literal}LL)")
+            call_args.append(f"*static_cast<{ctype}*>({ARGS}[{i}])")
     if pointers:
         conditions.append(f"cudacpu_launch::distinct_allocations({{{', '.join(pointers)}}})")
     order = [by_name[n] for n in task["launches"][0]["args"]]
@@ -269,9 +273,10 @@ def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str, pin_scal
     tuned_name = f"{capture.kernel}<{capture.template_args}>" if capture.template_args else capture.kernel
     return (
         f"// Tuned version of `{tuned_name}`, verified on the captured launch only.\n"
-        f"{wrapped}\n"
+        # the launch header before the kernel's text, whose macros (`#define T float`) would rewrite it
         f'#include "cuda_cpu_launch.h"\n'
-        f"static bool {space}_dispatch(dim3 grid, dim3 block, std::size_t shared, void** args) {{\n"
+        f"{wrapped}\n"
+        f"static bool {space}_dispatch(dim3 {GRID}, dim3 {BLOCK}, std::size_t {SHARED}, void** {ARGS}) {{\n"
         f"    if (!({guard}))\n        return false;\n"
         f"    {space}::{entry}({call});\n"
         f"    return true;\n}}\n"
