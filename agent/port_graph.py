@@ -47,6 +47,9 @@ from .trace import TraceWriter
 THREAD_ID = "port"  # one thread per OUT: the output directory is the port's identity
 KERNELS_DIR = "kernels"  # the kernels' tasks, results, trace and checkpoints (the per-kernel graphs')
 MIN_TIME_SHARE = 0.01  # a kernel specialization that took less of the kernels' time in the check run is not tuned
+# Tuning runs the captured launch about this many times (checks on seeds and thread counts, timings):
+# a launch that takes more than the tuning budget over this is not tuned.
+RUNS_PER_TUNING = 20
 
 
 def merge(old: dict, new: dict) -> dict:
@@ -512,10 +515,15 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
     for c in captures:
         launches, seconds = times.get((c.kernel, c.template_args), (0, None))
         about = {"kernel": c.kernel, "specialization": c.template_args, "seconds": seconds}
+        plural = "es" if launches != 1 else ""
         if seconds is not None and seconds < MIN_TIME_SHARE * total:
-            plural = "es" if launches != 1 else ""
             tasks[c.label] = {**about, "skipped": f"{seconds / total:.1%} of the kernels' time in the check run "
                               f"({launches} launch{plural}, {seconds:.3g} s of {total:.3g} s): not worth tuning"}
+        elif seconds is not None and launches and seconds / launches * RUNS_PER_TUNING > ctx.cfg.tune_budget_s:
+            tasks[c.label] = {**about, "skipped": f"one launch takes {seconds / launches:.3g} s ({launches} launch{plural} "
+                              f"in the check run), and tuning runs it about {RUNS_PER_TUNING} times: more than the "
+                              f"tuning budget ({ctx.cfg.tune_budget_s:g} s, --tune-budget) allows; a larger budget, "
+                              "or a --run with smaller arguments, makes it tunable"}
         else:
             tasks[c.label] = {**about, **_task_of(ctx, c)}
     for name, task in tasks.items():
@@ -535,6 +543,7 @@ def _intact(directory: Path, files: dict[str, str]) -> bool:
 def _task_of(ctx: PortContext, capture: Capture) -> dict:
     """{task, key}: the kernel task made of a capture and its thread id; or {skipped: why not}."""
     from tools.cuda import parse_cuda
+    from tools.cuda.frontend import RUN_TIME_DEVICE_VARIABLES
     from tools.spec import load_task
 
     from .runner import thread_id_for
@@ -546,9 +555,16 @@ def _task_of(ctx: PortContext, capture: Capture) -> dict:
         return {"skipped": problem}
     source = inline_local_includes(project.root / site.file, project.root)
     try:
-        params = [p.name for p in parse_cuda(source, site.file).kernel(capture.kernel).params]
+        kernel = parse_cuda(source, site.file).kernel(capture.kernel)
     except Exception:  # parameter names are only for readability; positions are enough
         params = []
+    else:
+        if RUN_TIME_DEVICE_VARIABLES in kernel.features:
+            # the task would run on whatever the kernel's file initializes them to, and a tuned copy
+            # would use its own copies of them, never those the program sets
+            return {"skipped": "it uses __device__ or __constant__ variables that the program sets as it runs, "
+                               "which a capture of its launch does not record"}
+        params = [p.name for p in kernel.params]
     path = capture_to_task(capture, project.root / site.file, params, ctx.out / KERNELS_DIR / capture.label, project.root)
     try:
         return {"task": str(path), "key": thread_id_for(load_task(path), ctx.cfg.llm)}

@@ -5,7 +5,7 @@ import re
 import clang.cindex as ci
 import pytest
 from tools.cuda import parse_cuda, runtime_include_dir
-from tools.cuda.frontend import SHIM_DIR, parse_translation
+from tools.cuda.frontend import RUN_TIME_DEVICE_VARIABLES, SHIM_DIR, parse_translation
 
 SOURCE = r"""
 #include <cuda_runtime.h>
@@ -86,6 +86,37 @@ def test_device_functions_shared_and_constant_variables(mod):
     shared = {(s.name, s.kernel, s.extern) for s in mod.shared}
     assert shared == {("file_scope_tile", None, False), ("tile", "scale", False), ("dyn", "scale", True)}
     assert [(c.name, c.type) for c in mod.constants] == [("coeffs", "float[16]")]
+
+
+RUN_TIME_STATE = r"""
+#define W 4
+__constant__ float table[4] = {1, 2, 3, 4};   // a table the program never changes
+__constant__ float weights[W];                 // set with cudaMemcpyToSymbol below
+__constant__ int steps = 2;                    // initialized, then overwritten below
+template <typename T> __constant__ T mask[W];  // a variable template, set at run time
+__device__ int counter;                        // kernels count into it
+__device__ float through(int i) { return weights[i]; }
+__global__ void reads_table(float* o) { o[threadIdx.x] = table[threadIdx.x]; }
+__global__ void reads_weights(float* o) { o[threadIdx.x] = through(threadIdx.x); }
+__global__ void reads_steps(float* o) { o[0] = steps; }
+template <typename T> __global__ void reads_mask(T* o) { o[threadIdx.x] = mask<T>[threadIdx.x]; }
+__global__ void counts(float* o) { atomicAdd(&counter, 1); }
+int main() {
+  float w[W] = {0}; int s = 3;
+  cudaMemcpyToSymbol(weights, w, sizeof(w));
+  cudaMemcpyToSymbol(steps, &s, sizeof(s));
+  cudaMemcpyToSymbol(mask<float>, w, sizeof(w));
+}
+"""
+
+
+def test_kernels_using_device_variables_the_program_sets_as_it_runs_are_marked():
+    """A capture of a launch records its arguments, not `__device__` or `__constant__` state the
+    program wrote before it: kernels using such state say so (directly or through a device
+    function); a constant table with an initializer that nothing overwrites is not such state."""
+    mod = parse_cuda(RUN_TIME_STATE, "state.cu")
+    marked = {k.name for k in mod.kernels if RUN_TIME_DEVICE_VARIABLES in k.features}
+    assert marked == {"reads_weights", "reads_steps", "reads_mask", "counts"}
 
 
 def test_launch_sites_and_runtime_calls(mod):

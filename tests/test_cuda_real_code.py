@@ -351,6 +351,78 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
     assert list(small.glob("gather.0.arg0.*.bin")) and not list(small.glob("gather.0.arg1.*.bin"))  # 800 B fit, 1600 B not
 
 
+VECTORS_AND_MODES = r"""
+#include <cstdio>
+enum Mode { COPY, SUM };
+__global__ void combine(const float4* __restrict__ in, int2* out, int n, Mode mode) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float4 v = in[i];
+    out[i] = make_int2((int)v.x, mode == SUM ? (int)(v.y + v.z + v.w) : (int)v.y);
+  }
+}
+int main() {
+  const int n = 1000;
+  float4* in;
+  int2* out;
+  cudaMallocManaged(&in, n * sizeof(float4));
+  cudaMallocManaged(&out, n * sizeof(int2));
+  for (int i = 0; i < n; i++) in[i] = make_float4(i, 1, 2, 3);
+  combine<<<(n + 127) / 128, 128>>>(in, out, n, SUM);
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < n; i++) ok &= out[i].x == i && out[i].y == 6;
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_vector_buffers_and_enum_arguments_are_captured_and_make_a_correct_task(tmp_path):
+    """A float4 or int2 buffer is captured as its elements and an enum as its integer: the kernel
+    task made of the capture casts them back and matches its lowered reference. A buffer past the
+    process's file size limit is not written (which would kill the run): the capture says so."""
+    import resource
+
+    from sandboxes import open_sandbox
+    from tools.cuda import lower_task
+    from tools.project.capture import capture_to_task, instrument, read_captures
+    from tools.spec import load_task
+    from tools.verify import check
+
+    routed, _ = instrument(translate_file(VECTORS_AND_MODES, "vectors.cu").cpp)
+    (tmp_path / "vectors.cpp").write_text(routed)
+    project = Path(__file__).resolve().parents[1] / "tools" / "project"
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
+                            "vectors.cpp", "-o", "vectors"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    captured = tmp_path / "captures"
+    captured.mkdir()
+    run = subprocess.run(["./vectors"], cwd=tmp_path, capture_output=True, text=True,
+                         env=dict(os.environ, OMP_NUM_THREADS="2", CUDACPU_CAPTURE_DIR=str(captured)))
+    assert run.stdout.strip() == "PASS", run.stderr
+    [capture] = read_captures(captured)
+    assert capture.problem() is None
+    assert [(a.kind, a.dtype) for a in capture.args] == [("pointer", "float32"), ("pointer", "int32"),
+                                                         ("scalar", "int32"), ("scalar", "uint32")]
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "vectors.cu").write_text(VECTORS_AND_MODES)
+    task = load_task(capture_to_task(capture, tmp_path / "src" / "vectors.cu", ["in", "out", "n", "mode"],
+                                     tmp_path / "task", tmp_path / "src"))
+    assert [b.shape for b in task.buffers] == [[4000], [2000]]
+    with open_sandbox("local") as sandbox:
+        report = check(task, lower_task(task), sandbox, threads=[2])
+    assert report.correct, report.summary()
+
+    limited = tmp_path / "limited"
+    limited.mkdir()
+    run = subprocess.run(["./vectors"], cwd=tmp_path, capture_output=True, text=True,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (10000, 10000)),
+                         env=dict(os.environ, CUDACPU_CAPTURE_DIR=str(limited)))
+    assert run.returncode == 0 and run.stdout.strip() == "PASS", run.stderr
+    [capture] = read_captures(limited)
+    assert "more than the capture may write" in capture.problem()  # 16000 B of float4 past a 10000 B file limit
+
+
 ASSIGNED_PARAMETERS = r"""
 #include <cstdio>
 __global__ void shift(const float* in, float* out, int n, int step) {

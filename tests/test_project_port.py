@@ -154,21 +154,33 @@ def test_tuning_stops_at_its_budget_and_says_so(tmp_path):
     """The first kernel is tuned; once the budget is spent the others keep their faithful lowering,
     each with the reason, and the port still passes."""
     out = tmp_path / "vec"
-    result = port(ROOT / "examples" / "projects" / "vector_ops", out, "--tune-budget", "0.001")
+    result = port(ROOT / "examples" / "projects" / "vector_ops", out, "--tune-budget", "1")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     report = json.loads((out / "port_report.json").read_text())
     notes = [k["tuning"] or "" for k in report["kernels"]]
-    skipped = [n for n in notes if "tuning budget (0.001 s, --tune-budget) was spent" in n]
+    skipped = [n for n in notes if "tuning budget (1 s, --tune-budget) was spent" in n]
     assert report["check"]["passed"] and len(notes) == 3 and len(skipped) == 2, notes
+
+
+def test_a_launch_too_long_for_the_tuning_budget_is_not_tuned(tmp_path):
+    """Tuning runs a captured launch some 20 times: where one launch takes more than the budget
+    allows for that, the kernel is not tuned, with the figures and what to do."""
+    out = tmp_path / "vec"
+    result = port(ROOT / "examples" / "projects" / "vector_ops", out, "--tune-budget", "0.0001")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    notes = [k["tuning"] or "" for k in json.loads((out / "port_report.json").read_text())["kernels"]]
+    assert len(notes) == 3 and all("s, --tune-budget) allows; a larger budget" in n for n in notes), notes
+    assert not (out / "kernels" / "trace.jsonl").exists()  # no kernel's graph ran
 
 
 SPECIALIZED_APP = r"""
 #include <cstdio>
 #include <cuda_fp16.h>
+enum Scaling { KEEP, MULTIPLY };
 template <typename T>
-__global__ void scale(T* x, int n, float by) {
+__global__ void scale(T* x, int n, float by, Scaling how) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) x[i] = (T)((float)x[i] * by);
+  if (i < n && how == MULTIPLY) x[i] = (T)((float)x[i] * by);
 }
 __global__ void mark(int* flag) { if (threadIdx.x == 0) *flag = 1; }
 template <typename T>
@@ -176,7 +188,7 @@ bool run(int n, int times) {
   T* x;
   cudaMallocManaged(&x, n * sizeof(T));
   for (int i = 0; i < n; i++) x[i] = (T)(float)(i % 7);
-  for (int t = 0; t < times; t++) scale<<<(n + 255) / 256, 256>>>(x, n, 0.5f);
+  for (int t = 0; t < times; t++) scale<<<(n + 255) / 256, 256>>>(x, n, 0.5f, MULTIPLY);
   cudaDeviceSynchronize();
   bool ok = true;
   for (int i = 0; i < n; i++) ok &= (float)x[i] == (float)(i % 7) / (1 << times);
@@ -184,7 +196,7 @@ bool run(int n, int times) {
   return ok;
 }
 int main() {
-  bool ok = run<float>(1 << 21, 16) && run<double>(1 << 19, 4) && run<__half>(1 << 19, 4);
+  bool ok = run<float>(1 << 21, 16) && run<double>(1 << 20, 4) && run<__half>(1 << 20, 4);
   int* flag;
   cudaMallocManaged(&flag, sizeof(int));
   *flag = 0;
@@ -199,7 +211,7 @@ int main() {
 
 def test_each_specialization_is_tuned_apart_hottest_first_and_a_negligible_kernel_not_at_all(tmp_path):
     """scale<float>, scale<double> and scale<__half> each become a task of their own (a half
-    buffer is a float16 one); the report lists them by the time they took; `mark`, far under 1% of
+    buffer is a float16 one, an enum argument its integer); the report lists them by the time they took; `mark`, far under 1% of
     the kernels' time, is not tuned. One attempt per kernel keeps this short."""
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -211,6 +223,7 @@ def test_each_specialization_is_tuned_apart_hottest_first_and_a_negligible_kerne
              for d in (out / "kernels").iterdir() if (d / "task.json").is_file()}
     assert {name: (t["launches"][0]["template_args"], t["buffers"][0]["dtype"]) for name, t in tasks.items()} == {
         "scale": (["float"], "float32"), "scale__s1": (["double"], "float64"), "scale__s2": (["__half"], "float16")}
+    assert {s["name"]: s["value"] for s in tasks["scale"]["scalars"]}["how"] == 1  # an enum, as its integer
     for name in tasks:
         assert json.loads((out / "kernels" / name / "result.json").read_text())["status"] == "correct", name
     report = {k["name"]: k for k in json.loads((out / "port_report.json").read_text())["kernels"]}

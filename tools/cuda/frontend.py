@@ -273,6 +273,7 @@ class Translation:
     module: CudaModule | None = None
     _main_cursors: list[ci.Cursor] | None = None
     _headers: dict[str, bytes] = field(default_factory=dict)
+    _run_time_device_variables: set[str] | None = None
 
     def text(self, start: int, end: int, file: str | None = None) -> str:
         return self.source_of(file)[start:end].decode()
@@ -297,6 +298,30 @@ class Translation:
             self._main_cursors = [c for top in self.tu.cursor.get_children() if self.in_main(top)
                                   for c in top.walk_preorder()]
         return self._main_cursors
+
+    def run_time_device_variables(self) -> set[str]:
+        """Names of the file's device-side variables whose contents the program sets as it runs:
+        `__device__` globals (kernels write them, the host copies to and from them) and
+        `__constant__` symbols without an initializer or copied to with cudaMemcpyToSymbol. A
+        kernel's launch alone does not say what they hold."""
+        if self._run_time_device_variables is None:
+            copied_to, constants, names = set(), set(), set()
+            for c in self.walk_main():
+                if c.kind == ci.CursorKind.CALL_EXPR and call_name(c) in ("cudaMemcpyToSymbol", "cudaMemcpyToSymbolAsync"):
+                    target = next(c.get_arguments(), None)
+                    copied_to |= {t.spelling for t in target.get_tokens()} if target is not None else set()
+                elif (c.kind in (ci.CursorKind.VAR_DECL, ci.CursorKind.UNEXPOSED_DECL)  # a variable template: unexposed
+                      and c.semantic_parent is not None
+                      and c.semantic_parent.kind in (ci.CursorKind.TRANSLATION_UNIT, ci.CursorKind.NAMESPACE)):
+                    if has_attr(c, ci.CursorKind.CUDADEVICE_ATTR):
+                        names.add(c.spelling)
+                    elif has_attr(c, ci.CursorKind.CUDACONSTANT_ATTR) and c.spelling:
+                        constants.add(c.spelling)
+                        after_name = self.source[c.location.offset:c.extent.end.offset]
+                        if b"=" not in after_name and b"{" not in after_name:
+                            names.add(c.spelling)
+            self._run_time_device_variables = names | (copied_to & constants)
+        return self._run_time_device_variables
 
     def called_definition(self, call: ci.Cursor) -> ci.Cursor | None:
         """The device function of this file or of a project header that a call calls; for
@@ -451,6 +476,10 @@ def has_attr(cursor: ci.Cursor, kind: ci.CursorKind) -> bool:
 
 def is_kernel(cursor: ci.Cursor) -> bool:
     return has_attr(cursor, ci.CursorKind.CUDAGLOBAL_ATTR)
+
+
+# A kernel's feature: it reads or writes device-side variables the program sets as it runs.
+RUN_TIME_DEVICE_VARIABLES = "device variables set at run time"
 
 
 def is_device(cursor: ci.Cursor) -> bool:
@@ -697,6 +726,9 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[Def
             feats.add("unsupported:inline PTX asm")
         elif k == ci.CursorKind.RETURN_STMT and is_kernel(fn):
             feats.add("early return")
+        if k in (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.OVERLOADED_DECL_REF) and \
+                c.spelling in tr.run_time_device_variables():
+            feats.add(RUN_TIME_DEVICE_VARIABLES)
         if k in (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.VAR_DECL, ci.CursorKind.PARM_DECL) and c.spelling not in BUILTIN_VARS:
             spelling = c.type.spelling
             if "__half" in spelling or re.search(r"\bhalf2?\b", spelling):

@@ -480,6 +480,8 @@ def _task_launch(task, launch, tr: Translation) -> str:
             pointee = re.sub(r"\b(const|volatile|__restrict)\b|\*", "", ptype).strip()
             if " ".join(pointee.split()) != c_type(buffers[a].dtype):
                 text = f"reinterpret_cast<{ptype}>({a})"
+        elif p.type.get_canonical().kind == ci.TypeKind.ENUM:  # the task holds an enum as its integer
+            text = f"static_cast<{ptype}>({text})"
         args.append(text)
     targs = f"<{', '.join(launch.template_args)}>" if launch.template_args else ""
     arglist = "".join(", " + x for x in args)

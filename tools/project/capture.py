@@ -107,7 +107,7 @@ class Capture:
             if a.kind == "pointer" and not a.known:
                 return f"argument {i} points outside any cudaMalloc allocation"
             if a.kind == "pointer" and not a.dtype:
-                return f"argument {i} points to a vector or struct type"
+                return f"argument {i} points to a struct type"
         allocations = [a.allocation for a in self.args if a.kind == "pointer"]
         if len(set(allocations)) != len(allocations):
             return "two pointer arguments share one allocation"

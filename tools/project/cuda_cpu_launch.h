@@ -9,6 +9,7 @@
 //    faithful lowering.
 #pragma once
 #include <cuda_runtime.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdint>
@@ -85,6 +86,31 @@ constexpr const char* dtype_name() {
     else return "";  // structs, vector types: not captured as a typed buffer
 }
 
+// CUDA's vector types (float4, int2, ...) hold their elements with no padding: a buffer of them is
+// captured as a buffer of its elements (the task's launch casts it back).
+template <class T>
+struct captured_element { using type = T; };
+#define CUDACPU_VECTOR_ELEMENTS(vector, element)                                      \
+    template <> struct captured_element<vector##1> { using type = element; };        \
+    template <> struct captured_element<vector##2> { using type = element; };        \
+    template <> struct captured_element<vector##3> { using type = element; };        \
+    template <> struct captured_element<vector##4> { using type = element; };
+CUDACPU_VECTOR_ELEMENTS(char, signed char)
+CUDACPU_VECTOR_ELEMENTS(uchar, unsigned char)
+CUDACPU_VECTOR_ELEMENTS(short, short)
+CUDACPU_VECTOR_ELEMENTS(ushort, unsigned short)
+CUDACPU_VECTOR_ELEMENTS(int, int)
+CUDACPU_VECTOR_ELEMENTS(uint, unsigned int)
+CUDACPU_VECTOR_ELEMENTS(long, long)
+CUDACPU_VECTOR_ELEMENTS(ulong, unsigned long)
+CUDACPU_VECTOR_ELEMENTS(longlong, long long)
+CUDACPU_VECTOR_ELEMENTS(ulonglong, unsigned long long)
+CUDACPU_VECTOR_ELEMENTS(float, float)
+CUDACPU_VECTOR_ELEMENTS(double, double)
+#undef CUDACPU_VECTOR_ELEMENTS
+template <class T>
+using captured_element_t = typename captured_element<std::remove_cv_t<T>>::type;
+
 inline const char* capture_dir() {
     static const char* dir = std::getenv("CUDACPU_CAPTURE_DIR");
     return dir;
@@ -156,7 +182,7 @@ class Capture {
             std::size_t bytes = allocation.size - offset;
             // The capture runs during the project's own check: it must never make that run fail
             // (a file past the sandbox's size limit kills the writer), so it keeps to a budget.
-            if (when[0] == 'b' && !budget_allows(2 * bytes)) {
+            if (when[0] == 'b' && !budget_allows(bytes)) {
                 too_large_.push_back(i);
                 char text[160];
                 std::snprintf(text, sizeof text, "{\"kind\": \"pointer\", \"known\": false, \"too_large\": true, "
@@ -176,7 +202,7 @@ class Capture {
                 std::snprintf(text, sizeof text,
                               "{\"kind\": \"pointer\", \"known\": true, \"dtype\": \"%s\", \"bytes\": %zu, "
                               "\"allocation\": \"%p\", \"offset\": %zu}",
-                              dtype_name<std::remove_pointer_t<T>>(), bytes, start, offset);
+                              dtype_name<captured_element_t<std::remove_pointer_t<T>>>(), bytes, start, offset);
                 open_arg(i, text);
             }
         } else if (when[0] == 'b') {
@@ -190,6 +216,9 @@ class Capture {
             else if constexpr (std::is_integral_v<T>)
                 std::snprintf(text, sizeof text, "{\"kind\": \"scalar\", \"dtype\": \"%s\", \"value\": %llu}",
                               dtype_name<T>(), static_cast<unsigned long long>(value));
+            else if constexpr (std::is_enum_v<T>)  // a mode or flag: its integer, cast back at the task's launch
+                std::snprintf(text, sizeof text, "{\"kind\": \"scalar\", \"dtype\": \"%s\", \"value\": %lld}",
+                              dtype_name<std::underlying_type_t<T>>(), static_cast<long long>(value));
             else
                 std::snprintf(text, sizeof text, "{\"kind\": \"other\", \"bytes\": %zu}", sizeof(T));
             open_arg(i, text);
@@ -205,14 +234,21 @@ class Capture {
   private:
     void open_arg(int i, const char* text) { std::fprintf(meta_, "%s%s", i ? ", " : "", text); }
 
-    // What all captures of this process may write (CUDACPU_CAPTURE_BYTES, default 256 MiB).
+    // What all captures of this process may write (CUDACPU_CAPTURE_BYTES, default 2 GiB: real
+    // applications pass buffers of hundreds of MiB, and a kernel not captured is not tuned).
+    // A buffer is written twice (before and after the launch), each file within the process's
+    // file size limit, which would kill the writer.
     static bool budget_allows(std::size_t bytes) {
         static std::size_t left = [] {
             const char* env = std::getenv("CUDACPU_CAPTURE_BYTES");
-            return env ? static_cast<std::size_t>(std::strtoull(env, nullptr, 10)) : std::size_t{256} << 20;
+            return env ? static_cast<std::size_t>(std::strtoull(env, nullptr, 10)) : std::size_t{2} << 30;
         }();
-        if (bytes > left) return false;
-        left -= bytes;
+        rlimit file_limit{};
+        if (getrlimit(RLIMIT_FSIZE, &file_limit) == 0 && file_limit.rlim_cur != RLIM_INFINITY &&
+            bytes >= file_limit.rlim_cur)
+            return false;
+        if (2 * bytes > left) return false;
+        left -= 2 * bytes;
         return true;
     }
     std::vector<int> too_large_;
