@@ -2,8 +2,8 @@
 
 1. `instrument` routes every lowered launch through `cudacpu_launch::launch` (cuda_cpu_launch.h).
 2. Running the port with CUDACPU_CAPTURE_DIR set records the first launch of each kernel
-   specialization (configuration, scalars, and every pointer argument's allocation before and
-   after), and the launches and seconds of every specialization (`read_launch_times`).
+   specialization (configuration, scalars, and every pointer argument's allocation before the
+   launch, and whether the launch changed it), and the launches and seconds of every specialization (`read_launch_times`).
 3. `capture_to_task` turns a capture into a kernel task whose inputs are the captured data
    and whose reference is the faithful lowering.
 4. `tuned_dispatch_source` puts the best correct version back: it runs only for launches with
@@ -75,8 +75,8 @@ class CapturedArg:
     known: bool = True
     bytes: int = 0
     allocation: str = ""
-    before: Path | None = None
-    after: Path | None = None
+    before: Path | None = None  # the contents at the launch
+    changed: bool = False  # whether the launch changed them
     too_large: bool = False  # not written: past the capture's byte budget
 
 
@@ -124,8 +124,8 @@ def read_captures(directory: Path) -> list[Capture]:
             arg = CapturedArg(a["kind"], a.get("dtype", ""), a.get("value"), a.get("known", True), a.get("bytes", 0),
                               a.get("allocation", ""), too_large=a.get("too_large", False))
             if arg.kind == "pointer" and arg.known:
-                arg.before = prefix.with_name(f"{prefix.name}.arg{i}.before.bin")
-                arg.after = prefix.with_name(f"{prefix.name}.arg{i}.after.bin")
+                arg.before = prefix.with_name(f"{prefix.name}.arg{i}.bin")
+                arg.changed = i in data["changed"]
             args.append(arg)
         captures.append(Capture(data["kernel"], data["template_args"], data["grid"], data["block"],
                                 data["shared_bytes"], args, data.get("index", 0)))
@@ -195,12 +195,10 @@ def capture_to_task(capture: Capture, cuda_file: Path, param_names: list[str], t
         if arg.kind == "pointer":
             dtype = numpy_dtype(arg.dtype)
             before = np.fromfile(arg.before, dtype=dtype)
-            after = np.fromfile(arg.after, dtype=dtype)
             np.save(task_dir / f"{name}.npy", before)
-            changed = before.tobytes() != after.tobytes()
             has_float |= arg.dtype.startswith("float")
             buffers.append({"name": name, "dtype": arg.dtype, "shape": [int(before.size)],
-                            "role": "inout" if changed else "input", "data": f"{name}.npy"})
+                            "role": "inout" if arg.changed else "input", "data": f"{name}.npy"})
         else:
             scalars.append({"name": name, "dtype": arg.dtype, "value": arg.value})
     task = {

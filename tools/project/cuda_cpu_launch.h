@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <map>
 #include <mutex>
@@ -192,12 +193,19 @@ class Capture {
             }
             for (int skipped : too_large_)
                 if (skipped == i) return;
-            std::string file = prefix_ + ".arg" + std::to_string(i) + "." + when + ".bin";
+            // the contents before the launch are the task's input; after it, only whether they changed
+            // (which makes the buffer an output) is needed, so a hash stands for them
+            if (when[0] == 'a') {
+                if (digest(p, bytes) != before_digest_[i]) changed_.push_back(i);
+                return;
+            }
+            before_digest_[i] = digest(p, bytes);
+            std::string file = prefix_ + ".arg" + std::to_string(i) + ".bin";
             if (FILE* blob = std::fopen(file.c_str(), "wb")) {
                 std::fwrite(p, 1, bytes, blob);
                 std::fclose(blob);
             }
-            if (when[0] == 'b') {
+            {
                 char text[256];
                 std::snprintf(text, sizeof text,
                               "{\"kind\": \"pointer\", \"known\": true, \"dtype\": \"%s\", \"bytes\": %zu, "
@@ -226,6 +234,8 @@ class Capture {
     }
 
     void finish() {
+        std::fprintf(meta_, "], \"changed\": [");
+        for (std::size_t k = 0; k < changed_.size(); ++k) std::fprintf(meta_, "%s%d", k ? ", " : "", changed_[k]);
         std::fprintf(meta_, "]}\n");
         std::fclose(meta_);
         std::rename((prefix_ + ".json.part").c_str(), (prefix_ + ".json").c_str());
@@ -234,10 +244,23 @@ class Capture {
   private:
     void open_arg(int i, const char* text) { std::fprintf(meta_, "%s%s", i ? ", " : "", text); }
 
+    // FNV-1a over 64-bit words: tells a buffer's contents after a launch from those before it.
+    static std::uint64_t digest(const void* data, std::size_t bytes) {
+        const unsigned char* p = static_cast<const unsigned char*>(data);
+        std::uint64_t h = 1469598103934665603ull;
+        std::size_t i = 0;
+        for (; i + 8 <= bytes; i += 8) {
+            std::uint64_t word;
+            std::memcpy(&word, p + i, 8);
+            h = (h ^ word) * 1099511628211ull;
+        }
+        for (; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+        return h;
+    }
+
     // What all captures of this process may write (CUDACPU_CAPTURE_BYTES, default 2 GiB: real
     // applications pass buffers of hundreds of MiB, and a kernel not captured is not tuned).
-    // A buffer is written twice (before and after the launch), each file within the process's
-    // file size limit, which would kill the writer.
+    // A buffer is written once, within the process's file size limit, which would kill the writer.
     static bool budget_allows(std::size_t bytes) {
         static std::size_t left = [] {
             const char* env = std::getenv("CUDACPU_CAPTURE_BYTES");
@@ -247,11 +270,13 @@ class Capture {
         if (getrlimit(RLIMIT_FSIZE, &file_limit) == 0 && file_limit.rlim_cur != RLIM_INFINITY &&
             bytes >= file_limit.rlim_cur)
             return false;
-        if (2 * bytes > left) return false;
-        left -= 2 * bytes;
+        if (bytes > left) return false;
+        left -= bytes;
         return true;
     }
     std::vector<int> too_large_;
+    std::map<int, std::uint64_t> before_digest_;
+    std::vector<int> changed_;
     std::string prefix_;
     FILE* meta_ = nullptr;
 };
