@@ -126,3 +126,13 @@ def test_each_specialization_of_a_template_kernel_runs_its_own_tuned_version(tmp
     assert built.returncode == 0, built.stderr[-3000:]
     ran = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=60)
     assert ran.stdout.split("\n")[:-1] == ["tuned float", "tuned double", "faithful int32"], ran.stderr
+
+
+def test_a_launch_without_buffers_is_not_a_task():
+    """assert's kernels take only scalars: a task of theirs would have no results to check a tuned
+    version on, so the capture names why it is not tuned instead of the check failing on it."""
+    capture = Capture("count", "", [1, 1, 1], [32, 1, 1], 0, [CapturedArg("scalar", "int32", 5)])
+    assert "takes no buffer" in capture.problem()
+    with_buffer = Capture("count", "", [1, 1, 1], [32, 1, 1], 0, [CapturedArg("scalar", "int32", 5),
+                                                                  CapturedArg("pointer", "int32", allocation="0x10")])
+    assert with_buffer.problem() is None

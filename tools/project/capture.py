@@ -109,6 +109,8 @@ class Capture:
             if a.kind == "pointer" and not a.dtype:
                 return f"argument {i} points to a struct type"
         allocations = [a.allocation for a in self.args if a.kind == "pointer"]
+        if not allocations:
+            return "it takes no buffer: a tuned version would have no results to be checked on"
         if len(set(allocations)) != len(allocations):
             return "two pointer arguments share one allocation"
         return None
