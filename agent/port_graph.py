@@ -47,9 +47,11 @@ from .trace import TraceWriter
 THREAD_ID = "port"  # one thread per OUT: the output directory is the port's identity
 KERNELS_DIR = "kernels"  # the kernels' tasks, results, trace and checkpoints (the per-kernel graphs')
 MIN_TIME_SHARE = 0.01  # a kernel specialization that took less of the kernels' time in the check run is not tuned
-# Tuning runs the captured launch about this many times (checks on seeds and thread counts, timings):
-# a launch that takes more than the tuning budget over this is not tuned.
-RUNS_PER_TUNING = 20
+# Tuning runs the captured launch about this many times, counted in launches of the port: checks on
+# seeds and thread counts against a reference built at -O0, timings (minkowski: 3 s a launch, 148 s
+# for the first attempt's check and profile). A launch that takes more than the budget over this is
+# not tuned.
+RUNS_PER_TUNING = 50
 
 
 def merge(old: dict, new: dict) -> dict:

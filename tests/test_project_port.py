@@ -163,7 +163,7 @@ def test_tuning_stops_at_its_budget_and_says_so(tmp_path):
 
 
 def test_a_launch_too_long_for_the_tuning_budget_is_not_tuned(tmp_path):
-    """Tuning runs a captured launch some 20 times: where one launch takes more than the budget
+    """Tuning runs a captured launch some 50 times: where one launch takes more than the budget
     allows for that, the kernel is not tuned, with the figures and what to do."""
     out = tmp_path / "vec"
     result = port(ROOT / "examples" / "projects" / "vector_ops", out, "--tune-budget", "0.0001")
