@@ -354,11 +354,13 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
 VECTORS_AND_MODES = r"""
 #include <cstdio>
 enum Mode { COPY, SUM };
-__global__ void combine(const float4* __restrict__ in, int2* out, int n, Mode mode) {
+struct Particle { float x; int id; };
+__global__ void combine(const float4* __restrict__ in, int2* out, Particle* ps, int n, Mode mode) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     float4 v = in[i];
     out[i] = make_int2((int)v.x, mode == SUM ? (int)(v.y + v.z + v.w) : (int)v.y);
+    ps[i].x += v.w * ps[i].id;
   }
 }
 int main() {
@@ -367,19 +369,22 @@ int main() {
   int2* out;
   cudaMallocManaged(&in, n * sizeof(float4));
   cudaMallocManaged(&out, n * sizeof(int2));
-  for (int i = 0; i < n; i++) in[i] = make_float4(i, 1, 2, 3);
-  combine<<<(n + 127) / 128, 128>>>(in, out, n, SUM);
+  Particle* ps;
+  cudaMallocManaged(&ps, n * sizeof(Particle));
+  for (int i = 0; i < n; i++) { in[i] = make_float4(i, 1, 2, 3); ps[i] = Particle{0.5f, i % 3}; }
+  combine<<<(n + 127) / 128, 128>>>(in, out, ps, n, SUM);
   cudaDeviceSynchronize();
   int ok = 1;
-  for (int i = 0; i < n; i++) ok &= out[i].x == i && out[i].y == 6;
+  for (int i = 0; i < n; i++) ok &= out[i].x == i && out[i].y == 6 && ps[i].x == 0.5f + 3 * (i % 3);
   printf("%s\n", ok ? "PASS" : "FAIL");
 }
 """
 
 
 def test_vector_buffers_and_enum_arguments_are_captured_and_make_a_correct_task(tmp_path):
-    """A float4 or int2 buffer is captured as its elements and an enum as its integer: the kernel
-    task made of the capture casts them back and matches its lowered reference. A buffer past the
+    """A float4 or int2 buffer is captured as its elements, a struct's as its bytes and an enum as
+    its integer: the kernel task made of the capture casts them back and matches its lowered
+    reference. A buffer past the
     process's file size limit is not written (which would kill the run): the capture says so."""
     import resource
 
@@ -402,13 +407,13 @@ def test_vector_buffers_and_enum_arguments_are_captured_and_make_a_correct_task(
     assert run.stdout.strip() == "PASS", run.stderr
     [capture] = read_captures(captured)
     assert capture.problem() is None
-    assert [(a.kind, a.dtype) for a in capture.args] == [("pointer", "float32"), ("pointer", "int32"),
+    assert [(a.kind, a.dtype) for a in capture.args] == [("pointer", "float32"), ("pointer", "int32"), ("pointer", "uint8"),
                                                          ("scalar", "int32"), ("scalar", "uint32")]
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "vectors.cu").write_text(VECTORS_AND_MODES)
-    task = load_task(capture_to_task(capture, tmp_path / "src" / "vectors.cu", ["in", "out", "n", "mode"],
+    task = load_task(capture_to_task(capture, tmp_path / "src" / "vectors.cu", ["in", "out", "ps", "n", "mode"],
                                      tmp_path / "task", tmp_path / "src"))
-    assert [(b.shape, b.role) for b in task.buffers] == [([4000], "input"), ([2000], "inout")]  # what the launch changed
+    assert [(b.shape, b.role) for b in task.buffers] == [([4000], "input"), ([2000], "inout"), ([8000], "inout")]
     with open_sandbox("local") as sandbox:
         report = check(task, lower_task(task), sandbox, threads=[2])
     assert report.correct, report.summary()

@@ -107,7 +107,7 @@ class Capture:
             if a.kind == "pointer" and not a.known:
                 return f"argument {i} points outside any cudaMalloc allocation"
             if a.kind == "pointer" and not a.dtype:
-                return f"argument {i} points to a struct type"
+                return f"argument {i} points to a struct that is not trivially copyable"
         allocations = [a.allocation for a in self.args if a.kind == "pointer"]
         if not allocations:
             return "it takes no buffer: a tuned version would have no results to be checked on"

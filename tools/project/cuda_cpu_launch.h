@@ -109,8 +109,14 @@ CUDACPU_VECTOR_ELEMENTS(ulonglong, unsigned long long)
 CUDACPU_VECTOR_ELEMENTS(float, float)
 CUDACPU_VECTOR_ELEMENTS(double, double)
 #undef CUDACPU_VECTOR_ELEMENTS
+// A buffer of any other struct is captured as its bytes, compared exactly (the task's launch casts
+// it back); one whose copy would not be its bytes is not captured.
+template <class U, bool = std::is_class_v<U> && !std::is_same_v<U, ::__half> && !std::is_same_v<U, ::__nv_bfloat16>>
+struct bytes_of_struct { using type = U; };
+template <class U>
+struct bytes_of_struct<U, true> { using type = std::conditional_t<std::is_trivially_copyable_v<U>, unsigned char, U>; };
 template <class T>
-using captured_element_t = typename captured_element<std::remove_cv_t<T>>::type;
+using captured_element_t = typename bytes_of_struct<typename captured_element<std::remove_cv_t<T>>::type>::type;
 
 inline const char* capture_dir() {
     static const char* dir = std::getenv("CUDACPU_CAPTURE_DIR");
