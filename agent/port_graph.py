@@ -558,15 +558,14 @@ def _task_of(ctx: PortContext, capture: Capture) -> dict:
     source = inline_local_includes(project.root / site.file, project.root)
     try:
         kernel = parse_cuda(source, site.file).kernel(capture.kernel)
-    except Exception:  # parameter names are only for readability; positions are enough
-        params = []
-    else:
-        if RUN_TIME_DEVICE_VARIABLES in kernel.features:
-            # the task would run on whatever the kernel's file initializes them to, and a tuned copy
-            # would use its own copies of them, never those the program sets
-            return {"skipped": "it uses __device__ or __constant__ variables that the program sets as it runs, "
-                               "which a capture of its launch does not record"}
-        params = [p.name for p in kernel.params]
+    except Exception as exc:  # what it uses is unknown, so whether its task stands for it is too
+        return {"skipped": f"{site.file} could not be read for what the kernel uses ({type(exc).__name__}: {exc})"}
+    if RUN_TIME_DEVICE_VARIABLES in kernel.features:
+        # the task would run on whatever the kernel's file initializes them to, and a tuned copy
+        # would use its own copies of them, never those the program sets
+        return {"skipped": "it uses __device__ or __constant__ variables that the program sets as it runs, "
+                           "which a capture of its launch does not record"}
+    params = [p.name for p in kernel.params]
     path = capture_to_task(capture, project.root / site.file, params, ctx.out / KERNELS_DIR / capture.label, project.root)
     try:
         return {"task": str(path), "key": thread_id_for(load_task(path), ctx.cfg.llm)}
