@@ -132,6 +132,9 @@ def _traced(name: str, body: Callable, ctx: GraphContext | None) -> Callable[[Ke
         update = body(state, ctx)
         counters = dict(update.get("counters") or state["counters"])
         counters["elapsed_s"] = round(counters["elapsed_s"] + time.monotonic() - start, 3)
+        if name in ("test", "profile"):  # an attempt's checking starts with its test
+            before = 0.0 if name == "test" else counters.get("checking_s", 0.0)
+            counters["checking_s"] = round(before + time.monotonic() - start, 3)
         update["counters"] = counters
         summary = {"elapsed_s": round(time.monotonic() - start, 3)}
         if update.get("current"):
@@ -211,7 +214,8 @@ def translate(state: KernelState, ctx: GraphContext) -> dict:
         lowering=state.get("lowering"),
         observations=obs_records(fresh),
         plan=state.get("plan") or {},
-        seconds_left=max(0.0, wall_budget(state, ctx.settings) - counters["elapsed_s"]),
+        # what is left once the attempt has been checked as the last one was
+        seconds_left=max(0.0, wall_budget(state, ctx.settings) - counters["elapsed_s"] - counters.get("checking_s", 0.0)),
     )
     spec = state["translator"]
     fatal, failed_status = False, None
@@ -385,6 +389,9 @@ def budget_spent(state: KernelState, settings: Settings) -> str | None:
     wall = wall_budget(state, settings)
     if c["elapsed_s"] >= wall:
         return f"wall-time budget spent ({c['elapsed_s']:.0f}s of {wall:.0f}s)"
+    if c["elapsed_s"] + c.get("checking_s", 0.0) >= wall:
+        return (f"wall-time budget too short for another attempt ({c['elapsed_s']:.0f}s of {wall:.0f}s spent; "
+                f"checking the last one took {c['checking_s']:.0f}s)")
     tokens = min(b.max_tokens, run.get("tokens", b.run_tokens))
     if c["tokens"] > 0 and c["tokens"] >= tokens:
         return f"token budget spent ({c['tokens']} of {tokens})"

@@ -25,6 +25,7 @@ class Counters(TypedDict):
     tokens: int
     cost_usd: float
     elapsed_s: float  # summed over nodes, so a resumed run does not count the time it lay dead
+    checking_s: float  # the last attempt's test and profile: what checking another one will take
 
 
 class KernelState(TypedDict, total=False):
@@ -62,7 +63,7 @@ def initial_state(
         observations=[],
         obs_cursor=0,
         best=None,
-        counters=Counters(iterations=0, tokens=0, cost_usd=0.0, elapsed_s=0.0),
+        counters=Counters(iterations=0, tokens=0, cost_usd=0.0, elapsed_s=0.0, checking_s=0.0),
         decision={"next": "translate", "reason": "first attempt"},
         result=None,
     )

@@ -59,6 +59,10 @@ def test_every_budget_stops_the_loop():
     assert budget_spent(_state(iterations=1), cfg) is None
     assert "iteration" in budget_spent(_state(iterations=b.max_iters), cfg)
     assert "wall-time" in budget_spent(_state(iterations=1, elapsed_s=b.max_wall_s + 1), cfg)
+    # another attempt starts only where checking it, as long as the last one's check, still fits
+    assert "too short for another attempt" in budget_spent(
+        _state(iterations=1, elapsed_s=0.6 * b.max_wall_s, checking_s=0.5 * b.max_wall_s), cfg)
+    assert budget_spent(_state(iterations=1, elapsed_s=0.6 * b.max_wall_s, checking_s=0.3 * b.max_wall_s), cfg) is None
     assert "token" in budget_spent(_state(iterations=1, tokens=b.max_tokens), cfg)
     assert "money" in budget_spent(_state(iterations=1, cost_usd=b.budget_usd), cfg)
     run_nearly_spent = _state(iterations=1, tokens=50)
