@@ -2,6 +2,7 @@
 device code, legacy warp-synchronous code, barriers under thread-dependent conditions,
 deduced template arguments, explicit specializations and device-side asserts."""
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -355,12 +356,14 @@ VECTORS_AND_MODES = r"""
 #include <cstdio>
 enum Mode { COPY, SUM };
 struct Particle { float x; int id; };
-__global__ void combine(const float4* __restrict__ in, int2* out, Particle* ps, int n, Mode mode) {
+struct Twice { __device__ float operator()(float v) const { return 2 * v; } };
+template <typename Op>
+__global__ void combine(const float4* __restrict__ in, int2* out, Particle* ps, int n, Mode mode, Op op) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     float4 v = in[i];
     out[i] = make_int2((int)v.x, mode == SUM ? (int)(v.y + v.z + v.w) : (int)v.y);
-    ps[i].x += v.w * ps[i].id;
+    ps[i].x += op(v.w) * ps[i].id;
   }
 }
 int main() {
@@ -372,25 +375,25 @@ int main() {
   Particle* ps;
   cudaMallocManaged(&ps, n * sizeof(Particle));
   for (int i = 0; i < n; i++) { in[i] = make_float4(i, 1, 2, 3); ps[i] = Particle{0.5f, i % 3}; }
-  combine<<<(n + 127) / 128, 128>>>(in, out, ps, n, SUM);
+  combine<<<(n + 127) / 128, 128>>>(in, out, ps, n, SUM, Twice());
   cudaDeviceSynchronize();
   int ok = 1;
-  for (int i = 0; i < n; i++) ok &= out[i].x == i && out[i].y == 6 && ps[i].x == 0.5f + 3 * (i % 3);
+  for (int i = 0; i < n; i++) ok &= out[i].x == i && out[i].y == 6 && ps[i].x == 0.5f + 6 * (i % 3);
   printf("%s\n", ok ? "PASS" : "FAIL");
 }
 """
 
 
 def test_vector_buffers_and_enum_arguments_are_captured_and_make_a_correct_task(tmp_path):
-    """A float4 or int2 buffer is captured as its elements, a struct's as its bytes and an enum as
-    its integer: the kernel task made of the capture casts them back and matches its lowered
-    reference. A buffer past the
+    """A float4 or int2 buffer is captured as its elements, a struct's as its bytes, an enum as its
+    integer and a functor (an empty struct) as a placeholder: the kernel task made of the capture
+    casts them back, makes the functor anew, and matches its lowered reference. A buffer past the
     process's file size limit is not written (which would kill the run): the capture says so."""
     import resource
 
     from sandboxes import open_sandbox
     from tools.cuda import lower_task
-    from tools.project.capture import capture_to_task, instrument, read_captures
+    from tools.project.capture import capture_to_task, instrument, read_captures, tuned_dispatch_source
     from tools.spec import load_task
     from tools.verify import check
 
@@ -408,15 +411,24 @@ def test_vector_buffers_and_enum_arguments_are_captured_and_make_a_correct_task(
     [capture] = read_captures(captured)
     assert capture.problem() is None
     assert [(a.kind, a.dtype) for a in capture.args] == [("pointer", "float32"), ("pointer", "int32"), ("pointer", "uint8"),
-                                                         ("scalar", "int32"), ("scalar", "uint32")]
+                                                         ("scalar", "int32"), ("scalar", "uint32"), ("scalar", "uint8")]
+    assert capture.template_args == "Twice" and capture.args[-1].stateless
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "vectors.cu").write_text(VECTORS_AND_MODES)
-    task = load_task(capture_to_task(capture, tmp_path / "src" / "vectors.cu", ["in", "out", "ps", "n", "mode"],
-                                     tmp_path / "task", tmp_path / "src"))
+    task_path = capture_to_task(capture, tmp_path / "src" / "vectors.cu", ["in", "out", "ps", "n", "mode", "op"],
+                                tmp_path / "task", tmp_path / "src")
+    task = load_task(task_path)
     assert [(b.shape, b.role) for b in task.buffers] == [([4000], "input"), ([2000], "inout"), ([8000], "inout")]
     with open_sandbox("local") as sandbox:
         report = check(task, lower_task(task), sandbox, threads=[2])
     assert report.correct, report.summary()
+    # the task's code linked back into the program behind its dispatch (as a tuned version is)
+    (tmp_path / "tuned.cpp").write_text(tuned_dispatch_source(capture, json.loads(task_path.read_text()), lower_task(task)))
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
+                            "vectors.cpp", "tuned.cpp", "-o", "tuned"], cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run(["./tuned"], cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+    assert run.stdout.strip() == "PASS", run.stderr
 
     limited = tmp_path / "limited"
     limited.mkdir()

@@ -461,6 +461,20 @@ def lower_task(task) -> str:
     return lowered.cpp + "\n\n// Entry point of the task: the launches in order.\n" + "\n".join(lines) + "\n"
 
 
+def _maybe_stateless(param: ci.Cursor, kernel: ci.Cursor, launch) -> str | None:
+    """The type of a parameter that may be a stateless struct passed by value (a struct, or a
+    template parameter the launch binds), spelled for the task's entry; None for any other."""
+    ptype = param.type
+    if ptype.get_canonical().kind == ci.TypeKind.RECORD:
+        return ptype.spelling
+    names = [c.spelling for c in kernel.get_children() if c.kind in (
+        K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)]
+    bare = " ".join(ptype.spelling.replace("const", " ").split())
+    if bare in names and names.index(bare) < len(launch.template_args):
+        return launch.template_args[names.index(bare)]
+    return None
+
+
 def _task_launch(task, launch, tr: Translation) -> str:
     (gx, gy, gz), (bx, by, bz) = launch.dims()
     kernel = tr.kernels[launch.kernel]
@@ -471,6 +485,7 @@ def _task_launch(task, launch, tr: Translation) -> str:
     tparams = {c.spelling for c in kernel.get_children() if c.kind in (K.TEMPLATE_TYPE_PARAMETER,
                                                                        K.TEMPLATE_NON_TYPE_PARAMETER)}
     buffers = {b.name: b for b in task.buffers}
+    placeholders = {sc.name for sc in task.scalars if sc.dtype == "uint8"}
     args = []
     for p, a in zip(params, launch.args):
         text = str(a).lower() if isinstance(a, bool) else str(a)
@@ -482,6 +497,11 @@ def _task_launch(task, launch, tr: Translation) -> str:
                 text = f"reinterpret_cast<{ptype}>({a})"
         elif p.type.get_canonical().kind == ci.TypeKind.ENUM:  # the task holds an enum as its integer
             text = f"static_cast<{ptype}>({text})"
+        elif isinstance(a, str) and a in placeholders and (stateless_type := _maybe_stateless(p, kernel, launch)):
+            # a stateless argument (an empty struct, such as a functor): the task holds a placeholder byte
+            # (a generic lambda, so that the branch not taken is not compiled)
+            text = (f"[](auto value) {{ if constexpr (std::is_empty_v<{stateless_type}>) return {stateless_type}{{}}; "
+                    f"else return static_cast<{stateless_type}>(value); }}({text})")
         args.append(text)
     targs = f"<{', '.join(launch.template_args)}>" if launch.template_args else ""
     arglist = "".join(", " + x for x in args)

@@ -78,6 +78,7 @@ class CapturedArg:
     before: Path | None = None  # the contents at the launch
     changed: bool = False  # whether the launch changed them
     too_large: bool = False  # not written: past the capture's byte budget
+    stateless: bool = False  # an empty struct (a functor): a placeholder byte, made anew by the task
 
 
 @dataclass
@@ -124,7 +125,8 @@ def read_captures(directory: Path) -> list[Capture]:
         args = []
         for i, a in enumerate(data["args"]):
             arg = CapturedArg(a["kind"], a.get("dtype", ""), a.get("value"), a.get("known", True), a.get("bytes", 0),
-                              a.get("allocation", ""), too_large=a.get("too_large", False))
+                              a.get("allocation", ""), too_large=a.get("too_large", False),
+                              stateless=a.get("stateless", False))
             if arg.kind == "pointer" and arg.known:
                 arg.before = prefix.with_name(f"{prefix.name}.arg{i}.bin")
                 arg.changed = i in data["changed"]
@@ -253,6 +255,8 @@ def tuned_dispatch_source(capture: Capture, task: dict, tuned_cpp: str, pin_scal
         if "role" in spec:
             call_args.append(f"*static_cast<{ctype}**>({ARGS}[{i}])")
             pointers.append(call_args[-1])
+        elif capture.args[i].stateless:  # nothing to read: the entry makes the functor anew
+            call_args.append(f"{ctype}{{0}}")
         elif not pin_scalars:
             call_args.append(f"*static_cast<{ctype}*>({ARGS}[{i}])")
         else:

@@ -233,6 +233,9 @@ class Capture {
             else if constexpr (std::is_enum_v<T>)  // a mode or flag: its integer, cast back at the task's launch
                 std::snprintf(text, sizeof text, "{\"kind\": \"scalar\", \"dtype\": \"%s\", \"value\": %lld}",
                               dtype_name<std::underlying_type_t<T>>(), static_cast<long long>(value));
+            else if constexpr (std::is_empty_v<T>)  // a functor: a placeholder byte, the task makes one anew
+                std::snprintf(text, sizeof text, "{\"kind\": \"scalar\", \"dtype\": \"uint8\", \"value\": 0, "
+                              "\"stateless\": true}");
             else
                 std::snprintf(text, sizeof text, "{\"kind\": \"other\", \"bytes\": %zu}", sizeof(T));
             open_arg(i, text);
