@@ -24,12 +24,12 @@ from typing import Any, Callable, Protocol
 from langgraph.graph import END, START, StateGraph
 
 from agent.configuration import Settings
-from agent.speedups import reference_name, speedup_text
 from agent.state import FAILED, KernelState, obs_dicts, obs_records
 from agent.trace import TraceWriter
 from agent.translators.base import Translation, TranslateRequest, Translator
 from tools.observations import Observation
 from tools.spec import Task, parse_task
+from tools.speedups import reference_name, speedup_text
 
 NODES = ("plan", "translate", "compile", "test", "profile", "decide")
 GAIN = 0.97  # an optimization counts as a gain when it is at least 3% faster

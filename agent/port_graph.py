@@ -272,11 +272,11 @@ class KernelRuns:
         worker's failure past Ray's retries raises (the tune node reports it and a rerun retries it)."""
         from .graph import build_graph
         from .ray_runner import cluster_error, finished_outcome, record_reply, task_payload
-        from .runner import _config, finished_earlier, thread_id_for
+        from .runner import finished_earlier, thread_config, thread_id_for
 
         graph = build_graph(None, checkpointer=self.saver)
         thread_id = thread_id_for(task, self.cfg.llm)
-        if finished_earlier(graph.get_state(_config(thread_id))):
+        if finished_earlier(graph.get_state(thread_config(thread_id))):
             return finished_outcome(task, thread_id, graph=graph, out=self.out, trace=self.trace, skipped=True,
                                     node="earlier run")
         on_step(task.name, "ray", "sent to the Ray cluster")

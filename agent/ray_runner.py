@@ -186,7 +186,7 @@ def node_name() -> str:
 
 def run_on_worker(payload: dict[str, Any], settings: Settings) -> dict[str, Any]:
     """One kernel on this node, as a local run would do it; returns what the driver records."""
-    from agent.runner import RunUsage, _cached_translators, open_checkpointer, open_kernel_sandbox, run_kernel
+    from agent.runner import RunUsage, cached_translators, open_checkpointer, open_kernel_sandbox, run_kernel
     from agent.trace import TraceWriter, read_trace
     from tools.spec import validate_task_deep
 
@@ -211,7 +211,7 @@ def run_on_worker(payload: dict[str, Any], settings: Settings) -> dict[str, Any]
         try:
             box = open_kernel_sandbox(settings, task)
             outcome = run_kernel(task, settings, out=root / "out", trace=trace, saver=saver, sandbox=box,
-                                 usage=RunUsage(settings), translator_for=_cached_translators(settings))
+                                 usage=RunUsage(settings), translator_for=cached_translators(settings))
             saved = saver.get_tuple({"configurable": {"thread_id": outcome.thread_id, "checkpoint_ns": ""}})
             reply.update(thread_id=outcome.thread_id, checkpoint=saved.checkpoint, metadata=saved.metadata)
         finally:
@@ -243,9 +243,9 @@ def _save_nodes(path: Path, nodes: dict[str, str]) -> None:
 
 def finished_outcome(task: Task, thread_id: str, *, graph, out: Path, trace, skipped: bool, node: str):
     """The KernelOutcome of a kernel whose final checkpoint the driver holds; its result files written."""
-    from agent.runner import KernelOutcome, _config, write_result
+    from agent.runner import KernelOutcome, thread_config, write_result
 
-    snapshot = graph.get_state(_config(thread_id))
+    snapshot = graph.get_state(thread_config(thread_id))
     result = write_result(task, snapshot.values, out, trace.path)
     return KernelOutcome(task.name, thread_id, result, out / task.name, skipped=skipped, node=node,
                          plan=snapshot.values.get("plan") or {})
@@ -255,14 +255,14 @@ def record_reply(reply: dict[str, Any], task: Task, *, graph, saver, trace, out:
     """What a worker returned (`run_on_worker`), recorded as a local run records it: its trace events
     appended (each naming the Ray node), its final checkpoint under the same thread id (so that a
     restarted driver finds it finished), its result files; returns its KernelOutcome."""
-    from agent.runner import _invalid
+    from agent.runner import record_invalid_task
 
     for event in reply["events"]:
         trace.event(event["type"], kernel=event.get("kernel"), node=event.get("node"),
                     data={**(event.get("data") or {}), "ray_node": reply["node"]}
                     if isinstance(event.get("data"), dict) else event.get("data"))
     if "invalid" in reply:
-        outcome = _invalid(task, TaskError(reply["invalid"]), out=out, trace=trace)
+        outcome = record_invalid_task(task, TaskError(reply["invalid"]), out=out, trace=trace)
         outcome.node = reply["node"]
         return outcome
     saver.put({"configurable": {"thread_id": reply["thread_id"], "checkpoint_ns": ""}},
@@ -281,8 +281,8 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
     """Every task as a Ray task on the cluster at `address`; one KernelOutcome per task, in order,
     each with `node` set. Finished kernels (in OUT/checkpoints.sqlite) are not sent again."""
     from agent.graph import build_graph
-    from agent.runner import (CHECKPOINT_DB, KernelOutcome, _config, _crashed, finished_earlier, ignore_further_interrupts,
-                              open_checkpointer, print_reasons, summary_table, thread_id_for, trace_config)
+    from agent.runner import (CHECKPOINT_DB, KernelOutcome, finished_earlier, ignore_further_interrupts, open_checkpointer,
+                              print_reasons, record_crash, summary_table, thread_config, thread_id_for, trace_config)
     from agent.trace import TraceError, TraceWriter
 
     console = console or Console(stderr=True)
@@ -316,7 +316,7 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
     try:
         for task, path in zip(tasks, task_paths):
             thread_id = thread_id_for(task, settings.llm)
-            snapshot = graph.get_state(_config(thread_id))
+            snapshot = graph.get_state(thread_config(thread_id))
             if finished_earlier(snapshot):
                 trace.event("decision", kernel=task.name, node="run",
                             data={"next": "done", "reason": "finished in an earlier run; not redone", "thread_id": thread_id})
@@ -332,8 +332,7 @@ def run_tasks_on_ray(task_paths: list[Path], settings: Settings, *, out: Path, a
                 try:
                     reply = ray.get(ref)
                 except ray.exceptions.RayError as exc:  # the worker or node died past its retries, or the code raised
-                    outcome = _crashed(task, cluster_error(exc), out=out,
-                                       trace=trace, console=console)
+                    outcome = record_crash(task, cluster_error(exc), out=out, trace=trace, console=console)
                     outcomes[task.name] = outcome
                     continue
                 outcome = record_reply(reply, task, graph=graph, saver=saver, trace=trace, out=out)

@@ -36,7 +36,6 @@ from agent.configuration import Settings
 from agent.errors import UserError
 from agent.graph import GraphContext, build_graph, code_of, recursion_limit, task_artifacts
 from agent.progress import PlainProgress
-from agent.speedups import reference_name
 from agent.state import KernelState, human_hint, initial_state
 from agent.toolbox import LiveToolbox, limits_of
 from agent.trace import TraceError, TraceWriter
@@ -45,6 +44,7 @@ from agent.translators.factory import make_translator
 from sandboxes import Sandbox, SandboxError, open_sandbox
 from tools.result import KernelResult
 from tools.spec import Task, TaskError, load_task, validate_task_deep
+from tools.speedups import reference_name
 
 CHECKPOINT_DB = "checkpoints.sqlite"
 STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "red", "runtime_error": "red", "timeout": "yellow",
@@ -87,7 +87,8 @@ def open_checkpointer(db_path: Path | str):
     return SqliteSaver(sqlite3.connect(str(db_path), check_same_thread=False))
 
 
-def _config(thread_id: str, settings: Settings | None = None) -> dict[str, Any]:
+def thread_config(thread_id: str, settings: Settings | None = None) -> dict[str, Any]:
+    """The LangGraph config of one kernel's checkpointed thread (with the run's recursion limit, given settings)."""
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
     if settings is not None:
         config["recursion_limit"] = recursion_limit(settings)
@@ -98,7 +99,7 @@ def kernel_state(checkpoint_db: Path | str, thread_id: str) -> KernelState | Non
     """The checkpointed state of one kernel, or None when there is none."""
     saver = open_checkpointer(checkpoint_db)
     try:
-        values = build_graph(None, checkpointer=saver).get_state(_config(thread_id)).values
+        values = build_graph(None, checkpointer=saver).get_state(thread_config(thread_id)).values
         return values or None
     finally:
         saver.conn.close()
@@ -118,7 +119,7 @@ def _update(checkpoint_db: Path | str, thread_id: str, values: dict[str, Any]) -
     saver = open_checkpointer(checkpoint_db)
     try:
         graph = build_graph(None, checkpointer=saver)
-        config = _config(thread_id)
+        config = thread_config(thread_id)
         if not graph.get_state(config).values:
             raise KeyError(f"no checkpointed kernel with thread id {thread_id!r} in {checkpoint_db}")
         graph.update_state(config, values)
@@ -193,7 +194,7 @@ def run_tasks(
         "sandbox": {"kind": first.kind, "mode": first.mode}, "tasks": [t.name for t in tasks],
     })
     usage = RunUsage(settings)
-    translators = translator_for or _cached_translators(settings)
+    translators = translator_for or cached_translators(settings)
     outcomes: list[KernelOutcome] = []
     try:
         with _progress(console) as progress:
@@ -205,12 +206,12 @@ def run_tasks(
                     try:  # a task at fault is said before any of its work runs
                         validate_task_deep(task, memory_mb=settings.limits.memory_mb)
                     except TaskError as exc:
-                        return _invalid(task, exc, out=out, trace=trace)
+                        return record_invalid_task(task, exc, out=out, trace=trace)
                     box = open_kernel_sandbox(settings, task)
                     return run_kernel(task, settings, out=out, trace=trace, saver=saver, sandbox=box, usage=usage,
                                       translator_for=translators, on_step=on_step, interrupt_before=interrupt_before)
                 except Exception as exc:  # one broken kernel must not end a directory's run
-                    return _crashed(task, exc, out=out, trace=trace, console=console)
+                    return record_crash(task, exc, out=out, trace=trace, console=console)
                 finally:
                     if box is not None:
                         box.close()
@@ -284,7 +285,7 @@ def run_kernel(
     thread_id = thread_id_for(task, spec)
     ctx = GraphContext(settings=settings, trace=trace, tools=LiveToolbox(settings, sandbox), translator_for=translator_for, on_step=on_step)
     graph = build_graph(ctx, checkpointer=saver, interrupt_before=interrupt_before)
-    config = _config(thread_id, settings)
+    config = thread_config(thread_id, settings)
     snapshot = graph.get_state(config)
     resumed = skipped = False
     if finished_earlier(snapshot):
@@ -326,7 +327,7 @@ def write_result(task: Task, state: KernelState, out: Path, trace_path: Path) ->
     return result
 
 
-def _crashed(task: Task, exc: Exception, *, out: Path, trace: TraceWriter, console: Console) -> KernelOutcome:
+def record_crash(task: Task, exc: Exception, *, out: Path, trace: TraceWriter, console: Console) -> KernelOutcome:
     """A kernel whose run failed outside the tools (sandbox, checkpoint, a bug): recorded, not fatal to the run."""
     import traceback
 
@@ -338,7 +339,7 @@ def _crashed(task: Task, exc: Exception, *, out: Path, trace: TraceWriter, conso
     return KernelOutcome(task.name, "", result, out / task.name)
 
 
-def _invalid(task: Task, exc: TaskError, *, out: Path, trace: TraceWriter) -> KernelOutcome:
+def record_invalid_task(task: Task, exc: TaskError, *, out: Path, trace: TraceWriter) -> KernelOutcome:
     """A task that its CUDA source contradicts (or that cannot fit): its own status, nothing run."""
     trace.event("error", kernel=task.name, node="validate", data={"error": f"invalid task: {exc}"})
     result = KernelResult(name=task.name, status="invalid_task", trace=str(trace.path), reason=str(exc))
@@ -353,7 +354,8 @@ def _pending_result(task: Task, state: KernelState, trace_path: Path) -> KernelR
     return KernelResult(name=task.name, status=status, iterations=counters.get("iterations", 0), backend=state.get("translator", ""), trace=str(trace_path))
 
 
-def _cached_translators(settings: Settings) -> Callable[[str], Translator]:
+def cached_translators(settings: Settings) -> Callable[[str], Translator]:
+    """One translator per spec, made when first asked for and shared by the kernels of a run."""
     cache: dict[str, Translator] = {}
 
     def get(spec: str) -> Translator:

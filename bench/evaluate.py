@@ -7,8 +7,7 @@ lists them as `invalid_task`, and the rest is evaluated.
 `build_report` turns per-task results into the docs/formats.md "Evaluation report"; `write_report`
 writes report.json, report.md and, where matplotlib (the optional `bench` extra) is installed,
 PNG plots. Running the translator is the caller's job
-(agent/commands/evaluate.py drives the agent's graph), so this module needs only `tools` (and
-agent.speedups for naming what a speedup is measured against).
+(agent/commands/evaluate.py drives the agent's graph), so this module needs only `tools`.
 """
 
 from __future__ import annotations
@@ -20,9 +19,9 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.speedups import reference_name
 from tools.result import KernelResult
 from tools.spec import Task, TaskError, load_task
+from tools.speedups import reference_name
 
 from .convert import InvalidRecord, convert_records
 from .format import BenchFormatError

@@ -11,10 +11,10 @@ __all__ = ["Limits", "RunResult", "Sandbox", "SandboxError", "SandboxUnavailable
 
 def docker_available() -> tuple[bool, str]:
     """Whether a Docker daemon answers, with the reason (one line) when it does not."""
-    from .docker import _client, no_daemon
+    from .docker import docker_client, no_daemon
 
     try:
-        _client(5).ping()
+        docker_client(5).ping()
         return True, "daemon answers"
     except Exception as exc:  # no socket, permission, old API ...
         return False, no_daemon(exc)

@@ -51,7 +51,8 @@ LABEL = "agent.sandbox"
 _live: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
 
 
-def _client(timeout: float = 30.0):
+def docker_client(timeout: float = 30.0):
+    """A client of the daemon the environment names (DOCKER_HOST), its calls timed out after timeout seconds."""
     return docker.from_env(timeout=timeout)
 
 
@@ -85,7 +86,7 @@ def unavailable(reason: str) -> SandboxUnavailable:
 def image_present(image: str = "agent-sandbox:latest") -> bool:
     """Whether the daemon has `image` (False too when no daemon answers)."""
     try:
-        _client(10).images.get(image)
+        docker_client(10).images.get(image)
         return True
     except Exception:  # not found, or no daemon
         return False
@@ -124,7 +125,7 @@ def reap_stale(client=None) -> int:
 
     Returns how many containers were removed.
     """
-    client = client or _client()
+    client = client or docker_client()
     host = socket.gethostname()
 
     def stale(labels: dict | None) -> bool:
@@ -185,7 +186,7 @@ class DockerSandbox:
         self.session = uuid.uuid4().hex[:12]
         self._closed = True  # until the container runs
         try:
-            self.client = _client(timeout=24 * 3600.0)  # commands are bounded by our own guard
+            self.client = docker_client(timeout=24 * 3600.0)  # commands are bounded by our own guard
             self.client.images.get(image)
         except docker.errors.ImageNotFound:
             raise SandboxUnavailable(f"docker image {image} not found: build it with sandboxes/image/build_image.sh, "

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from sandboxes import open_sandbox  # noqa: E402
 from tools.cuda import CudaParseError, LoweringError, lower_task  # noqa: E402
 from tools.optimize import TRANSFORMS, Budget, search  # noqa: E402
-from tools.optimize.transforms import Context  # noqa: E402
+from tools.optimize.base import Context  # noqa: E402
 from tools.spec import load_task  # noqa: E402
 from tools.verify import VerifyError, check, profile  # noqa: E402
 

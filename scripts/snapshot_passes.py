@@ -4,7 +4,7 @@
 
 For each corpus kernel (tests/kernels), optimizer fixture (tests/optimize_fixtures) and shipped
 HPCTransEval task (bench/data, converted), the faithful lowering (`tools.cuda.lower_task`) and
-each transformation of `tools.optimize.transforms.TRANSFORMS` applied alone to it, with what
+each transformation of `tools.optimize.pipeline.TRANSFORMS` applied alone to it, with what
 passes read from the machine pinned (PINNED_MACHINE): a digest of each output (null where the pass does not apply; a list where it offers alternatives). The
 digests are kept in tests/snapshots/passes.json. Without --write, the outputs of today's code
 are compared with them: each (kernel, pass) whose output changed is listed, and the exit status
@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tools.cuda import LoweringError, lower_task  # noqa: E402
-from tools.optimize.transforms import TRANSFORMS, Context  # noqa: E402
+from tools.optimize.base import Context  # noqa: E402
+from tools.optimize.pipeline import TRANSFORMS  # noqa: E402
 from tools.spec import Task, load_task  # noqa: E402
 
 SNAPSHOT = ROOT / "tests" / "snapshots" / "passes.json"
@@ -58,7 +59,7 @@ def _digest(output) -> str | list[str] | None:
 
 # What some passes read from the machine, pinned so that the snapshot is the same on every machine:
 # the SIMD width, the CPU g++ -march=native resolves to, the core count.
-PINNED_MACHINE = {"vector_bytes": lambda: 64, "native_cpu": lambda: ("x86-64-v4", "generic"), "_cores": lambda: 2}
+PINNED_MACHINE = {"vector_bytes": lambda: 64, "native_cpu": lambda: ("x86-64-v4", "generic"), "cores": lambda: 2}
 
 
 @contextlib.contextmanager

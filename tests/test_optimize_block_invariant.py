@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize.block_invariant import block_invariant
-from tools.optimize.sync_transforms import sync_together
-from tools.optimize.transforms import Context
+from tools.optimize.base import Context
+from tools.optimize.passes.block_invariant import block_invariant
+from tools.optimize.passes.sync_transforms import sync_together
 from tools.spec import load_task
 from tools.verify import check
 

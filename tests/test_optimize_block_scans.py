@@ -18,9 +18,9 @@ import pytest
 
 from tools.cuda import frontend as fe
 from tools.cuda import lower_task
-from tools.optimize.block_scans import BLOCK_SCANS, block_scans, is_linear
+from tools.optimize.base import Context
+from tools.optimize.passes.block_scans import BLOCK_SCANS, block_scans, is_linear
 from tools.optimize.search import Budget, _first_correct, search
-from tools.optimize.transforms import Context
 from tools.spec import load_task
 from tools.verify import check
 

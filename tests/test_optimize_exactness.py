@@ -30,9 +30,9 @@ import pytest
 from sandboxes import LocalSandbox
 from tools.cuda import lower_task
 from tools.optimize import TRANSFORMS, Budget, SearchResult, Transform, search
-from tools.optimize import code as C
+from tools.optimize.analysis import code as C
+from tools.optimize.base import Context
 from tools.optimize.search import _first_correct
-from tools.optimize.transforms import Context
 from tools.spec import Task, load_task
 from tools.verify import check
 from tools.verify.check import VerifyReport, default_seeds

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize.exit_flags import dead_exit_flags
-from tools.optimize.thread_fission import guarded_fission
-from tools.optimize.transforms import Context, specialize_parallel
+from tools.optimize.base import Context
+from tools.optimize.passes.exit_flags import dead_exit_flags
+from tools.optimize.passes.specialize import specialize_parallel
+from tools.optimize.passes.thread_fission import guarded_fission
 from tools.spec import load_task
 from tools.verify import check
 

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 from tools.cuda import lower_task
-from tools.optimize.full_blocks import full_blocks
-from tools.optimize.transforms import Context
+from tools.optimize.base import Context
+from tools.optimize.passes.full_blocks import full_blocks
 from tools.spec import load_task
 from tools.verify import check
 

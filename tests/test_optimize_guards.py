@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize import code as C
-from tools.optimize.guards import Shape, Unproven, admitted_bounds, guarded_region, hoisted_guards, param_shapes
-from tools.optimize.transforms import (Context, guarded_thread_range, parallel_small_grids, serial_launches, serial_small_grids, specialize,
-                                      specialize_parallel)
+from tools.optimize.analysis import code as C
+from tools.optimize.analysis.guards import Shape, Unproven, admitted_bounds, guarded_region, hoisted_guards, param_shapes
+from tools.optimize.base import Context
+from tools.optimize.passes.guarded_ranges import guarded_thread_range
+from tools.optimize.passes.serial_launches import parallel_small_grids, serial_launches, serial_small_grids
+from tools.optimize.passes.specialize import specialize, specialize_parallel
 from tools.spec import load_task
 from tools.verify import check
 
@@ -256,7 +258,7 @@ def test_guards_on_macros_and_template_parameters_are_proven(kernel_task, box):
     """`#define HALF 40` is a signed constant to guards.py (an unknown name is not: `t - 8 < HALF`,
     negative for the first threads, would compare in unsigned arithmetic if HALF were unsigned),
     and so is a template kernel's `int BLOCK`."""
-    from tools.optimize.guards import kernel_shapes
+    from tools.optimize.analysis.guards import kernel_shapes
 
     source = """
 #define HALF 40

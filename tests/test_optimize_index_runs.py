@@ -10,10 +10,11 @@ import pytest
 
 from sandboxes import LocalSandbox
 from tools.cuda import lower_task
-from tools.optimize import code as C
-from tools.optimize.guards import parse
-from tools.optimize.index_runs import INDEX_RUNS, THREAD_LOOP, Form, Refused, Scope, index_runs, normalise_text, rewrite_loop
-from tools.optimize.transforms import Context, specialize
+from tools.optimize.analysis import code as C
+from tools.optimize.analysis.guards import parse
+from tools.optimize.base import Context
+from tools.optimize.passes.index_runs import INDEX_RUNS, THREAD_LOOP, Form, Refused, Scope, index_runs, normalise_text, rewrite_loop
+from tools.optimize.passes.specialize import specialize
 from tools.spec import load_task
 from tools.verify import check
 

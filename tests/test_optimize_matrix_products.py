@@ -14,9 +14,10 @@ import pytest
 
 from tools.cuda import frontend as fe
 from tools.cuda import lower_task
-from tools.optimize.matrix_products import MATRIX_PRODUCTS, is_polynomial, matrix_products, proposals, stored_params
+from tools.optimize.analysis.launch_replacement import stored_params
+from tools.optimize.base import Context
+from tools.optimize.passes.matrix_products import MATRIX_PRODUCTS, is_polynomial, matrix_products, proposals
 from tools.optimize.search import Budget, _first_correct, search
-from tools.optimize.transforms import Context
 from tools.spec import Buffer, load_task
 from tools.verify import check
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize.expressions import parse_expression
-from tools.optimize.memo_calls import _every_trip, memo_calls
-from tools.optimize.transforms import Context, specialize
+from tools.optimize.analysis.expressions import parse_expression
+from tools.optimize.base import Context
+from tools.optimize.passes.memo_calls import _every_trip, memo_calls
+from tools.optimize.passes.specialize import specialize
 from tools.spec import load_task
 from tools.verify import check
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize.merge_blocks import _lanes, merge_blocks
-from tools.optimize.sync_transforms import sync_together
-from tools.optimize.transforms import Context
+from tools.optimize.base import Context
+from tools.optimize.passes.merge_blocks import _lanes, merge_blocks
+from tools.optimize.passes.sync_transforms import sync_together
 from tools.spec import load_task
 from tools.verify import check
 

@@ -10,8 +10,8 @@ import pytest
 
 from tools.cuda import lower_task
 from tools.optimize import TRANSFORMS, Budget, Transform, optimize, search
-from tools.optimize import code as C
-from tools.optimize.transforms import Context
+from tools.optimize.analysis import code as C
+from tools.optimize.base import Context
 from tools.spec import load_task
 from tools.verify import check
 
@@ -169,7 +169,7 @@ def test_guarded_tree_reduction_runs_only_admitted_threads_and_is_correct(box):
 
 
 def test_guard_with_a_thread_dependent_bound_is_left_alone():
-    from tools.optimize.guards import guarded_region
+    from tools.optimize.analysis.guards import guarded_region
 
     ok = "const uint3 threadIdx = make_uint3(tx, ty, tz);\nunsigned int tid = threadIdx.x;\nif (tid < s)\n    a[tid] += a[tid + s];\n"
     assert guarded_region(ok, {}) is not None
@@ -187,7 +187,7 @@ def test_dense_exchange_is_correct_where_every_lane_writes(box):
 
 
 def test_dense_exchange_refused_when_a_lane_may_skip_its_write():
-    from tools.optimize.transforms import _dense_ok
+    from tools.optimize.passes.dense_exchange import _dense_ok
 
     loop = "for (unsigned int tx = 0; tx < blockDim.x; ++tx) {{\n{}\n}}\n"
     masked = loop.format("if (!took_branch[tid]) continue;\nw.put<float>(0, tid, v[tid]);")
@@ -222,7 +222,7 @@ def _vectorized(source: str, tmp_path: Path) -> bool:
 
 
 def test_tune_cpu_only_where_native_tunes_generic_and_then_guarded_reads_vectorize(accumulate, box, tmp_path):
-    from tools.optimize.transforms import native_cpu
+    from tools.optimize.analysis.machine import native_cpu
 
     task, faithful = accumulate
     cpu = native_cpu()

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize.stride_loops import stride_loops
-from tools.optimize.transforms import Context
+from tools.optimize.base import Context
+from tools.optimize.passes.stride_loops import stride_loops
 from tools.spec import load_task
 from tools.verify import check
 
@@ -53,8 +53,8 @@ def test_the_threads_own_index_is_recomputed_not_saved(box):
     loop stride_loops makes declares it again, so that per-thread arrays stay indexed by an
     affine tid (saved in an array, tid made every `acc[tid]` a gather: reduce_warp_shuffle 0.86x
     with the copy, 1.07x without, measured in one process)."""
-    from tools.optimize.sync_transforms import sync_together
-    from tools.optimize.transforms import specialize_parallel
+    from tools.optimize.passes.specialize import specialize_parallel
+    from tools.optimize.passes.sync_transforms import sync_together
 
     task = load_task(CORPUS / "reduce_warp_shuffle" / "task.json")
     ctx = Context(task)
@@ -110,7 +110,7 @@ def test_an_int_counters_loads_are_contiguous_not_gathered(tmp_path, kernel, int
 
     from tools.build import DEFAULT_CXXFLAGS
     from tools.cuda import runtime_include_dir
-    from tools.optimize.transforms import specialize_parallel
+    from tools.optimize.passes.specialize import specialize_parallel
 
     task = load_task(CORPUS / kernel / "task.json")
     new = stride_loops(Context(task), specialize_parallel(Context(task), lower_task(task)))
@@ -133,7 +133,7 @@ def test_int_locals_of_launch_coordinates_are_recomputed_in_int_arithmetic():
     1 thread, measured in one process); sums, differences and products only (unsigned arithmetic
     converted to int is int arithmetic modulo 2^32 for those). Locals of other types, and
     expressions with other operators, keep their text."""
-    from tools.optimize.stride_loops import _INT_LOCAL, _int_locals
+    from tools.optimize.passes.stride_loops import _INT_LOCAL, _int_locals
 
     task = load_task(CORPUS / "column_sums_2d_block" / "task.json")
     new = stride_loops(Context(task), lower_task(task))
@@ -154,9 +154,9 @@ def test_the_search_step_makes_the_launch_extents_constants_first(box):
     """On the faithful lowering (specialize not kept), the stride_loops step specializes first:
     its loops over per-thread arrays vectorize with constant block extents (column_sums_2d_block
     24 us unspecialized, 4.6 us specialized, 1 thread, measured in one process)."""
-    from tools.optimize import code as C
-    from tools.optimize.stride_loops import STRIDE_LOOPS
-    from tools.optimize.transforms import specialize_parallel
+    from tools.optimize.analysis import code as C
+    from tools.optimize.passes.specialize import specialize_parallel
+    from tools.optimize.passes.stride_loops import STRIDE_LOOPS
 
     task = load_task(CORPUS / "column_sums_2d_block" / "task.json")
     ctx, faithful = Context(task), lower_task(task)
@@ -173,8 +173,8 @@ def test_a_shared_tile_filled_by_a_block_stride_loop_runs_trip_by_trip(box):
     BLOCK) tile[j] = ...`: a store to shared memory at a place each thread of a trip has its own,
     and a bound of macros (guards.py: signed constants), so each trip runs over the range of
     threads it admits (15.4 us -> 7.2 us with 1 thread, measured in one process)."""
-    from tools.optimize.guards import RANGED_TX_LOOP
-    from tools.optimize.transforms import specialize
+    from tools.optimize.analysis.guards import RANGED_TX_LOOP
+    from tools.optimize.passes.specialize import specialize
 
     task = load_task(CORPUS / "conv1d_constant_filter" / "task.json")
     ctx = Context(task)
@@ -191,8 +191,8 @@ def test_template_parameters_are_constants_of_the_trip(box):
     """reduce_two_pass_template's `for (int i = blockIdx.x * BLOCK + tid; i < n; i += BLOCK * gridDim.x)`,
     BLOCK a template parameter (`template <int BLOCK>`, two instantiations): the same for every
     thread, so the loop runs trip by trip (29.3 us -> 9.5 us with 1 thread, measured in one process)."""
-    from tools.optimize import code as C
-    from tools.optimize.transforms import specialize
+    from tools.optimize.analysis import code as C
+    from tools.optimize.passes.specialize import specialize
 
     task = load_task(CORPUS / "reduce_two_pass_template" / "task.json")
     ctx = Context(task)

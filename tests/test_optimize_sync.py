@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize import code as C
-from tools.optimize.direct_shuffles import direct_shuffles
-from tools.optimize.live_lanes import live_lanes
-from tools.optimize.own_lane_simd import own_lane_simd
-from tools.optimize.sync_transforms import (
+from tools.optimize.analysis import code as C
+from tools.optimize.base import Context
+from tools.optimize.passes.direct_shuffles import direct_shuffles
+from tools.optimize.passes.live_lanes import live_lanes
+from tools.optimize.passes.own_lane_simd import own_lane_simd
+from tools.optimize.passes.sync_transforms import (
     SYNC_TRANSFORMS, lane_arrays, perthread_stack, shared_atomics_plain, sync_together, warp_rounds,
 )
-from tools.optimize.transforms import TRANSFORMS, Context
+from tools.optimize.pipeline import TRANSFORMS
 from tools.spec import load_task
 from tools.verify import check
 
@@ -397,7 +398,7 @@ def test_own_lane_simd_leaves_loops_that_reach_other_threads(two_stage, statemen
 
 
 def test_guarded_range_of_a_scalar_thread_loop_stays_scalar(two_stage):
-    from tools.optimize.transforms import guarded_thread_range
+    from tools.optimize.passes.guarded_ranges import guarded_thread_range
     task, _ = two_stage
     unit = ("// CUDA kernel k\nvoid k(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes, float* y) {\n"
             "    const unsigned int nthreads = blockDim.x * blockDim.y * blockDim.z;\n"

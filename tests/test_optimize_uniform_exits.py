@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize import code as C
-from tools.optimize.owned_stores import owned_stores
-from tools.optimize.sync_transforms import perthread_stack
-from tools.optimize.transforms import Context
-from tools.optimize.uniform_exits import is_uniform, uniform_exits
+from tools.optimize.analysis import code as C
+from tools.optimize.base import Context
+from tools.optimize.passes.owned_stores import owned_stores
+from tools.optimize.passes.sync_transforms import perthread_stack
+from tools.optimize.passes.uniform_exits import is_uniform, uniform_exits
 from tools.spec import load_task
 from tools.verify import check
 

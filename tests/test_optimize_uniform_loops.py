@@ -15,8 +15,9 @@ import pytest
 
 from tools.build import DEFAULT_CXXFLAGS
 from tools.cuda import lower_task
-from tools.optimize.stride_loops import stride_loops, uniform_loops
-from tools.optimize.transforms import Context, specialize_parallel
+from tools.optimize.base import Context
+from tools.optimize.passes.specialize import specialize_parallel
+from tools.optimize.passes.stride_loops import stride_loops, uniform_loops
 from tools.spec import load_task
 from tools.verify import check
 

@@ -14,9 +14,10 @@ import pytest
 
 from tools.build import DEFAULT_CXXFLAGS
 from tools.cuda import lower_task, runtime_include_dir
-from tools.optimize.stride_loops import stride_loops
-from tools.optimize.transforms import SPECIALIZE, Context, specialize, specialize_parallel
-from tools.optimize.vector_math import MIN_RTOL, vector_math
+from tools.optimize.base import Context
+from tools.optimize.passes.specialize import SPECIALIZE_MEMBERS as SPECIALIZE, specialize, specialize_parallel
+from tools.optimize.passes.stride_loops import stride_loops
+from tools.optimize.passes.vector_math import MIN_RTOL, vector_math
 from tools.spec import load_task
 from tools.verify import check
 

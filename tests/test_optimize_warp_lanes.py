@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize.transforms import Context, specialize
-from tools.optimize.warp_lanes import _rewrite_idioms, warp_lanes
+from tools.optimize.base import Context
+from tools.optimize.passes.specialize import specialize
+from tools.optimize.passes.warp_lanes import _rewrite_idioms, warp_lanes
 from tools.spec import load_task
 from tools.verify import check
 

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 from tools.cuda import lower_task
-from tools.optimize.transforms import Context
-from tools.optimize.wide_indices import wide_indices
+from tools.optimize.base import Context
+from tools.optimize.passes.wide_indices import wide_indices
 from tools.spec import load_task
 from tools.verify import check
 

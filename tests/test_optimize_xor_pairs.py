@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize.transforms import Context
-from tools.optimize.xor_pairs import xor_pairs
+from tools.optimize.base import Context
+from tools.optimize.passes.xor_pairs import xor_pairs
 from tools.spec import load_task
 from tools.verify import check
 

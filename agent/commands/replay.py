@@ -38,12 +38,12 @@ from agent.configuration import Settings, load_settings
 from agent.errors import UserError
 from agent.graph import GraphContext, build_graph, recursion_limit
 from agent.llm.scripted import ScriptedModel
-from agent.speedups import UNTUNED_PORT, reference_name, speedup_text
 from agent.state import initial_state
 from agent.trace import Trace, TraceError, TraceWriter, read_trace
 from agent.translators.base import Translation, TranslateRequest
 from tools.observations import Observation
 from tools.spec import Task, TaskError, load_task
+from tools.speedups import UNTUNED_PORT, reference_name, speedup_text
 
 COMPARED = {"compile": ("ok",), "check": ("status",), "profile": ("status",), "plan": ()}
 

@@ -17,12 +17,12 @@ from sandboxes import Limits, SandboxError, open_sandbox
 from tools.observations import Observation
 from tools.result import KernelResult, Times
 from tools.spec import TaskError, load_task, validate_task_deep
+from tools.speedups import reference_name
 from tools.verify import ProfileReport, VerifyError, VerifyReport, check
 from tools.verify import profile as run_profile
 
 from ..configuration import Settings
 from ..errors import UserError
-from ..speedups import reference_name
 
 STATUS_STYLE = {"correct": "green", "incorrect": "red", "compile_error": "red", "runtime_error": "red", "timeout": "yellow"}
 

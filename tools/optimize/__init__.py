@@ -3,11 +3,17 @@
     optimize(task, code, observations) -> (code, notes) | None     the translator's seam
     search(task, code, sandbox, budget=..., threads=...) -> SearchResult
 
-The search applies transformations of the lowered code (tools/optimize/transforms.py), checks
-each variant against the task's reference (tools.verify.check: several seeds, 1 and N threads),
-times the correct ones against the best so far in the same run (both in one process, their calls
-alternating: tools/optimize/timing.py), and keeps the fastest. What it
-learned comes back as `Observation(kind="optimization")`.
+The search applies transformations of the lowered code (the passes of tools/optimize/passes, in the
+order of tools/optimize/pipeline.py), checks each variant against the task's reference
+(tools.verify.check: several seeds, 1 and N threads), times the correct ones against the best so
+far in the same run (both in one process, their calls alternating: tools/optimize/timing.py), and
+keeps the fastest. What it learned comes back as `Observation(kind="optimization")`.
+
+Layers, each importing only those below it (pyproject.toml's import-linter contracts check it):
+search.py and timing.py; pipeline.py (TRANSFORMS, the passes in order); passes/ (one module per
+pass or family; a composite pass such as specialize imports its members, no other pass); base.py
+(Context, Transform) and analysis/ (what several passes share: the lowered code's text, guards,
+expressions, the machine).
 
 Transformations, in the order tried (each exact by construction, and still checked):
 matrix_products first (a launch whose kernel is a polynomial of its float inputs and whose shapes
@@ -40,7 +46,7 @@ full_blocks (blocks where every bound guard such as `i < n` holds as in the inte
 checked per block for all its threads, run a copy with those guards folded to constants, then
 wide_indices on it: full_blocks.py), stride_loops (a thread's loop over the block's or grid's
 stride, `for (c = tid; c < n; c += blockDim.x)`, run trip by trip across the threads, the thread
-loop innermost, each trip's thread loop over the threads whose trip it is where guards.py proves
+loop innermost, each trip's thread loop over the threads whose trip it is where analysis/guards.py proves
 them one range: stride_loops.py), uniform_loops (a thread's loop with the same trips in every thread,
 such as nbody's over a shared tile, run around the thread loop, vectorized across the threads:
 stride_loops.py), vector_math (calls of expf, logf, tanhf, pow, ... in vectorized loops made to
@@ -64,7 +70,7 @@ launch_constants (the task's launch extents as constexpr), simd_on_y (blocks of 
 restrict, unroll_loops, hoist_guards (a guard re-tested in every trip of a counted loop tested once
 before it and joined with the same guard there: TVM's reductions become one guarded region),
 guarded_thread_range (a region guarded by comparisons proven monotone in threadIdx.x runs over the
-admitted range only, with no condition left, seeing through TVM's loops of one trip: guards.py),
+admitted range only, with no condition left, seeing through TVM's loops of one trip: analysis/guards.py),
 dynamic_schedule, fast_math (only when the configuration allows it and the task's rtol >= 1e-4).
 Compiler options travel in the code as `#pragma GCC optimize` (and `target`), since the result is
 one translation unit. Every build has -fno-math-errno (tools/build.py: CUDA's math never sets
@@ -79,9 +85,10 @@ from typing import Sequence
 from tools.observations import Observation
 from tools.spec import Task
 
-from .code import applied, is_marked
+from .analysis.code import applied, is_marked
+from .base import Context, Transform
+from .pipeline import TRANSFORMS
 from .search import Budget, SearchResult, Step, search
-from .transforms import TRANSFORMS, Context, Transform
 
 __all__ = ["Budget", "Context", "Proposal", "SearchResult", "Step", "TRANSFORMS", "Transform", "exact_for_any_arguments",
            "optimize", "search"]

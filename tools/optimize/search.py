@@ -19,9 +19,10 @@ from tools.spec import Task
 from tools.verify import VerifyError, check
 from tools.verify.check import default_seeds
 
-from . import code as C
+from .analysis import code as C
+from .base import Context, Transform
+from .pipeline import TRANSFORMS
 from .timing import TimingError, time_versions
-from .transforms import TRANSFORMS, Context, Transform
 
 
 @dataclass

@@ -1,0 +1,40 @@
+"""What every pass is made of: the context it reads (the task, what the configuration allows)
+and the pass itself (a name, a line for observations, the function).
+
+A pass takes the current code and returns a new version, or None where it does not apply (the
+shape is not the one it knows, or the kernel's launches make it unsafe). None of them is trusted:
+the search checks every result against the task's reference before timing it. Everything a pass
+emits is derived from the kernel's own text (its loop headers, bounds, bodies) and the task's
+launches, never from the task's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from tools.spec import Task
+
+
+@dataclass
+class Context:
+    task: Task
+    fast_math_ok: bool = False
+
+    def launches_of(self, kernel: str):
+        return [launch for launch in self.task.launches if launch.kernel == kernel]
+
+    def largest_block(self, kernel: str) -> int:
+        """Threads in the largest block the task launches the kernel with (0: not launched)."""
+        return max((b[0] * b[1] * b[2] for _, b in (launch.dims() for launch in self.launches_of(kernel))), default=0)
+
+
+@dataclass(frozen=True)
+class Transform:
+    name: str
+    what: str  # one line for observations
+    apply: Callable[[Context, str], "str | list[str] | None"]  # a list: alternatives, the first correct one counts
+    fresh: bool = False  # where not faster after the steps kept so far, also tried on the search's input
+    # chosen because it matched the reference on the task's data (one of several alternatives, or a
+    # rounding that the data decides is within tolerance): known correct for those values only
+    tested: bool = False
