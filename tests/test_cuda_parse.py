@@ -95,12 +95,14 @@ __constant__ float weights[W];                 // set with cudaMemcpyToSymbol be
 __constant__ int steps = 2;                    // initialized, then overwritten below
 template <typename T> __constant__ T mask[W];  // a variable template, set at run time
 __device__ int counter;                        // kernels count into it
+__device__ const int primes[3] = {2, 3, 5};    // a table: read only
 __device__ float through(int i) { return weights[i]; }
 __global__ void reads_table(float* o) { o[threadIdx.x] = table[threadIdx.x]; }
 __global__ void reads_weights(float* o) { o[threadIdx.x] = through(threadIdx.x); }
 __global__ void reads_steps(float* o) { o[0] = steps; }
 template <typename T> __global__ void reads_mask(T* o) { o[threadIdx.x] = mask<T>[threadIdx.x]; }
 __global__ void counts(float* o) { atomicAdd(&counter, 1); }
+__global__ void reads_primes(float* o) { o[threadIdx.x] = primes[threadIdx.x % 3]; }
 int main() {
   float w[W] = {0}; int s = 3;
   cudaMemcpyToSymbol(weights, w, sizeof(w));

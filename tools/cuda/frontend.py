@@ -301,7 +301,7 @@ class Translation:
 
     def run_time_device_variables(self) -> set[str]:
         """Names of the file's device-side variables whose contents the program sets as it runs:
-        `__device__` globals (kernels write them, the host copies to and from them) and
+        `__device__` globals not declared const (kernels write them, the host copies to and from them) and
         `__constant__` symbols without an initializer or copied to with cudaMemcpyToSymbol. A
         kernel's launch alone does not say what they hold."""
         if self._run_time_device_variables is None:
@@ -313,7 +313,7 @@ class Translation:
                 elif (c.kind in (ci.CursorKind.VAR_DECL, ci.CursorKind.UNEXPOSED_DECL)  # a variable template: unexposed
                       and c.semantic_parent is not None
                       and c.semantic_parent.kind in (ci.CursorKind.TRANSLATION_UNIT, ci.CursorKind.NAMESPACE)):
-                    if has_attr(c, ci.CursorKind.CUDADEVICE_ATTR):
+                    if has_attr(c, ci.CursorKind.CUDADEVICE_ATTR) and not _read_only(c.type):
                         names.add(c.spelling)
                     elif has_attr(c, ci.CursorKind.CUDACONSTANT_ATTR) and c.spelling:
                         constants.add(c.spelling)
@@ -476,6 +476,13 @@ def has_attr(cursor: ci.Cursor, kind: ci.CursorKind) -> bool:
 
 def is_kernel(cursor: ci.Cursor) -> bool:
     return has_attr(cursor, ci.CursorKind.CUDAGLOBAL_ATTR)
+
+
+def _read_only(t: ci.Type) -> bool:
+    """A const variable, or an array of const elements (a `__device__ const` table)."""
+    while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+        t = t.element_type
+    return t.is_const_qualified()
 
 
 # A kernel's feature: it reads or writes device-side variables the program sets as it runs.

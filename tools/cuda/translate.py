@@ -469,7 +469,7 @@ def _maybe_stateless(param: ci.Cursor, kernel: ci.Cursor, launch) -> str | None:
         return ptype.spelling
     names = [c.spelling for c in kernel.get_children() if c.kind in (
         K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)]
-    bare = " ".join(ptype.spelling.replace("const", " ").split())
+    bare = " ".join(re.sub(r"\bconst\b", " ", ptype.spelling).split())
     if bare in names and names.index(bare) < len(launch.template_args):
         return launch.template_args[names.index(bare)]
     return None
