@@ -3,7 +3,8 @@
 1. `instrument` routes every lowered launch through `cudacpu_launch::launch` (cuda_cpu_launch.h).
 2. Running the port with CUDACPU_CAPTURE_DIR set records the first launch of each kernel
    specialization (configuration, scalars, and every pointer argument's allocation before the
-   launch, and whether the launch changed it), and the launches and seconds of every specialization (`read_launch_times`).
+   launch, and whether the launch changed it), and the launches and seconds of every
+   specialization (`read_launch_times`).
 3. `capture_to_task` turns a capture into a kernel task whose inputs are the captured data
    and whose reference is the faithful lowering.
 4. `tuned_dispatch_source` puts the best correct version back: it runs only for launches with
@@ -108,7 +109,7 @@ class Capture:
             if a.kind == "pointer" and not a.known:
                 return f"argument {i} points outside any cudaMalloc allocation"
             if a.kind == "pointer" and not a.dtype:
-                return f"argument {i} points to a struct that is not trivially copyable"
+                return f"argument {i} points to what a capture cannot record (pointers, or structs not trivially copyable)"
         allocations = [a.allocation for a in self.args if a.kind == "pointer"]
         if not allocations:
             return "it takes no buffer: a tuned version would have no results to be checked on"
