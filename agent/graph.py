@@ -131,12 +131,13 @@ def _traced(name: str, body: Callable, ctx: GraphContext | None) -> Callable[[Ke
         start = time.monotonic()
         update = body(state, ctx)
         counters = dict(update.get("counters") or state["counters"])
-        counters["elapsed_s"] = round(counters["elapsed_s"] + time.monotonic() - start, 3)
+        took = time.monotonic() - start
+        counters["elapsed_s"] = round(counters["elapsed_s"] + took, 3)
         if name in ("test", "profile"):  # an attempt's checking starts with its test
             before = 0.0 if name == "test" else counters.get("checking_s", 0.0)
-            counters["checking_s"] = round(before + time.monotonic() - start, 3)
+            counters["checking_s"] = round(before + took, 3)
         update["counters"] = counters
-        summary = {"elapsed_s": round(time.monotonic() - start, 3)}
+        summary = {"elapsed_s": round(took, 3)}
         if update.get("current"):
             summary["status"] = update["current"].get("status")
         ctx.emit(state, name, "node_end", summary)

@@ -15,8 +15,8 @@ Speed: for each app whose port passed and whose twin builds with `g++ -O3 -march
 -fopenmp` (the twin's sources and -D/-I flags read from its Makefile) and passes its own check,
 the port's run time over the twin's with the same command, with 1 and 2 OpenMP threads
 (medians of --repeats runs, the two timed alternately; a pair past 30 s is timed once; a twin
-run past 20 times the port's, or 60 s, is stopped there, its ratio a lower bound), and the geomean. A ratio above 1 means
-the port is faster. Results are appended to docs/RESULTS.md.
+run past 20 times the port's, or 60 s, is stopped there, its ratio a lower bound), and the
+geomean. A ratio above 1 means the port is faster. Results are appended to docs/RESULTS.md.
 """
 
 from __future__ import annotations

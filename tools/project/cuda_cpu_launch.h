@@ -84,7 +84,7 @@ constexpr const char* dtype_name() {
     else if constexpr (std::is_integral_v<U> && sizeof(U) == 2) return "uint16";
     else if constexpr (std::is_integral_v<U> && sizeof(U) == 4) return "uint32";
     else if constexpr (std::is_integral_v<U> && sizeof(U) == 8) return "uint64";
-    else return "";  // structs, vector types: not captured as a typed buffer
+    else return "";  // a struct: see captured_element_t for what a buffer of them is captured as
 }
 
 // CUDA's vector types (float4, int2, ...) hold their elements with no padding: a buffer of them is
@@ -211,14 +211,12 @@ class Capture {
                 std::fwrite(p, 1, bytes, blob);
                 std::fclose(blob);
             }
-            {
-                char text[256];
-                std::snprintf(text, sizeof text,
-                              "{\"kind\": \"pointer\", \"known\": true, \"dtype\": \"%s\", \"bytes\": %zu, "
-                              "\"allocation\": \"%p\", \"offset\": %zu}",
-                              dtype_name<captured_element_t<std::remove_pointer_t<T>>>(), bytes, start, offset);
-                open_arg(i, text);
-            }
+            char text[256];
+            std::snprintf(text, sizeof text,
+                          "{\"kind\": \"pointer\", \"known\": true, \"dtype\": \"%s\", \"bytes\": %zu, "
+                          "\"allocation\": \"%p\", \"offset\": %zu}",
+                          dtype_name<captured_element_t<std::remove_pointer_t<T>>>(), bytes, start, offset);
+            open_arg(i, text);
         } else if (when[0] == 'b') {
             char text[256];
             if constexpr (std::is_floating_point_v<T>)
