@@ -349,7 +349,7 @@ def decide(state: KernelState, ctx: GraphContext) -> dict:
     ctx.emit(state, "decide", "decision", decision)
     update: dict[str, Any] = {"decision": decision, "current": None, "attempts": [current] if current else []}
     if decision["next"] == "done":
-        update["result"] = final_result(state, attempts)
+        update["result"] = final_result(state, attempts, stopped=decision["reason"] if decision.get("budget") else None)
         ctx.step(state, "decide", f"done: {update['result']['status']}")
     else:
         ctx.step(state, "decide", decision["next"])
@@ -365,7 +365,7 @@ def _decide(state: KernelState, current: dict | None, settings: Settings) -> dic
         return {"next": "done", "reason": f"the translator has nothing more to offer in {current['mode']} mode"}
     spent = budget_spent(state, settings)
     if spent:
-        return {"next": "done", "reason": spent}
+        return {"next": "done", "reason": spent, "budget": True}
     if current["status"] == "correct":
         if current["mode"] != "optimize":
             return {"next": "optimize", "reason": "correct; looking for a faster version"}
@@ -402,13 +402,15 @@ def budget_spent(state: KernelState, settings: Settings) -> str | None:
     return None
 
 
-def final_result(state: KernelState, attempts: list[dict]) -> dict[str, Any]:
+def final_result(state: KernelState, attempts: list[dict], stopped: str | None = None) -> dict[str, Any]:
     """KernelResult fields: the best correct attempt, else the last attempt that had code; with
-    the reason for any other status than correct."""
+    the reason for any other status than correct, and `stopped`: the budget that ended the loop
+    while the translator still had something to try."""
     c = state["counters"]
     best = state.get("best")
     chosen = best or next((a for a in reversed(attempts) if a.get("code")), None)
-    base = {"name": state["kernel"], "iterations": c["iterations"], "backend": state["translator"], "tokens": c["tokens"], "cost_usd": c["cost_usd"]}
+    base = {"name": state["kernel"], "iterations": c["iterations"], "backend": state["translator"], "tokens": c["tokens"],
+            "cost_usd": c["cost_usd"], "stopped": stopped}
     if chosen is None:
         unreachable = bool(attempts) and attempts[-1].get("status") == "llm_unreachable"
         status = "llm_unreachable" if unreachable else "unsupported"

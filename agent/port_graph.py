@@ -618,6 +618,10 @@ def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome) -> dict:
     speedup = speedup_of(outcome.result)
     if outcome.result.time_s.baseline is None or not speedup or speedup <= 1.0:
         # No baseline timed: the result is the faithful lowering itself.
+        if outcome.result.stopped:  # the search did not run its course: say so, and let a rerun try again
+            return {"status": "skipped", "retry": True,
+                    "note": f"not tuned: the port's tuning budget ended its search ({outcome.result.stopped}); "
+                            "a rerun of the same command tunes it"}
         return {"status": "faithful", "note": "no correct version faster than the faithful lowering"}
     capture = next(c for c in read_captures(ctx.out / "captures") if c.label == kernel)
     site = next(k for k in ctx.project.kernels if k.name == capture.kernel)

@@ -1,11 +1,13 @@
 """The loop's decisions, budgets and result choice; the compiler translator's fix/optimize; hints."""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from rich.console import Console
 
 from agent.configuration import load_settings
 from agent.graph import _decide, budget_spent, final_result
+from agent.port_graph import _tuning
 from agent.llm.scripted import ScriptedModel
 from agent.runner import add_hint, kernel_state, run_tasks, set_translator, CHECKPOINT_DB
 from agent.state import initial_state
@@ -13,6 +15,7 @@ from agent.translators.base import TranslateRequest
 from agent.translators.compiler import CompilerTranslator
 from agent.translators.llm import LLMTranslator
 from tools.observations import Observation
+from tools.result import KernelResult
 from tools.spec import load_task
 
 FIXTURES = Path(__file__).parent / "agent_fixtures" / "tasks"
@@ -69,6 +72,25 @@ def test_every_budget_stops_the_loop():
     run_nearly_spent["run_limits"] = {"tokens": 40}
     assert "token" in budget_spent(run_nearly_spent, cfg)  # what is left of the run's budget counts too
     assert _decide(_state(iterations=b.max_iters), _attempt(1, "incorrect"), cfg)["next"] == "done"
+
+
+def test_a_budget_that_ends_the_search_is_on_the_result_and_leaves_the_kernel_to_a_rerun(tmp_path):
+    cfg = load_settings()
+    state = _state(iterations=1, elapsed_s=cfg.budgets.max_wall_s + 1)
+    faithful = _attempt(1, "correct", time_s={"candidate": 1e-3})
+    decision = _decide(state, faithful, cfg)
+    assert decision["next"] == "done" and decision["budget"]
+    state["best"] = faithful
+    stopped = final_result(state, [faithful], stopped=decision["reason"])
+    assert stopped["status"] == "correct" and "wall-time budget spent" in stopped["stopped"]
+    assert final_result(state, [faithful])["stopped"] is None
+    # the port's record of that kernel: not "no faster version", but a budget, tried again on a rerun
+    (tmp_path / "k.cpp").write_text("int x;")
+    outcome = SimpleNamespace(out_dir=tmp_path, result=KernelResult(**stopped))
+    record = _tuning(None, "k", tmp_path / "task.json", outcome)
+    assert record["status"] == "skipped" and record["retry"] and "budget ended its search" in record["note"]
+    outcome.result.stopped = None
+    assert _tuning(None, "k", tmp_path / "task.json", outcome)["status"] == "faithful"
 
 
 def test_result_is_the_best_correct_attempt_even_after_later_failures():

@@ -37,6 +37,7 @@ class KernelResult(BaseModel):
     cost_usd: float = 0.0
     trace: str | None = None
     reason: str | None = None  # one line on why the status is not correct
+    stopped: str | None = None  # the budget that ended the loop while the translator had more to try
     details: list[str] = []  # a compile error's first lines of compiler messages
 
     def write(self, out_dir: Path | str) -> Path:

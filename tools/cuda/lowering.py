@@ -53,6 +53,9 @@ K = ci.CursorKind
 # The lowered kernels' support code: a runtime header, so that a port can also include it by name.
 PRELUDE = (Path(__file__).parent / "runtime" / "include" / "cuda_cpu" / "lowering_support.h").read_text()
 LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT)
+# Statements whose keyword the lowering prints with one space before the parenthesis, however the
+# kernel wrote it: readers of the lowered code (the optimizer's passes) then see one spelling.
+KEYWORD_STATEMENTS = {K.IF_STMT: "if", K.FOR_STMT: "for", K.WHILE_STMT: "while", K.SWITCH_STMT: "switch"}
 STATEMENT_EXPRESSION = K.from_id(121)  # GNU `({ ... })`: libclang names no constant for it (StmtExpr)
 SYNC_CALLS = fe.BARRIERS | fe.WARP_SYNC | fe.WARP_EXCHANGE
 
@@ -357,6 +360,12 @@ def _reindent(text: str, column: int, indent: str) -> list[str]:
 # The kernel lowering
 
 
+# The lowering's own variables: block and thread counters, the flat thread id, the block's thread
+# count, the exit flags, the warp exchange, dynamic shared memory. names.py renames device-code
+# locals that would take one of them, so that the lowered code spells these the same in any kernel.
+LOWERING_NAMES = ("bx", "by", "bz", "tx", "ty", "tz", "tid", "nthreads", "exited", "warp", "dynamic_shared")
+
+
 class KernelLowering:
     def __init__(self, tr: Translation, kernel: ci.Cursor, sync_functions: set[fe.DefinitionKey], coord_functions: set[fe.DefinitionKey]):
         self.tr = tr
@@ -375,8 +384,7 @@ class KernelLowering:
         self.used_names: set[str] = set(tr.identifiers)
         self.block_names: set[str] = {p.spelling for p in fe.params_of(kernel)}
         self.uses_coord_functions = False
-        self.n = {n: self._fresh(n) for n in ("bx", "by", "bz", "tx", "ty", "tz", "tid", "nthreads", "exited",
-                                                 "warp", "dynamic_shared")}
+        self.n = {n: self._fresh(n) for n in LOWERING_NAMES}
         self._sync_cache: dict[tuple[int, int], bool] = {}
         self._statement_expressions: dict[fe.DefinitionKey, list[tuple[int, int]]] = {}
         self.lockstep_memory = self._unsynchronized_shared(kernel)
@@ -1345,10 +1353,25 @@ class KernelLowering:
             d = self.tr.called_definition(x)
             if d is not None and fe.definition_key(d) in self.coord_functions:
                 self._region_sets_coords = True
+        if k in KEYWORD_STATEMENTS and s >= lo:
+            self._keyword_spacing(x, KEYWORD_STATEMENTS[k], reps)
         if k in LOOPS or k == K.SWITCH_STMT:
             nest += 1
         for ch in x.get_children():
             self._collect(ch, ctx, tid, reps, nest, lo, hi)
+
+    def _keyword_spacing(self, statement: ci.Cursor, keyword: str, reps: list) -> None:
+        """`if(`, `for  (` and the like as `if (`, `for (`."""
+        src = self.tr.source_of(_file_of(statement))
+        start = statement.extent.start.offset
+        after = start + len(keyword)
+        if src[start:after] != keyword.encode():  # written by a macro's expansion
+            return
+        gap = after
+        while src[gap:gap + 1] in (b" ", b"\t"):
+            gap += 1
+        if src[gap:gap + 1] == b"(" and src[after:gap] != b" ":
+            reps.append((start, gap, keyword + " "))
 
 
     def _after_semicolon(self, end: int, c: ci.Cursor) -> int:

@@ -18,6 +18,7 @@ from .frontend import CudaModule, Translation, parse_translation
 from .coop_groups import rewrite_cooperative_groups
 from .lowering import PRELUDE, K, KernelLowering, LoweringUnsupported
 from .macros import call_arguments, expand_device_macros
+from .names import rename_clashing_locals
 from .params import localize_assigned_parameters
 
 NAMESPACE = "cudacpu_kernels"
@@ -411,8 +412,9 @@ def _kernel_start(words: list[str], launch: int) -> int | None:
 def _parse(source: str, filename: str, include_dirs: list[str] | None = None,
            options: list[str] | None = None) -> Translation:
     """The file parsed, then parsed again with the project's macros expanded in its device code
-    where it uses any (the lowering rewrites what the macros' expansions name), and again with
-    the kernel parameters that kernels assign made per-thread locals."""
+    where it uses any (the lowering rewrites what the macros' expansions name), again with
+    the kernel parameters that kernels assign made per-thread locals, and again with device-code
+    locals named like the lowering's own variables renamed."""
     tr = parse_translation(source, filename, include_dirs, options)
     own = [Path(filename).parent] + [Path(d) for d in include_dirs or []]
     expanded = expand_device_macros(tr, own)
@@ -422,7 +424,10 @@ def _parse(source: str, filename: str, include_dirs: list[str] | None = None,
     if rewritten is not None:
         tr = parse_translation(rewritten, filename, include_dirs, options)
     localized = localize_assigned_parameters(tr)
-    return tr if localized is None else parse_translation(localized, filename, include_dirs, options)
+    if localized is not None:
+        tr = parse_translation(localized, filename, include_dirs, options)
+    renamed = rename_clashing_locals(tr)  # the lowering's own names stay its own (names.py)
+    return tr if renamed is None else parse_translation(renamed, filename, include_dirs, options)
 
 
 def lower_source(source: str, filename: str = "input.cu", *, kernels: list[str] | None = None) -> LoweredModule:
