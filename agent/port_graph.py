@@ -52,6 +52,11 @@ MIN_TIME_SHARE = 0.01  # a kernel specialization that took less of the kernels' 
 # for the first attempt's check and profile). A launch that takes more than the budget over this is
 # not tuned.
 RUNS_PER_TUNING = 50
+# ... and its check makes, reads and compares every buffer of the launch, on each seed and thread
+# count, whatever the launch's own time (vadd: three 512 MiB buffers, 204 s for the first attempt's
+# check and profile, a launch of 0.1 s). A launch whose buffers would take more than half the budget
+# at this rate (the other half is the search's) is not tuned.
+CHECK_SECONDS_PER_GIB = 140.0
 
 
 def merge(old: dict, new: dict) -> dict:
@@ -526,6 +531,12 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
                               f"in the check run), and tuning runs it about {RUNS_PER_TUNING} times: more than the "
                               f"tuning budget ({ctx.cfg.tune_budget_s:g} s, --tune-budget) allows; a larger budget, "
                               "or a --run with smaller arguments, makes it tunable"}
+        elif (gib := sum(a.bytes for a in c.args if a.kind == "pointer") / 2**30) * CHECK_SECONDS_PER_GIB \
+                > ctx.cfg.tune_budget_s / 2:
+            tasks[c.label] = {**about, "skipped": f"its buffers hold {gib * 1024:.0f} MiB, and checking a version on "
+                              f"them takes about {gib * CHECK_SECONDS_PER_GIB:.2g} s: more than half the tuning "
+                              f"budget ({ctx.cfg.tune_budget_s:g} s, --tune-budget); a larger budget, or a --run with "
+                              "smaller arguments, makes it tunable"}
         else:
             tasks[c.label] = {**about, **_task_of(ctx, c)}
     for name, task in tasks.items():

@@ -173,6 +173,17 @@ def test_a_launch_too_long_for_the_tuning_budget_is_not_tuned(tmp_path):
     assert not (out / "kernels" / "trace.jsonl").exists()  # no kernel's graph ran
 
 
+def test_a_launch_whose_buffers_take_too_long_to_check_is_not_tuned(tmp_path):
+    """A check makes, reads and compares every buffer of the launch whatever its time: where that
+    would take more than half the tuning budget, the kernel is not tuned, with the figures."""
+    out = tmp_path / "vec"
+    result = port(ROOT / "examples" / "projects" / "vector_ops", out, "--tune-budget", "0.2")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    notes = [k["tuning"] or "" for k in json.loads((out / "port_report.json").read_text())["kernels"]]
+    assert len(notes) == 3 and all("MiB, and checking a version on them takes about" in n for n in notes), notes
+    assert not (out / "kernels" / "trace.jsonl").exists()
+
+
 SPECIALIZED_APP = r"""
 #include <cstdio>
 #include <cuda_fp16.h>
