@@ -47,15 +47,14 @@ from .trace import TraceWriter
 THREAD_ID = "port"  # one thread per OUT: the output directory is the port's identity
 KERNELS_DIR = "kernels"  # the kernels' tasks, results, trace and checkpoints (the per-kernel graphs')
 MIN_TIME_SHARE = 0.01  # a kernel specialization that took less of the kernels' time in the check run is not tuned
-# Tuning runs the captured launch about this many times, counted in launches of the port: checks on
-# seeds and thread counts against a reference built at -O0, timings (minkowski: 3 s a launch, 148 s
-# for the first attempt's check and profile). A launch that takes more than the budget over this is
-# not tuned.
-RUNS_PER_TUNING = 50
-# ... and its check makes, reads and compares every buffer of the launch, on each seed and thread
-# count, whatever the launch's own time (vadd: three 512 MiB buffers, 204 s for the first attempt's
-# check and profile, a launch of 0.1 s). A launch whose buffers would take more than half the budget
-# at this rate (the other half is the search's) is not tuned.
+# What checking one version of a kernel costs (the first attempt's test and profile, before any
+# search): it runs the captured launch about RUNS_PER_CHECK times, counted in launches of the port
+# (seeds and thread counts, a reference built at -O0, timing rounds: minkowski, 3 s a launch, 148 s;
+# bh's ForceCalculationKernel, 1.5 s a launch, 153 s), and it makes, reads and compares every buffer
+# of the launch at about CHECK_SECONDS_PER_GIB whatever the launch's own time (vadd: three 512 MiB
+# buffers, 204 s for a launch of 0.1 s). A launch whose check would take more than half the tuning
+# budget (the other half is the search's) is not tuned.
+RUNS_PER_CHECK = 50
 CHECK_SECONDS_PER_GIB = 140.0
 
 
@@ -526,17 +525,10 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
         if seconds is not None and seconds < MIN_TIME_SHARE * total:
             tasks[c.label] = {**about, "skipped": f"{seconds / total:.1%} of the kernels' time in the check run "
                               f"({launches} launch{plural}, {seconds:.3g} s of {total:.3g} s): not worth tuning"}
-        elif seconds is not None and launches and seconds / launches * RUNS_PER_TUNING > ctx.cfg.tune_budget_s:
-            tasks[c.label] = {**about, "skipped": f"one launch takes {seconds / launches:.3g} s ({launches} launch{plural} "
-                              f"in the check run), and tuning runs it about {RUNS_PER_TUNING} times: more than the "
-                              f"tuning budget ({ctx.cfg.tune_budget_s:g} s, --tune-budget) allows; a larger budget, "
-                              "or a --run with smaller arguments, makes it tunable"}
-        elif (gib := sum(a.bytes for a in c.args if a.kind == "pointer") / 2**30) * CHECK_SECONDS_PER_GIB \
-                > ctx.cfg.tune_budget_s / 2:
-            tasks[c.label] = {**about, "skipped": f"its buffers hold {gib * 1024:.0f} MiB, and checking a version on "
-                              f"them takes about {gib * CHECK_SECONDS_PER_GIB:.2g} s: more than half the tuning "
-                              f"budget ({ctx.cfg.tune_budget_s:g} s, --tune-budget); a larger budget, or a --run with "
-                              "smaller arguments, makes it tunable"}
+        elif (cost := _check_seconds(c, launches, seconds)) > ctx.cfg.tune_budget_s / 2:
+            tasks[c.label] = {**about, "skipped": f"checking one version of it takes about {cost:.2g} s ({_check_cost_text(c, launches, seconds)}): "
+                              f"more than half the tuning budget ({ctx.cfg.tune_budget_s:g} s, --tune-budget) allows; "
+                              "a larger budget, or a --run with smaller arguments, makes it tunable"}
         else:
             tasks[c.label] = {**about, **_task_of(ctx, c)}
     for name, task in tasks.items():
@@ -545,6 +537,25 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
         elif not _needs_tuning(state, task["key"]):
             ctx.writer.event("decision", node="tune", data={"kernel": name, "reused": True})
     return {**update, "tasks": tasks}
+
+
+def _buffer_gib(capture: Capture) -> float:
+    return sum(a.bytes for a in capture.args if a.kind == "pointer") / 2**30
+
+
+def _check_seconds(capture: Capture, launches: int, seconds: float | None) -> float:
+    """About how long checking one version of the captured launch takes (see RUNS_PER_CHECK)."""
+    per_launch = seconds / launches if seconds is not None and launches else 0.0
+    return per_launch * RUNS_PER_CHECK + _buffer_gib(capture) * CHECK_SECONDS_PER_GIB
+
+
+def _check_cost_text(capture: Capture, launches: int, seconds: float | None) -> str:
+    parts = []
+    if seconds is not None and launches:
+        parts.append(f"one launch takes {seconds / launches:.3g} s ({launches} launch{'es' if launches != 1 else ''} "
+                     f"in the check run), run about {RUNS_PER_CHECK} times")
+    parts.append(f"its buffers hold {_buffer_gib(capture) * 1024:.0f} MiB")
+    return "; ".join(parts)
 
 
 def _intact(directory: Path, files: dict[str, str]) -> bool:
