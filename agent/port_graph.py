@@ -526,9 +526,10 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
             tasks[c.label] = {**about, "skipped": f"{seconds / total:.1%} of the kernels' time in the check run "
                               f"({launches} launch{plural}, {seconds:.3g} s of {total:.3g} s): not worth tuning"}
         elif (cost := _check_seconds(c, launches, seconds)) > ctx.cfg.tune_budget_s / 2:
-            tasks[c.label] = {**about, "skipped": f"checking one version of it takes about {cost:.2g} s ({_check_cost_text(c, launches, seconds)}): "
-                              f"more than half the tuning budget ({ctx.cfg.tune_budget_s:g} s, --tune-budget) allows; "
-                              "a larger budget, or a --run with smaller arguments, makes it tunable"}
+            tasks[c.label] = {**about, "skipped": f"checking one version of it takes about {cost:.2g} s "
+                              f"({_check_cost_text(c, launches, seconds)}): more than half the tuning budget "
+                              f"({ctx.cfg.tune_budget_s:g} s, --tune-budget) allows; a larger budget, or a --run "
+                              "with smaller arguments, makes it tunable"}
         else:
             tasks[c.label] = {**about, **_task_of(ctx, c)}
     for name, task in tasks.items():
@@ -552,8 +553,9 @@ def _check_seconds(capture: Capture, launches: int, seconds: float | None) -> fl
 def _check_cost_text(capture: Capture, launches: int, seconds: float | None) -> str:
     parts = []
     if seconds is not None and launches:
-        parts.append(f"one launch takes {seconds / launches:.3g} s ({launches} launch{'es' if launches != 1 else ''} "
-                     f"in the check run), run about {RUNS_PER_CHECK} times")
+        plural = "es" if launches != 1 else ""
+        parts.append(f"one launch takes {seconds / launches:.3g} s ({launches} launch{plural} in the check run), "
+                     f"run about {RUNS_PER_CHECK} times")
     parts.append(f"its buffers hold {_buffer_gib(capture) * 1024:.0f} MiB")
     return "; ".join(parts)
 
