@@ -1,9 +1,9 @@
 """Respelled twins of CUDA kernels: the same program, spelled as another author would.
 
 `respell(source)` renames each kernel's locals to the names the lowering gives its own loop
-counters (`tx`, `ty`, `bx`, ...: the lowering then renames its counters `tx_2`, as it must on any
-such clash), writes a for loop's `++i` as `i++` (and `i++` as `++i`), and `for (`/`if (`/`while (`
-without the space. It edits the kernels' tokens where libclang's cursors say what they are, so
+counters (`tx`, `ty`, `bx`, ...), writes a for loop's `++i` as `i++` (and `i++` as `++i`), a
+loop's stride over the block or grid (`i += blockDim.x * gridDim.x`) as a local declared before
+the loop, and `for (`/`if (`/`while (` without the space. It edits the kernels' tokens where libclang's cursors say what they are, so
 the twin means exactly what the original means. Issue 29: which optimizer passes apply to a
 kernel must not depend on any of this.
 """
@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from clang import cindex as ci
 
-from tools.cuda.frontend import parse_translation
+from tools.cuda.frontend import parse_translation, walk_with_parents
 
 K = ci.CursorKind
 
-# the lowering's own names (tools/cuda/lowering.py, Lowering.n): a user local with one of them
-# moves the lowering's counter to a fresh name
+# some of the lowering's own names (tools/cuda/lowering.py, LOWERING_NAMES)
 COUNTER_NAMES = ("tx", "ty", "tz", "bx", "by", "bz", "tid")
 KEYWORD_STATEMENTS = {K.FOR_STMT: "for", K.IF_STMT: "if", K.WHILE_STMT: "while", K.SWITCH_STMT: "switch"}
 
@@ -40,8 +39,11 @@ def respell(source: str, filename: str = "kernel.cu") -> str:
                 if not _spelled_at(cursor, data):  # a use inside a macro's expansion: leave the local's name
                     raise ValueError(f"{filename}: {cursor.spelling} is used in a macro")
                 _replace_name(cursor, renames[ref.hash], edits)
-        for loop in (c for c in kernel.walk_preorder() if c.kind == K.FOR_STMT):
-            _swap_increment(loop, data, edits)
+        for loop, parent in walk_with_parents(kernel):
+            if loop.kind == K.FOR_STMT:
+                _swap_increment(loop, data, edits)
+                if parent is not None and parent.kind == K.COMPOUND_STMT:
+                    _stride_in_a_local(loop, data, edits, taken)
         for statement in (c for c in kernel.walk_preorder() if c.kind in KEYWORD_STATEMENTS):
             after = statement.extent.start.offset + len(KEYWORD_STATEMENTS[statement.kind])
             gap = len(data[after:]) - len(data[after:].lstrip(b" \t"))
@@ -63,6 +65,29 @@ def _spelled_at(cursor: ci.Cursor, data: bytes) -> bool:
 def _replace_name(cursor: ci.Cursor, name: str, edits: dict) -> None:
     start = cursor.location.offset
     edits[(start, start + len(cursor.spelling.encode()))] = name
+
+
+LAUNCH_EXTENTS = {"blockDim", "gridDim", "x", "y", "z"}
+
+
+def _stride_in_a_local(loop: ci.Cursor, data: bytes, edits: dict, taken: set[str]) -> None:
+    """`for (...; i += blockDim.x * gridDim.x)` as `const unsigned int stride = blockDim.x *
+    gridDim.x; for (...; i += stride)`: a stride made of launch extents and literals only."""
+    step = list(loop.get_children())[-2] if len(list(loop.get_children())) >= 2 else None
+    if step is None or step.kind != K.COMPOUND_ASSIGNMENT_OPERATOR:
+        return
+    stride = list(step.get_children())[-1]
+    start, end = stride.extent.start.offset, stride.extent.end.offset
+    text = data[start:end].decode()
+    words = {w for w in text.replace(".", " ").replace("*", " ").replace("(", " ").replace(")", " ").split()}
+    if "+=" not in data[step.extent.start.offset:start].decode() or not words & {"blockDim", "gridDim"} \
+            or not all(w in LAUNCH_EXTENTS or w.isdigit() for w in words):
+        return
+    name = next(f"stride{i}" for i in range(1, 100) if f"stride{i}" not in taken)
+    taken.add(name)
+    at = loop.extent.start.offset
+    edits[(at, at)] = f"const unsigned int {name} = {text}; "
+    edits[(start, end)] = name
 
 
 def _swap_increment(loop: ci.Cursor, data: bytes, edits: dict) -> None:
