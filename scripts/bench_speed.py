@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from sandboxes import open_sandbox  # noqa: E402
 from tools.cuda import CudaParseError, LoweringError, lower_task  # noqa: E402
 from tools.optimize import TRANSFORMS, Budget, search  # noqa: E402
-from tools.optimize.base import Context  # noqa: E402
+from tools.optimize.base import Context, apply_or_none  # noqa: E402
 from tools.spec import load_task  # noqa: E402
 from tools.verify import VerifyError, check, profile  # noqa: E402
 
@@ -124,8 +124,8 @@ def applies(task, transform: str) -> bool:
         code = lower_task(task)
         for earlier in ("sync_together", "specialize"):
             if order.index(earlier) < order.index(transform):
-                code = TRANSFORMS[order.index(earlier)].apply(ctx, code) or code
-        return TRANSFORMS[order.index(transform)].apply(ctx, code) is not None
+                code = apply_or_none(TRANSFORMS[order.index(earlier)], ctx, code) or code
+        return apply_or_none(TRANSFORMS[order.index(transform)], ctx, code) is not None
     except (CudaParseError, LoweringError, ValueError, IndexError):
         return False
 

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tools.cuda import LoweringError, lower_task  # noqa: E402
-from tools.optimize.base import Context  # noqa: E402
+from tools.optimize.base import Context, apply_or_none  # noqa: E402
 from tools.optimize.pipeline import TRANSFORMS  # noqa: E402
 from tools.spec import Task, load_task  # noqa: E402
 
@@ -89,7 +89,7 @@ def outputs(task: Task) -> dict[str, object]:
     with pinned_machine():
         for transform in TRANSFORMS:
             try:
-                found[transform.name] = transform.apply(Context(task), code)
+                found[transform.name] = apply_or_none(transform, Context(task), code)
             except Exception as exc:  # a pass that raises is a fact to keep, not a crash of the harness
                 found[transform.name] = f"raised {type(exc).__name__}"
     return found

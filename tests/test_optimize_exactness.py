@@ -31,7 +31,7 @@ from sandboxes import LocalSandbox
 from tools.cuda import lower_task
 from tools.optimize import TRANSFORMS, Budget, SearchResult, Transform, search
 from tools.optimize.analysis import code as C
-from tools.optimize.base import Context
+from tools.optimize.base import Context, NotApplicable
 from tools.optimize.search import _first_correct
 from tools.spec import Task, load_task
 from tools.verify import check
@@ -110,7 +110,7 @@ def _apply(t: Transform, ctx: Context, code: str) -> str | None:
     """As the search applies a transformation: a misread text shape means it does not apply."""
     try:
         return t.apply(ctx, code)
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, NotApplicable):
         return None
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize.base import Context
+from tools.optimize.base import Context, NotApplicable
 from tools.optimize.passes.merge_blocks import _lanes, merge_blocks
 from tools.optimize.passes.sync_transforms import sync_together
 from tools.spec import load_task
@@ -90,7 +90,8 @@ def _task(tmp_path: Path, cuda: str):
 def test_shuffled_column_sums_run_sixteen_blocks_at_a_time(tmp_path, box):
     task = _task(tmp_path, SHUFFLED)
     lowered = lower_task(task)
-    assert merge_blocks(Context(task), lowered) is None  # the warp exchange is runtime state until sync_together
+    with pytest.raises(NotApplicable, match="statements that blocks cannot run as lanes"):
+        merge_blocks(Context(task), lowered)  # the warp exchange is runtime state until sync_together
     synced = sync_together(Context(task), lowered)
     new = merge_blocks(Context(task), synced)
     assert new is not None and f"cudaopt_bx0 += {_lanes()}" in new  # 16 with AVX-512, 8 with AVX2
@@ -108,12 +109,15 @@ def test_shared_arrays_get_one_copy_per_merged_block(tmp_path, box):
     assert report.correct, report.summary()
 
 
-@pytest.mark.parametrize("old, new", [
+@pytest.mark.parametrize("old, new, why", [
     ("if (threadIdx.y == 0) out[blockIdx.x] = part[0] + part[1] + v * 0.0f;",
-     "if (threadIdx.y == 0) atomicAdd(&out[blockIdx.x], part[0] + part[1]);"),  # atomics: blocks may meet
-    ("x[r * 100 + blockIdx.x]", "x[blockIdx.x * 40 + r]"),  # contiguous within a block: merging would not pay
+     "if (threadIdx.y == 0) atomicAdd(&out[blockIdx.x], part[0] + part[1]);",  # atomics: blocks may meet
+     "statements that blocks cannot run as lanes"),
+    ("x[r * 100 + blockIdx.x]", "x[blockIdx.x * 40 + r]",  # contiguous within a block: merging would not pay
+     "no read is contiguous across blockIdx.x"),
 ])
-def test_refused_where_merging_could_change_results_or_would_not_pay(tmp_path, old, new):
+def test_refused_where_merging_could_change_results_or_would_not_pay_and_says_why(tmp_path, old, new, why):
     assert old in SHARED
     task = _task(tmp_path, SHARED.replace(old, new))
-    assert merge_blocks(Context(task), lower_task(task)) is None
+    with pytest.raises(NotApplicable, match=why):
+        merge_blocks(Context(task), lower_task(task))

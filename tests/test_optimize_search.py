@@ -11,7 +11,7 @@ import pytest
 from tools.cuda import lower_task
 from tools.optimize import TRANSFORMS, Budget, Transform, optimize, search
 from tools.optimize.analysis import code as C
-from tools.optimize.base import Context
+from tools.optimize.base import Context, NotApplicable
 from tools.spec import load_task
 from tools.verify import check
 
@@ -70,6 +70,22 @@ def test_restrict_refused_when_a_launch_aliases_two_pointers(cancel):
     aliased = task.model_copy(deep=True)
     aliased.launches[0].args = ["x", "x", "big", "n"]
     assert _transform("restrict").apply(Context(aliased), faithful) is None
+
+
+def test_a_pass_that_does_not_apply_says_why_in_the_search_observations(cancel, box):
+    task, faithful = cancel
+
+    def never(ctx, code):
+        raise NotApplicable("kernel k: no loop of the shape it knows")
+
+    result = search(task, faithful, box, budget=FAST, transforms=[
+        Transform("never", "a pass that never applies", never), _transform("threads_parallel")])
+    assert [(s.outcome, s.detail) for s in result.steps][0] == ("not_applicable", "kernel k: no loop of the shape it knows")
+    said = [o.message for o in result.observations]
+    assert "a pass that never applies: does not apply: kernel k: no loop of the shape it knows" in said
+    # a real pass's reason: the fixture's launch has more blocks than the machine has cores, or the
+    # pass applied (one core): either way the search says what happened to it
+    assert any(m.startswith("thread loop as the parallel loop (few blocks): ") for m in said)
 
 
 def test_a_wrong_variant_is_discarded_and_the_input_kept(cancel, box):

@@ -2,7 +2,8 @@
 and the pass itself (a name, a line for observations, the function).
 
 A pass takes the current code and returns a new version, or None where it does not apply (the
-shape is not the one it knows, or the kernel's launches make it unsafe). None of them is trusted:
+shape is not the one it knows, or the kernel's launches make it unsafe); where it can say why,
+it raises NotApplicable with the reason, which the search puts in the trace as an observation. None of them is trusted:
 the search checks every result against the task's reference before timing it. Everything a pass
 emits is derived from the kernel's own text (its loop headers, bounds, bodies) and the task's
 launches, never from the task's name.
@@ -14,6 +15,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tools.spec import Task
+
+
+class NotApplicable(Exception):
+    """A pass does not apply, and why (one line a user or an LLM translator can act on)."""
 
 
 @dataclass
@@ -38,3 +43,11 @@ class Transform:
     # chosen because it matched the reference on the task's data (one of several alternatives, or a
     # rounding that the data decides is within tolerance): known correct for those values only
     tested: bool = False
+
+
+def apply_or_none(transform: Transform, ctx: Context, code: str) -> "str | list[str] | None":
+    """The pass's output, None where it does not apply (with or without a reason)."""
+    try:
+        return transform.apply(ctx, code)
+    except NotApplicable:
+        return None

@@ -20,7 +20,7 @@ from tools.verify import VerifyError, check
 from tools.verify.check import default_seeds
 
 from .analysis import code as C
-from .base import Context, Transform
+from .base import Context, NotApplicable, Transform
 from .pipeline import TRANSFORMS
 from .timing import TimingError, time_versions
 
@@ -77,8 +77,10 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
             result.steps.append(Step(t.name, "skipped", detail="budget spent"))
             continue
         variant, step = _attempt(task, t, ctx, result.code, result.code, sandbox, budget, seeds, nthreads)
-        if step is None:
-            result.steps.append(Step(t.name, "not_applicable"))
+        if step.outcome == "not_applicable":
+            result.steps.append(step)
+            if step.detail:  # the pass said why: a user sees why the kernel kept its slower shape
+                result.observations.append(_observation(t, step, nthreads))
             continue
         tried += 1
         result.steps.append(step)
@@ -90,7 +92,7 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
             # The steps kept so far may be what keeps this one from paying: applied to the input
             # instead, it is timed against the best so far and replaces it where faster.
             variant, step = _attempt(task, t, ctx, code, result.code, sandbox, budget, seeds, nthreads)
-            if step is None:
+            if step.outcome == "not_applicable":
                 continue
             tried += 1
             step.on_input = True
@@ -107,11 +109,14 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
 
 
 def _attempt(task, t: Transform, ctx: Context, start: str, best: str, sandbox, budget: Budget, seeds, nthreads):
-    """t applied to `start`, checked, and timed against `best`: (the variant, its step), or
-    (None, None) where t does not apply."""
-    variant = _apply(t, ctx, start)
+    """t applied to `start`, checked, and timed against `best`: (the variant, its step); (None, a
+    `not_applicable` step with the pass's reason, where it gave one) where t does not apply."""
+    try:
+        variant = _apply(t, ctx, start)
+    except NotApplicable as why:
+        return None, Step(t.name, "not_applicable", detail=str(why)[:300])
     if variant is None:
-        return None, None
+        return None, Step(t.name, "not_applicable")
     if isinstance(variant, list):  # alternatives: the first that matches the reference is timed
         variant, failures = _first_correct(task, variant, sandbox, seeds)
         if variant is None:
@@ -185,6 +190,8 @@ def _observation(t: Transform, step: Step, nthreads: int) -> Observation:
         message = f"{t.what}: {step.ratio:.2f}x the speed of the previous best (geomean; {step.detail}); {verdict}"
     elif step.outcome == "incorrect":
         message = f"{t.what}: results wrong, discarded: {step.detail}"
+    elif step.outcome == "not_applicable":
+        message = f"{t.what}: does not apply: {step.detail}"
     else:
         message = f"{t.what}: {step.outcome}: {step.detail}"
     return Observation(kind="optimization", severity="info", message=message,

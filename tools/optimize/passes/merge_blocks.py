@@ -22,7 +22,7 @@ import re
 from ..analysis import code as C
 from ..analysis.block_nest import BLOCK_NEST, PARALLEL_FOR, PERTHREAD_DECL, REGION_FOR, SHARED_ARRAY_DECL
 from ..analysis.machine import vector_bytes
-from ..base import Context, Transform
+from ..base import Context, NotApplicable, Transform
 
 # the reads that make merging pay: a subscript ending in `+ blockIdx.x` (unit stride across blocks)
 _UNIT_STRIDE = re.compile(r"\+\s*\(*(?:\(int\))?\(*blockIdx\.x\)*\s*\]")
@@ -42,12 +42,31 @@ _STACK_BYTES = 1 << 18  # merged per-thread arrays live on each OpenMP thread's 
 
 
 def merge_blocks(ctx: Context, code: str) -> str | None:
-    changed = False
+    changed, why = False, []
     for k in reversed(C.kernels(code)):
-        new = _kernel(k.body(code), _lanes())
-        if new is not None:
-            code, changed = C.with_body(code, k, new), True
-    return code if changed else None
+        body = k.body(code)
+        if (refused := _refusal(body)) is not None:
+            why.append(f"{k.name}: {refused}")
+            continue
+        new = _kernel(body, _lanes())
+        if new is None:
+            why.append(f"{k.name}: its block's body holds statements that blocks cannot run as lanes together")
+            continue
+        code, changed = C.with_body(code, k, new), True
+    if not changed:
+        raise NotApplicable("; ".join(why) or "no kernel")
+    return code
+
+
+def _refusal(body: str) -> str | None:
+    """Why the kernel is not one merge_blocks knows how to merge, at a glance; None if it may be."""
+    if len(BLOCK_NEST.findall(body)) != 1:
+        return "not one loop over the blocks"
+    if not _UNIT_STRIDE.search(body):
+        return "no read is contiguous across blockIdx.x (nothing to gain from running blocks as lanes)"
+    if "dynamicSharedBytes)" in body:
+        return "it uses dynamic shared memory"
+    return None
 
 
 def _lanes() -> int:
@@ -55,10 +74,7 @@ def _lanes() -> int:
 
 
 def _kernel(body: str, lanes: int) -> str | None:
-    nests = list(BLOCK_NEST.finditer(body))
-    if len(nests) != 1 or not _UNIT_STRIDE.search(body) or "dynamicSharedBytes)" in body:
-        return None
-    nest = nests[0]
+    nest = next(BLOCK_NEST.finditer(body))
     line_start = body.rfind("\n", 0, nest.start()) + 1
     pragma_start = body.rfind("\n", 0, line_start - 1) + 1
     if body[pragma_start:line_start].strip() not in (REGION_FOR, PARALLEL_FOR) or (nest["bx"], nest["by"], nest["bz"]) != (
