@@ -50,9 +50,10 @@ def test_grid_stride_flat_is_one_parallel_simd_loop_and_correct(cancel, box):
     assert report.correct, report.summary()
 
 
-def test_grid_stride_with_per_thread_state_is_left_alone(accumulate):
+def test_grid_stride_with_per_thread_state_is_left_alone_and_the_pass_says_why(accumulate):
     task, faithful = accumulate
-    assert _transform("grid_stride_flat").apply(Context(task), faithful) is None
+    with pytest.raises(NotApplicable, match="its threads run in more than one region|do more than grid-stride loops"):
+        _transform("grid_stride_flat").apply(Context(task), faithful)
 
 
 def test_launch_constants_and_restrict_stay_correct(accumulate, box):

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from ..analysis import code as C
-from ..base import Context, Transform
+from ..base import Context, NotApplicable, Transform
 
 _NORM_CAST = re.compile(r"\((?:unsigned\s+)?(?:int|long|long\s+long|size_t|std::size_t)\)")
 _FOR_HEAD = re.compile(r"for\s*\(\s*(?P<type>(?:const\s+)?(?:unsigned\s+|signed\s+)?(?:long\s+long|int|long|size_t|std::size_t|"
@@ -110,22 +110,30 @@ def _flatten_loops(text: str, aliases, strides) -> tuple[list[_StrideLoop], str]
 def grid_stride_flat(ctx: Context, code: str) -> str | None:
     """A kernel whose threads only run grid-stride loops covers each index once, whatever the
     grid: the loops become `for (v = 0; v < bound; ++v)` run once, in parallel (+simd)."""
-    changed = False
+    changed, why = False, []
     for k in reversed(C.kernels(code)):
-        new = _grid_stride_kernel(ctx, code, k)
-        if new is not None:
-            code = C.replace_span(code, k.start, k.end, new)
-            changed = True
-    return code if changed else None
+        try:
+            new = _grid_stride_kernel(ctx, code, k)
+        except NotApplicable as reason:
+            why.append(f"{k.name}: {reason}")
+            continue
+        if new is None:
+            why.append(f"{k.name}: its threads do more than grid-stride loops over an index space that the launch covers")
+            continue
+        code = C.replace_span(code, k.start, k.end, new)
+        changed = True
+    if not changed:
+        raise NotApplicable("; ".join(why) or "no kernel")
+    return code
 
 
 def _grid_stride_kernel(ctx: Context, code: str, k: C.KernelText) -> str | None:
     body = k.body(code)
     if "cudacpu::" in body or "__shared__" in body:
-        return None
+        raise NotApplicable("it uses shared memory, barriers or warp exchanges")
     spans = C.thread_loop_bodies(body)
     if len(spans) != 1:
-        return None
+        raise NotApplicable("its threads run in more than one region (barriers split them)")
     inner = C.strip_comments(body[spans[0][0] + 1:spans[0][1]])
     inner = inner.replace("const uint3 threadIdx = make_uint3(tx, ty, tz);", "", 1).strip()
     pre, loop_text = _split_pre(inner)
