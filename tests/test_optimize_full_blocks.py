@@ -41,7 +41,7 @@ def test_bound_guards_of_a_tree_reduction_fold_in_interior_blocks(box):
     assert "cudaopt_interior &= int((i < n));" in new and "cudaopt_interior &= int((i + blockDim.x < n));" in new
     fast, slow = _copies(new)
     assert "if (true)" in fast and "if (i < n)" not in fast and "if (i < n)" in slow
-    assert "if (tid < s)" in fast  # a guard on the thread's coordinates alone stays
+    assert "if (tid_2 < s)" in fast  # a guard on the thread's coordinates alone stays (the kernel's tid)
     assert "(std::size_t)" in fast  # wide_indices applied on top: the copy's loads vectorize
     report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
     assert report.correct, report.summary()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tools.cuda import lower_task
-from tools.optimize.base import Context
+from tools.optimize.base import Context, NotApplicable
 from tools.optimize.passes.stride_loops import stride_loops
 from tools.spec import load_task
 from tools.verify import check
@@ -43,7 +43,8 @@ def test_the_trip_index_is_affine_in_the_thread():
     # each trip runs over the threads whose index is still below n, found per trip: no test per thread
     assert "cudaopt_any0 |= tx_lo < tx_hi;" in new and "if (!(i < n)) continue;" not in new
     # an int counter's trip in int arithmetic (unsigned arithmetic converted back made its loads gathers)
-    assert "const int i = (int)((int)blockIdx.x * (int)blockDim.x + tid) + (int)cudaopt_n0 * (int)((int)blockDim.x * (int)gridDim.x);" in new
+    # (the kernel's local `tid` is `tid_2` in the lowered code: `tid` is the lowering's own)
+    assert "const int i = (int)((int)blockIdx.x * (int)blockDim.x + tid_2) + (int)cudaopt_n0 * (int)((int)blockDim.x * (int)gridDim.x);" in new
     assert "first_true_near(blockDim.x" in new and "return n - i; })(0u)" in new  # each trip's end guessed at n - i(0)
     assert "double acc = cudaopt_s0_acc[cudaopt_t];" in new and "cudaopt_s0_acc[cudaopt_t] = acc;" in new
 
@@ -91,7 +92,8 @@ def test_loops_that_are_not_independent_strides_are_refused(tmp_path):
            "reference": {"kind": "lowered"}}
     (tmp_path / "refused.json").write_text(json.dumps(raw))
     task = load_task(tmp_path / "refused.json")
-    assert stride_loops(Context(task), lower_task(task)) is None
+    with pytest.raises(NotApplicable, match="that can run trip by trip"):
+        stride_loops(Context(task), lower_task(task))
 
 
 @pytest.mark.parametrize("kernel, int_form, unsigned_form", [
@@ -99,8 +101,8 @@ def test_loops_that_are_not_independent_strides_are_refused(tmp_path):
     ("layernorm_rows", r"\(int\)\(\(int\)threadIdx\.x\) \+ \(int\)(cudaopt_n\d) \* \(int\)\(\(int\)blockDim\.x\)",
      r"(threadIdx.x) + (int)\1 * (blockDim.x)"),
     # a grid-stride loop `i = blockIdx.x * blockDim.x + tid`: a[i] * b[i] (14.2 us -> 8.1 us contiguous, 1 thread)
-    ("dot_product_double", r"\(int\)\(\(int\)blockIdx\.x \* \(int\)blockDim\.x \+ tid\)",
-     r"(int)(blockIdx.x * blockDim.x + tid)"),
+    ("dot_product_double", r"\(int\)\(\(int\)blockIdx\.x \* \(int\)blockDim\.x \+ tid_2\)",
+     r"(int)(blockIdx.x * blockDim.x + tid_2)"),
 ])
 def test_an_int_counters_loads_are_contiguous_not_gathered(tmp_path, kernel, int_form, unsigned_form):
     """With the trip computed in unsigned arithmetic and converted to int, g++ read through the

@@ -53,14 +53,14 @@ def test_warp_rounds_runs_each_warp_on_a_lane_array_and_is_correct(matvec, box):
     assert "for (unsigned int cudaopt_w = 0; cudaopt_w < nthreads; cudaopt_w += 32)" in kernel
     assert "cudaopt_got[cudaopt_l] = cudaopt::lane_shfl_down(cudaopt_in, cudaopt_l, off);" in kernel
     assert "acc[tid] += cudaopt_got[cudaopt_l];" in kernel
-    assert "warp_2.begin(0)" not in kernel and "cudacpu::shfl_down" not in kernel
+    assert "warp.begin(0)" not in kernel and "cudacpu::shfl_down" not in kernel
     report = check(task, new, box, seeds=SEEDS, threads=[1, 2])
     assert report.correct, report.summary()
 
 
 def test_warp_rounds_refuses_rounds_that_write_memory_other_lanes_see(matvec):
     task, faithful = matvec
-    read = "acc[tid] += cudacpu::shfl_down<float>(warp_2, 0, tid, off);"
+    read = "acc[tid] += cudacpu::shfl_down<float>(warp, 0, tid, off);"
     assert read in faithful
     # a global store inside the rounds: warp order would decide the last writer
     assert warp_rounds(Context(task), faithful.replace(read, read + " y[0] = acc[tid];")) is None
@@ -102,8 +102,8 @@ def test_lane_arrays_count_a_block_once_and_stay_correct(box):
 
 def test_lane_arrays_refuse_an_exchange_read_by_an_unknown_intrinsic(matvec):
     task, faithful = matvec
-    read = "cudacpu::shfl_down<float>(warp_2, 0, tid, off)"
-    unknown = faithful.replace(read, "cudacpu::warp_reduce<float>(warp_2, 0, tid, 0xffffffffu, std::plus<float>())")
+    read = "cudacpu::shfl_down<float>(warp, 0, tid, off)"
+    unknown = faithful.replace(read, "cudacpu::warp_reduce<float>(warp, 0, tid, 0xffffffffu, std::plus<float>())")
     assert lane_arrays(Context(task), unknown) is None
     # the value read as another type than the one written: a reinterpretation it cannot keep
     assert lane_arrays(Context(task), faithful.replace(read, read.replace("<float>", "<int>"))) is None

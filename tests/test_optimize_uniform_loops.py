@@ -15,9 +15,9 @@ import pytest
 
 from tools.build import DEFAULT_CXXFLAGS
 from tools.cuda import lower_task
-from tools.optimize.base import Context
+from tools.optimize.base import Context, NotApplicable, apply_or_none
 from tools.optimize.passes.specialize import specialize_parallel
-from tools.optimize.passes.stride_loops import stride_loops, uniform_loops
+from tools.optimize.passes.stride_loops import UNIFORM_LOOPS, stride_loops, uniform_loops
 from tools.spec import load_task
 from tools.verify import check
 
@@ -98,9 +98,10 @@ def test_only_the_same_trips_of_independent_threads_are_interchanged(kernel_task
                        [{"name": "x", "dtype": "float32", "shape": [500], "role": "input"},
                         {"name": "y", "dtype": "float32", "shape": [128], "role": "output"}],
                        [{"name": "n", "dtype": "int32", "value": 500}], [2], [64])
-    assert (uniform_loops(Context(task), lower_task(task)) is not None) == accepted
+    assert (apply_or_none(UNIFORM_LOOPS, Context(task), lower_task(task)) is not None) == accepted
 
 
 def test_stride_loops_leave_the_uniform_ones_to_uniform_loops():
     task = _task("nbody_tiles")
-    assert stride_loops(Context(task), lower_task(task)) is None
+    with pytest.raises(NotApplicable, match="striding over the block's or the grid's threads"):
+        stride_loops(Context(task), lower_task(task))

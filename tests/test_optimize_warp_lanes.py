@@ -54,7 +54,7 @@ def test_matvec_rows_per_warp_split_and_correct(box):
     task = load_task(CORPUS / "matvec_warp_per_row" / "task.json")
     variant = warp_lanes(Context(task), specialize(Context(task), lower_task(task)))
     assert variant is not None
-    assert "int warp = (blockIdx.x * (blockDim.x / 32) + cudaopt_warp);" in variant
+    assert "int warp_2 = (blockIdx.x * (blockDim.x / 32) + cudaopt_warp);" in variant  # the kernel's `warp`
     assert "int lane = cudaopt_lane;" in variant
     assert "static_assert(blockDim.x % 32 == 0" in variant
     report = check(task, variant, box, seeds=SEEDS, threads=[1, 2])

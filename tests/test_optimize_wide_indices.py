@@ -117,8 +117,8 @@ def test_left_alone_where_the_bound_is_unknown(tmp_path):
         new = wide_indices(Context(task), lower_task(task))
         assert new is None or "(std::size_t)blockIdx.x * (std::size_t)blockDim.x * 2" not in new
     # a tree loop's counter that grows has no bound: `tid + h` stays 32-bit (one its body assigns is a
-    # per-thread copy in the lowering, `h[tid_2]`, no counter at all)
+    # per-thread copy in the lowering, `h[tid]`, no counter at all; the kernel's `tid` is `tid_2`)
     task = _tree_task(tmp_path, TREE.replace("h >>= 1", "h <<= 1"))
     new = wide_indices(Context(task), lower_task(task))
-    assert new is not None and "s[tid + h]" in new and "(std::size_t)h" not in new
+    assert new is not None and "s[tid_2 + h]" in new and "(std::size_t)h" not in new
 

@@ -35,7 +35,7 @@ from ..analysis import code as C
 from ..analysis.guards import GUARD_RANGE, RANGED_TX_LOOP, guarded_region, kernel_shapes
 from ..analysis.thread_locals import (DECLARATION, LAUNCH_BUILTINS, STANDARD_DECLARATIONS, THREAD_RANK_DECL,
                                       expanded, is_pure)
-from ..base import Context, Transform
+from ..base import Context, NotApplicable, Transform
 from .specialize import specialize_parallel
 
 _NEST = re.compile(C.THREAD_NEST)
@@ -68,9 +68,14 @@ def stride_loops(ctx: Context, code: str, uniform: bool = False) -> str | None:
             new, count = step, count + 1
         if count:
             code, changed = C.with_body(code, k, new), True
-    if changed and "cudaopt::first_true" in code and "CUDAOPT_GUARD_RANGE" not in code:
+    if not changed:
+        shape = "with the same trips in every thread" if uniform else "striding over the block's or the grid's threads"
+        raise NotApplicable(f"no thread loop holds a loop {shape} that can run trip by trip across the threads (one "
+                            "that uses atomics, warp intrinsics, printf, break, continue or return, or assigns its "
+                            "counter, cannot)")
+    if "cudaopt::first_true" in code and "CUDAOPT_GUARD_RANGE" not in code:
         code = C.with_support(code, GUARD_RANGE)  # the helpers of the trips' thread ranges
-    return code if changed else None
+    return code
 
 
 def uniform_loops(ctx: Context, code: str) -> str | None:
