@@ -525,9 +525,9 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
         if seconds is not None and seconds < MIN_TIME_SHARE * total:
             tasks[c.label] = {**about, "skipped": f"{seconds / total:.1%} of the kernels' time in the check run "
                               f"({launches} launch{plural}, {seconds:.3g} s of {total:.3g} s): not worth tuning"}
-        elif (cost := _check_seconds(c, launches, seconds)) > ctx.cfg.tune_budget_s / 2:
-            tasks[c.label] = {**about, "skipped": f"checking one version of it takes about {cost:.2g} s "
-                              f"({_check_cost_text(c, launches, seconds)}): more than half the tuning budget "
+        elif (cost := _check_cost(c, launches, seconds))[0] > ctx.cfg.tune_budget_s / 2:
+            tasks[c.label] = {**about, "skipped": f"checking one version of it takes about {cost[0]:.2g} s "
+                              f"({cost[1]}): more than half the tuning budget "
                               f"({ctx.cfg.tune_budget_s:g} s, --tune-budget) allows; a larger budget, or a --run "
                               "with smaller arguments, makes it tunable"}
         else:
@@ -540,24 +540,18 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
     return {**update, "tasks": tasks}
 
 
-def _buffer_gib(capture: Capture) -> float:
-    return sum(a.bytes for a in capture.args if a.kind == "pointer") / 2**30
-
-
-def _check_seconds(capture: Capture, launches: int, seconds: float | None) -> float:
-    """About how long checking one version of the captured launch takes (see RUNS_PER_CHECK)."""
-    per_launch = seconds / launches if seconds is not None and launches else 0.0
-    return per_launch * RUNS_PER_CHECK + _buffer_gib(capture) * CHECK_SECONDS_PER_GIB
-
-
-def _check_cost_text(capture: Capture, launches: int, seconds: float | None) -> str:
-    parts = []
+def _check_cost(capture: Capture, launches: int, seconds: float | None) -> tuple[float, str]:
+    """About how long checking one version of the captured launch takes (see RUNS_PER_CHECK), and
+    the figures it comes from."""
+    gib = sum(a.bytes for a in capture.args if a.kind == "pointer") / 2**30
+    cost, parts = gib * CHECK_SECONDS_PER_GIB, []
     if seconds is not None and launches:
+        cost += seconds / launches * RUNS_PER_CHECK
         plural = "es" if launches != 1 else ""
         parts.append(f"one launch takes {seconds / launches:.3g} s ({launches} launch{plural} in the check run), "
                      f"run about {RUNS_PER_CHECK} times")
-    parts.append(f"its buffers hold {_buffer_gib(capture) * 1024:.0f} MiB")
-    return "; ".join(parts)
+    parts.append(f"its buffers hold {gib * 1024:.0f} MiB")
+    return cost, "; ".join(parts)
 
 
 def _intact(directory: Path, files: dict[str, str]) -> bool:

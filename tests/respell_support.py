@@ -3,8 +3,8 @@
 `respell(source)` renames each kernel's locals to the names the lowering gives its own loop
 counters (`tx`, `ty`, `bx`, ...), writes a for loop's `++i` as `i++` (and `i++` as `++i`), a
 loop's stride over the block or grid (`i += blockDim.x * gridDim.x`) as a local declared before
-the loop, and `for (`/`if (`/`while (` without the space. It edits the kernels' tokens where libclang's cursors say what they are, so
-the twin means exactly what the original means. Issue 29: which optimizer passes apply to a
+the loop, and `for (`/`if (`/`while (` without the space. It edits the kernels' tokens where
+libclang's cursors say what they are, so the twin means exactly what the original means. Issue 29: which optimizer passes apply to a
 kernel must not depend on any of this.
 """
 
@@ -13,12 +13,12 @@ from __future__ import annotations
 from clang import cindex as ci
 
 from tools.cuda.frontend import parse_translation, walk_with_parents
+from tools.cuda.lowering import KEYWORD_STATEMENTS
 
 K = ci.CursorKind
 
-# some of the lowering's own names (tools/cuda/lowering.py, LOWERING_NAMES)
+# the lowering's counters and thread id, from its own names (tools/cuda/lowering.py, LOWERING_NAMES)
 COUNTER_NAMES = ("tx", "ty", "tz", "bx", "by", "bz", "tid")
-KEYWORD_STATEMENTS = {K.FOR_STMT: "for", K.IF_STMT: "if", K.WHILE_STMT: "while", K.SWITCH_STMT: "switch"}
 
 
 def respell(source: str, filename: str = "kernel.cu") -> str:
@@ -73,7 +73,7 @@ LAUNCH_EXTENTS = {"blockDim", "gridDim", "x", "y", "z"}
 def _stride_in_a_local(loop: ci.Cursor, data: bytes, edits: dict, taken: set[str]) -> None:
     """`for (...; i += blockDim.x * gridDim.x)` as `const unsigned int stride = blockDim.x *
     gridDim.x; for (...; i += stride)`: a stride made of launch extents and literals only."""
-    step = list(loop.get_children())[-2] if len(list(loop.get_children())) >= 2 else None
+    step = _increment(loop)
     if step is None or step.kind != K.COMPOUND_ASSIGNMENT_OPERATOR:
         return
     stride = list(step.get_children())[-1]
@@ -91,12 +91,9 @@ def _stride_in_a_local(loop: ci.Cursor, data: bytes, edits: dict, taken: set[str
 
 
 def _swap_increment(loop: ci.Cursor, data: bytes, edits: dict) -> None:
-    """`++i` <-> `i++` in the increment of a for loop (its last child before the body)."""
-    children = list(loop.get_children())
-    if len(children) < 2:
-        return
-    step = children[-2]
-    if step.kind != K.UNARY_OPERATOR:
+    """`++i` <-> `i++` in the increment of a for loop."""
+    step = _increment(loop)
+    if step is None or step.kind != K.UNARY_OPERATOR:
         return
     start, end = step.extent.start.offset, step.extent.end.offset
     text = data[start:end].decode()
@@ -108,3 +105,9 @@ def _swap_increment(loop: ci.Cursor, data: bytes, edits: dict) -> None:
         elif text.endswith(op) and text[:-2].strip().isidentifier():
             edits[(end - 2, end)] = ""
             edits[(start, start)] = op
+
+
+def _increment(loop: ci.Cursor) -> ci.Cursor | None:
+    """A for loop's increment: its last child before the body (None for a loop of one child)."""
+    children = list(loop.get_children())
+    return children[-2] if len(children) >= 2 else None

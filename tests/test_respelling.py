@@ -3,8 +3,8 @@
 Every corpus kernel and optimizer fixture has a respelled twin (tests/respell_support.py: locals
 named like the lowering's counters, `i++` for `++i`, a block or grid stride in a local, `for(` for
 `for (`); each pass applies to the twin exactly where the committed snapshot
-(tests/snapshots/passes.json) says it applies to the original. Before the lowering renamed clashing locals and printed keywords one way, the twins
-lost 255 of 1053 applications (guarded_thread_range 65, full_blocks 62, wide_indices 31, ...).
+(tests/snapshots/passes.json) says it applies to the original. Before the lowering renamed
+clashing locals and printed keywords one way, the twins lost 255 of 1053 applications (guarded_thread_range 65, full_blocks 62, wide_indices 31, ...).
 """
 
 import json

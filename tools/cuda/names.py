@@ -32,10 +32,11 @@ def rename_clashing_locals(tr: fe.Translation) -> str | None:
         body = fe.body_of(fn)
         if body is None:
             continue
-        locals_ = {c.hash: c for c in body.walk_preorder() if c.kind == K.VAR_DECL and c.spelling in LOWERING_NAMES}
-        uses: dict[int, list[ci.Cursor]] = {h: [d] for h, d in locals_.items()}
+        uses: dict[int, list[ci.Cursor]] = {}  # a local's declaration, then its uses (which come after it)
         for c in body.walk_preorder():
-            if c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.hash in uses:
+            if c.kind == K.VAR_DECL and c.spelling in LOWERING_NAMES:
+                uses[c.hash] = [c]
+            elif c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.hash in uses:
                 uses[c.referenced.hash].append(c)
         for cursors in uses.values():
             if not all(_named_here(tr, c) for c in cursors):
