@@ -636,7 +636,10 @@ def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome) -> dict:
     speedup = speedup_of(outcome.result)
     if outcome.result.time_s.baseline is None or not speedup or speedup <= 1.0:
         # No baseline timed: the result is the faithful lowering itself.
-        if outcome.result.stopped:  # the search did not run its course: say so, and let a rerun try again
+        if outcome.result.stopped:  # the search did not run its course: say so
+            if outcome.result.iterations >= ctx.cfg.budgets.max_iters:  # a rerun would stop at the same count
+                return {"status": "faithful", "note": f"no faster version within its attempts ({outcome.result.stopped}); "
+                                                      "a larger --max-iters searches further"}
             return {"status": "skipped", "retry": True,
                     "note": f"not tuned: the port's tuning budget ended its search ({outcome.result.stopped}); "
                             "a rerun of the same command tunes it"}

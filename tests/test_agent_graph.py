@@ -87,10 +87,15 @@ def test_a_budget_that_ends_the_search_is_on_the_result_and_leaves_the_kernel_to
     # the port's record of that kernel: not "no faster version", but a budget, tried again on a rerun
     (tmp_path / "k.cpp").write_text("int x;")
     outcome = SimpleNamespace(out_dir=tmp_path, result=KernelResult(**stopped))
-    record = _tuning(None, "k", tmp_path / "task.json", outcome)
+    port = SimpleNamespace(cfg=cfg)
+    record = _tuning(port, "k", tmp_path / "task.json", outcome)
     assert record["status"] == "skipped" and record["retry"] and "budget ended its search" in record["note"]
+    # stopped by its count of attempts: a rerun would stop there again, so it is not retried
+    outcome.result.iterations = cfg.budgets.max_iters
+    record = _tuning(port, "k", tmp_path / "task.json", outcome)
+    assert record["status"] == "faithful" and not record.get("retry") and "--max-iters" in record["note"]
     outcome.result.stopped = None
-    assert _tuning(None, "k", tmp_path / "task.json", outcome)["status"] == "faithful"
+    assert _tuning(port, "k", tmp_path / "task.json", outcome)["status"] == "faithful"
 
 
 def test_result_is_the_best_correct_attempt_even_after_later_failures():
