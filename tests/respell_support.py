@@ -1,7 +1,7 @@
 """Respelled twins of CUDA kernels: the same program, spelled as another author would.
 
-`respell(source)` renames each kernel's locals to the names the lowering gives its own loop
-counters (`tx`, `ty`, `bx`, ...), writes a for loop's `++i` as `i++` (and `i++` as `++i`), a
+`respell(source)` renames each kernel's locals to the names the lowering gives its own variables
+(`tx`, `bx`, `tid`, `warp`, `exited`, ...), writes a for loop's `++i` as `i++` (and `i++` as `++i`), a
 loop's stride over the block or grid (`i += blockDim.x * gridDim.x`) as a local declared before
 the loop, and `for (`/`if (`/`while (` without the space. It edits the kernels' tokens where
 libclang's cursors say what they are, so the twin means exactly what the original means. Issue 29: which optimizer passes apply to a
@@ -13,12 +13,12 @@ from __future__ import annotations
 from clang import cindex as ci
 
 from tools.cuda.frontend import parse_translation, walk_with_parents
-from tools.cuda.lowering import KEYWORD_STATEMENTS
+from tools.cuda.lowering import KEYWORD_STATEMENTS, LOWERING_NAMES
 
 K = ci.CursorKind
 
-# the lowering's counters and thread id, from its own names (tools/cuda/lowering.py, LOWERING_NAMES)
-COUNTER_NAMES = ("tx", "ty", "tz", "bx", "by", "bz", "tid")
+# every name the lowering gives its own variables (counters, thread id, exit flags, warp exchange, ...)
+COUNTER_NAMES = tuple(LOWERING_NAMES)
 
 
 def respell(source: str, filename: str = "kernel.cu") -> str:

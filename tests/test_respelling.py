@@ -56,10 +56,12 @@ def test_every_pass_applies_to_a_respelled_twin_where_it_applies_to_the_original
 def test_a_twin_is_the_same_program_and_the_lowering_keeps_its_own_names(tmp_path):
     task = load_task(_twin(ROOT / "tests" / "kernels" / "matmul_tiled" / "task.json", tmp_path / "twin"))
     source = task.source()
-    assert "bz = threadIdx.y" in source and "for(int t = 0" in source and "t++)" in source
+    assert "tz = threadIdx.y" in source and "for(int warp = 0" in source and "warp++)" in source
+    assert "__shared__ float bx[TILE][TILE];" in source
     lowered = lower_source(source, "twin.cu").cpp
-    # the user's bz became bz_2; the lowering's block counter kept its name
-    assert "for (unsigned int bz = 0; bz < gridDim.z; ++bz)" in lowered and "int bz_2 = threadIdx.y;" in lowered
+    # the user's tz became tz_2, its shared bx bx_2; the lowering's counters kept their names
+    assert "for (unsigned int tz = 0; tz < blockDim.z; ++tz)" in lowered and "tz_2 = threadIdx.y" in lowered
+    assert "for (unsigned int bx = 0; bx < gridDim.x; ++bx)" in lowered and "bx_2[tz_2][bz_2] =" in lowered
     assert "for(" not in lowered
     with LocalSandbox(root=tmp_path) as sandbox:
         report = check(task, lower_task(task), sandbox, seeds=[task.inputs.seed], threads=[1, 2])

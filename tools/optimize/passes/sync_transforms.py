@@ -600,8 +600,9 @@ def perthread_stack(ctx: Context, code: str) -> str | None:
 
 
 def _only_indexed(body: str, name: str) -> bool:
-    """Every use of `name` is a subscript or an argument of cudaopt::any_thread."""
-    for u in _code_positions(body, rf"(?<![\w.']){name}\b"):
+    """Every use of `name` is a subscript or an argument of cudaopt::any_thread (a qualified name,
+    such as the runtime's `cudacpu::any`, or a member is another entity)."""
+    for u in _code_positions(body, rf"(?<![\w.'])(?<!::)(?<!->){name}\b"):
         after = body[u.end():u.end() + 12]
         if not (after.startswith("[") or after.startswith(", nthreads") or
                 re.match(r"\)", after) and body[:u.start()].rstrip().endswith(",")):
