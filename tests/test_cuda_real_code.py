@@ -154,6 +154,66 @@ def test_shared_memory_of_a_kernel_without_barriers_is_run_in_lockstep(tmp_path)
     assert out.split()[0] == "PASS", out
 
 
+NEIGHBOUR_PIPELINE = r"""
+#include <cstdio>
+#define N 64
+#define STEPS 100
+// A filter's sections as a pipeline: each step a thread takes its left neighbour's output of the
+// step before and writes its own, with no barrier between the read and the write: right where
+// the lanes of a warp all read before any of them writes.
+__global__ void pipeline(const int* in, int* out, int steps) {
+  __shared__ int stage[N];
+  const int t = threadIdx.x;
+  stage[t] = 0;
+  __syncthreads();
+  for (int n = 0; n < steps; n++) {
+    int x = (t == 0) ? in[n] : stage[t - 1];
+    stage[t] = x / 2 + t;
+    __syncthreads();
+  }
+  out[t] = stage[t];
+}
+// A thread reads a later thread's slot before that thread writes it: the same in any order.
+__global__ void tree_sum(const int* in, int* out) {
+  __shared__ int s[N];
+  int t = threadIdx.x;
+  s[t] = in[t];
+  __syncthreads();
+  for (int stride = N / 2; stride > 0; stride >>= 1) {
+    if (t < stride) s[t] += s[t + stride];
+    __syncthreads();
+  }
+  if (t == 0) *out = s[0];
+}
+int main() {
+  int *in, *out, *sum;
+  cudaMallocManaged(&in, STEPS * 4); cudaMallocManaged(&out, N * 4); cudaMallocManaged(&sum, 4);
+  for (int i = 0; i < STEPS; i++) in[i] = 1000 + 37 * i;
+  pipeline<<<1, N>>>(in, out, STEPS);
+  tree_sum<<<1, N>>>(in, sum);
+  cudaDeviceSynchronize();
+  int stage[N] = {0}, next[N];
+  for (int n = 0; n < STEPS; n++) {
+    for (int t = 0; t < N; t++) next[t] = (t == 0 ? in[n] : stage[t - 1]) / 2 + t;
+    for (int t = 0; t < N; t++) stage[t] = next[t];
+  }
+  int wrong = 0, total = 0;
+  for (int t = 0; t < N; t++) { wrong += out[t] != stage[t]; total += in[t]; }
+  printf("%s %d %d\n", wrong || *sum != total ? "FAIL" : "PASS", wrong, *sum - total);
+}
+"""
+
+
+def test_values_passed_to_a_neighbour_between_two_barriers_run_in_lockstep(tmp_path):
+    """One thread after the other, thread t would read what thread t-1 wrote in the same step.
+    Only the memory that needs it runs in lockstep: the tree reduction keeps its one loop."""
+    lowered = translate_file(NEIGHBOUR_PIPELINE, "pipeline.cu").cpp
+    kernels = {name: lowered.split(f"void {name}(")[1].split("\n}\n")[0] for name in ("pipeline", "tree_sum")}
+    assert "lockstep_value" in kernels["pipeline"] and "lockstep_value" not in kernels["tree_sum"]
+    out = build_and_run(lowered, "", tmp_path)
+    assert out.split()[0] == "PASS", out
+
+
 MACRO_LAUNCHES = r"""
 #include <cstdio>
 __device__ int hits[64];

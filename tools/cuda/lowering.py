@@ -47,6 +47,7 @@ import clang.cindex as ci
 
 from . import frontend as fe
 from .coop_groups import tile_size_argument
+from .exchanges import exchanged_between_barriers
 from .frontend import Translation
 
 K = ci.CursorKind
@@ -475,12 +476,11 @@ class KernelLowering:
         return False
 
     def _unsynchronized_shared(self, kernel: ci.Cursor) -> set[int]:
-        """The `__shared__` variables of a kernel that has no barrier nor warp intrinsic, and the
-        local pointers initialized from them. Threads can only share such memory by running in
-        lockstep warps, as code written before Volta did (a DCT's rows written, then its columns
-        read): what `volatile` says in other kernels of that time."""
-        if self._calls_sync(kernel):
-            return set()
+        """The `__shared__` variables, and the local pointers initialized from them, that threads
+        exchange values through without a barrier: all those a kernel with no barrier nor warp
+        intrinsic reads (a DCT's rows written, then its columns read), and in other kernels those
+        a thread reads from a neighbour's slot between two barriers (tools/cuda/exchanges.py).
+        Such code was written for lockstep warps, before Volta: what `volatile` says elsewhere."""
         memory: set[int] = set()
         for x in kernel.walk_preorder():
             if x.kind != K.VAR_DECL:
@@ -493,6 +493,8 @@ class KernelLowering:
                 memory.add(x.hash)
         if not memory:
             return memory
+        if self._calls_sync(kernel):
+            return exchanged_between_barriers(kernel, memory, self.ctx.written, self._is_sync_call)
         # Memory that is only stored to exchanges nothing.
         stores = self._store_targets(kernel)
         read = any(r.kind == K.DECL_REF_EXPR and r.referenced is not None and r.referenced.hash in memory
