@@ -739,3 +739,41 @@ def test_pointers_to_kernels_and_launches_through_them(tmp_path):
     translated = translate_file(KERNEL_POINTERS, "pointers.cu").cpp
     assert "cuda_cpu::push_launch_configuration(dim3(4), dim3(32), 0), (table[v]))(d, 100)" in translated
     assert translated_program_output(translated, tmp_path, "pointers") == "PASS"
+
+
+VOLATILE_SWITCH = r"""
+#include <cstdio>
+// A switch on the thread that only sets volatile shared scalars, no barrier in it; the barriers
+// come after, in a loop bounded by those scalars.
+__global__ void strided_copy(const int* in, int* out) {
+  volatile __shared__ int first, last;
+  switch (threadIdx.x) {
+    case 0: first = 0; break;
+    case 1: last = 96; break;
+    default: break;
+  }
+  __syncthreads();
+  while (first < last) {
+    out[first + threadIdx.x] = 3 * in[first + threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x == 0) first += 32;
+    __syncthreads();
+  }
+}
+int main() {
+  int *in, *out;
+  cudaMallocManaged(&in, 96 * 4); cudaMallocManaged(&out, 96 * 4);
+  for (int i = 0; i < 96; i++) { in[i] = i; out[i] = -1; }
+  strided_copy<<<1, 32>>>(in, out);
+  cudaDeviceSynchronize();
+  int wrong = 0;
+  for (int i = 0; i < 96; i++) wrong += out[i] != 3 * i;
+  printf("%s %d\n", wrong ? "FAIL" : "PASS", wrong);
+}
+"""
+
+
+def test_a_switch_without_barriers_on_volatile_shared_memory_runs_whole(tmp_path):
+    # volatile memory makes each statement block-level; a switch cannot be cut, and needs not be
+    out = build_and_run(translate_file(VOLATILE_SWITCH, "switch.cu").cpp, "", tmp_path)
+    assert out.split()[0] == "PASS", out

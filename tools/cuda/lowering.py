@@ -782,6 +782,12 @@ class KernelLowering:
             self._lower_loop(s, ctx, masks, out)
             return
         if k in (K.SWITCH_STMT, K.LABEL_STMT, K.GOTO_STMT, K.CASE_STMT, K.DEFAULT_STMT):
+            if not self._calls_sync(s) and not (in_loop and self._escapes(s)):
+                # only volatile memory made it block-level: the whole switch runs for every
+                # thread before the next statement, lockstep at the switch's granularity
+                self.region(out, masks).items.append(("stmt", s, ctx))
+                self.cut(out)
+                return
             raise _unsupported("barrier in switch", s, "a barrier or warp intrinsic inside a switch/goto")
         self._lower_sync_statement(s, ctx, masks, out)
 
