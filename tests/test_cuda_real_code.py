@@ -777,3 +777,33 @@ def test_a_switch_without_barriers_on_volatile_shared_memory_runs_whole(tmp_path
     # volatile memory makes each statement block-level; a switch cannot be cut, and needs not be
     out = build_and_run(translate_file(VOLATILE_SWITCH, "switch.cu").cpp, "", tmp_path)
     assert out.split()[0] == "PASS", out
+
+
+RESTRICT_DEDUCTION = r"""
+#include <cstdio>
+// T of an inlined helper (it has a warp shuffle) deduced from a `const T* __restrict__` argument.
+template <typename T>
+__device__ T row_total(const T* row) {
+  T v = row[threadIdx.x];
+  for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffff, v, d);
+  return v;
+}
+template <typename T>
+__global__ void totals(const T* __restrict__ rows, T* __restrict__ out) {
+  T t = row_total(rows + blockIdx.x * 32);
+  if (threadIdx.x == 0) out[blockIdx.x] = t;
+}
+int main() {
+  double *rows, *out;
+  cudaMallocManaged(&rows, 64 * 8); cudaMallocManaged(&out, 2 * 8);
+  for (int i = 0; i < 64; i++) rows[i] = i;
+  totals<<<2, 32>>>(rows, out);
+  cudaDeviceSynchronize();
+  printf("%s %g %g\n", out[0] == 496 && out[1] == 1520 ? "PASS" : "FAIL", out[0], out[1]);
+}
+"""
+
+
+def test_a_template_argument_is_deduced_through_a_restrict_pointer(tmp_path):
+    out = build_and_run(translate_file(RESTRICT_DEDUCTION, "restrict.cu").cpp, "", tmp_path)
+    assert out.split()[0] == "PASS", out

@@ -331,6 +331,12 @@ def _declarator(type_text: str, name: str) -> str:
     return f"{type_text} {name}"
 
 
+def _unqualified_pointer(type_text: str) -> str:
+    """A type without its pointer's own qualifiers (`const T *__restrict` -> `const T *`): they
+    play no part in deducing T."""
+    return re.sub(r"\*\s*(?:(?:const|volatile|__restrict__|__restrict|restrict)\b\s*)+", "*", type_text).strip()
+
+
 def _is_array(type_text: str) -> bool:
     return type_text.rstrip().endswith("]") and "(*" not in type_text
 
@@ -1071,12 +1077,13 @@ class KernelLowering:
                 callee_ctx.subst[tp.hash] = size
                 continue
             for p, a in zip(params, args):
-                if re.search(rf"\b{re.escape(tp.spelling)}\b", p.type.spelling):
-                    atype = self._arg_type(a, ctx)
-                    if re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}(\s*&)?", p.type.spelling.strip()):
+                ptype = _unqualified_pointer(p.type.spelling)
+                if re.search(rf"\b{re.escape(tp.spelling)}\b", ptype):
+                    atype = _unqualified_pointer(self._arg_type(a, ctx))
+                    if re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}(\s*&)?", ptype):
                         callee_ctx.subst[tp.hash] = _value_type(atype)
                         break
-                    m = re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}\s*\*", p.type.spelling.strip())
+                    m = re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}\s*\*", ptype)
                     if m and atype.rstrip().endswith("*"):
                         callee_ctx.subst[tp.hash] = re.sub(r"^const\s+", "", atype.rstrip()[:-1].strip())
                         break
@@ -1094,6 +1101,13 @@ class KernelLowering:
                 return self._subst_type(s.referenced.type.spelling, ctx)
             if s.kind == K.ARRAY_SUBSCRIPT_EXPR and _children(s):
                 return _element_type(self._arg_type(_children(s)[0], ctx))
+            ch = _children(s)
+            operands = ch if s.kind == K.BINARY_OPERATOR and fe.operator_of(s) in ("+", "-") else \
+                [ch[0], ch[2]] if s.kind == K.CALL_EXPR and len(ch) == 3 and \
+                [t.spelling for t in _tokens(ch[1])] in (["+"], ["-"]) else []
+            if len(operands) == 2:  # pointer arithmetic (`rows + offset`, dependent or not): the pointer's type
+                left = self._arg_type(operands[0], ctx)
+                return left if _unqualified_pointer(left).endswith("*") else self._arg_type(operands[1], ctx)
             raise _unsupported("template deduction", a, "cannot tell the type of a dependent argument")
         return self._subst_type(t, ctx)
 
