@@ -67,7 +67,7 @@ def _accesses(kernel: ci.Cursor, memory: set[int], written: set[int], is_cut) ->
         elif c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR, K.UNARY_OPERATOR):
             op = fe.operator_of(c)
             if op in ("++", "--") or op.endswith("=") and op not in ("==", "!=", "<=", ">="):
-                target = _bare(next(c.get_children()))
+                target = fe.strip(next(c.get_children()))
                 stores[(target.extent.start.offset, target.extent.end.offset)] = (c.extent.end.offset, op != "=")
         elif c.kind == K.ARRAY_SUBSCRIPT_EXPR:
             base, indices = _subscripts(c)
@@ -90,7 +90,7 @@ def _subscripts(c: ci.Cursor) -> tuple[ci.Cursor | None, list[ci.Cursor]]:
         if len(parts) != 2:
             return None, []
         indices.insert(0, parts[1])
-        c = _bare(parts[0])
+        c = fe.strip(parts[0])
     return (c, indices) if c.kind == K.DECL_REF_EXPR else (None, [])
 
 
@@ -117,7 +117,7 @@ def _affine(c: ci.Cursor, written: set[int], depth: int) -> Affine | None:
     """`c` as a sum of terms times integer coefficients: integer literals, thread coordinates,
     variables (a local never assigned again stands for its initializer), other subexpressions
     as opaque terms spelled by their tokens."""
-    c = _bare(c)
+    c = fe.strip(c)
     text = " ".join(t.spelling for t in c.get_tokens())
     if text in ("threadIdx . x", "threadIdx . y", "threadIdx . z"):
         return {text.replace(" ", ""): 1}
@@ -159,13 +159,3 @@ def _affine(c: ci.Cursor, written: set[int], depth: int) -> Affine | None:
 
 def _scaled(form: Affine, by: int) -> Affine:
     return {k: v * by for k, v in form.items() if v * by}
-
-
-def _bare(c: ci.Cursor) -> ci.Cursor:
-    """Past parentheses and implicit conversions (not explicit casts, which may narrow)."""
-    while c.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
-        inner = list(c.get_children())
-        if len(inner) != 1:
-            break
-        c = inner[0]
-    return c

@@ -493,6 +493,13 @@ def is_device(cursor: ci.Cursor) -> bool:
     return has_attr(cursor, ci.CursorKind.CUDADEVICE_ATTR)
 
 
+def strip(c: ci.Cursor) -> ci.Cursor:
+    """Past parentheses and implicit conversions (not explicit casts, which may narrow)."""
+    while c.kind in (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR) and len(list(c.get_children())) == 1:
+        c = next(c.get_children())
+    return c
+
+
 def is_shared(cursor: ci.Cursor) -> bool:
     return cursor.kind == ci.CursorKind.VAR_DECL and has_attr(cursor, ci.CursorKind.CUDASHARED_ATTR)
 

@@ -223,12 +223,6 @@ def _tokens(c: ci.Cursor) -> list[ci.Token]:
     return list(c.get_tokens())
 
 
-def _strip(c: ci.Cursor) -> ci.Cursor:
-    while c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR) and len(list(c.get_children())) == 1:
-        c = next(c.get_children())
-    return c
-
-
 def _children(c: ci.Cursor) -> list[ci.Cursor]:
     return list(c.get_children())
 
@@ -421,18 +415,18 @@ class KernelLowering:
         out: set[int] = set()
 
         def root(c: ci.Cursor) -> None:
-            c = _strip(c)
+            c = fe.strip(c)
             while True:
                 if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
                     out.add(c.referenced.hash)
                     return
                 ch = _children(c)
                 if c.kind == K.MEMBER_REF_EXPR and ch and not any(t.spelling == "->" for t in _tokens(c)):
-                    c = _strip(ch[0])
-                elif c.kind == K.ARRAY_SUBSCRIPT_EXPR and ch and _strip(ch[0]).type.kind == ci.TypeKind.CONSTANTARRAY:
-                    c = _strip(ch[0])  # an element of a local array: the array is written
+                    c = fe.strip(ch[0])
+                elif c.kind == K.ARRAY_SUBSCRIPT_EXPR and ch and fe.strip(ch[0]).type.kind == ci.TypeKind.CONSTANTARRAY:
+                    c = fe.strip(ch[0])  # an element of a local array: the array is written
                 elif c.kind in (K.CSTYLE_CAST_EXPR, K.UNEXPOSED_EXPR, K.PAREN_EXPR) and ch:
-                    c = _strip(ch[-1])
+                    c = fe.strip(ch[-1])
                 else:
                     return
 
@@ -512,10 +506,10 @@ class KernelLowering:
         out = set()
         for x in fn.walk_preorder():
             if x.kind == K.BINARY_OPERATOR and fe.operator_of(x) == "=":
-                target = _strip(_children(x)[0])
+                target = fe.strip(_children(x)[0])
                 while target.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.UNARY_OPERATOR, K.PAREN_EXPR, K.UNEXPOSED_EXPR) \
                         and _children(target):
-                    target = _strip(_children(target)[0])
+                    target = fe.strip(_children(target)[0])
                 if target.kind == K.DECL_REF_EXPR:
                     out.add((target.extent.start.offset, target.extent.end.offset))
         return out
@@ -523,7 +517,7 @@ class KernelLowering:
     def _lockstep_store(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> bool:
         """`v[i] op= e` on volatile memory as lockstep threads run it: every thread reads its
         operands (one region), then every thread stores (the next). False where `s` is no such store."""
-        bare = _strip(s)
+        bare = fe.strip(s)
         if bare.kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
             return False
         op = fe.operator_of(bare)
@@ -707,7 +701,7 @@ class KernelLowering:
                         target is not None and (self.tr.in_main(target) or fe.in_project_header(target))):
                     bump("none")
             elif k == K.ARRAY_SUBSCRIPT_EXPR:
-                base = _strip(_children(c)[0]) if _children(c) else None
+                base = fe.strip(_children(c)[0]) if _children(c) else None
                 ref = base.referenced if base is not None and base.kind == K.DECL_REF_EXPR else None
                 if ref is None or not fe.is_constant(ref):
                     bump("none")
@@ -715,7 +709,7 @@ class KernelLowering:
                 bump("none")
             elif (k == K.UNARY_OPERATOR and fe.operator_of(c) in ("++", "--")) or (k == K.BINARY_OPERATOR and fe.operator_of(c) == "=") \
                     or k == K.COMPOUND_ASSIGNMENT_OPERATOR:
-                target = _strip(_children(c)[0]) if _children(c) else None
+                target = fe.strip(_children(c)[0]) if _children(c) else None
                 if target is None or target.kind != K.DECL_REF_EXPR or target.referenced is None \
                         or target.referenced.hash not in allow_assign:
                     bump("none")
@@ -946,7 +940,7 @@ class KernelLowering:
         """An expression/declaration/if whose own expressions call barriers, warp intrinsics or
         synchronizing device functions."""
         calls = self._own_sync_calls(s, skip_stmts=True)
-        bare = _strip(s) if s.kind != K.DECL_STMT else s
+        bare = fe.strip(s) if s.kind != K.DECL_STMT else s
         if len(calls) == 1 and bare.kind == K.CALL_EXPR and (calls[0].extent.start.offset, calls[0].extent.end.offset) == (
                 bare.extent.start.offset, bare.extent.end.offset):
             name = fe.call_name(calls[0])
@@ -1032,7 +1026,7 @@ class KernelLowering:
         self._bind_templates(fn, call, params, args, ctx, callee_ctx)
         for p, a in zip(params, args):
             if p.type.kind == ci.TypeKind.LVALUEREFERENCE and not p.type.get_pointee().is_const_qualified():
-                target = _strip(a)
+                target = fe.strip(a)
                 var = self.lookup(target.referenced, ctx) if target.kind == K.DECL_REF_EXPR else None
                 if var is None:
                     raise _unsupported("reference parameter", call, f"argument of reference parameter {p.spelling} "
@@ -1093,7 +1087,7 @@ class KernelLowering:
     def _arg_type(self, a: ci.Cursor, ctx: Ctx) -> str:
         t = a.type.spelling
         if "dependent" in t or not t:
-            s = _strip(a)
+            s = fe.strip(a)
             var = self.lookup(s.referenced, ctx) if s.kind == K.DECL_REF_EXPR else None
             if var is not None:
                 return var.type
