@@ -60,6 +60,8 @@ def port(
         "replaces the project's own run, e.g. with smaller arguments)"),
     check_timeout: Optional[float] = typer.Option(None, "--check-timeout", help="repositories: seconds each check "
                                                   "command may run (default 300)"),
+    check_memory: Optional[int] = typer.Option(None, "--check-memory", help="repositories: MiB of address space "
+                                               "each check command may use (default 8192)"),
     tune: Optional[bool] = typer.Option(None, "--tune/--no-tune", help="repositories: tune kernels on captured launches"),
     tune_budget: Optional[float] = typer.Option(None, "--tune-budget", help="repositories: seconds all kernels' "
                                                 "tuning may take (default 90)"),
@@ -79,7 +81,7 @@ def port(
     if budget_usd is not None:
         budgets["budget_usd"] = budget_usd
     cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune, check_timeout_s=check_timeout, tune_budget_s=tune_budget,
-                   ray_address=ray)
+                   check_memory_mb=check_memory, ray_address=ray)
     if budgets:
         cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update=budgets)})
     raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_commands=run or None, console=console,

@@ -96,6 +96,8 @@ class Settings(BaseSettings):
     threads: int | None = Field(None, ge=1, description="OMP_NUM_THREADS for tests and timing; default all cores")
     jobs: int = Field(1, ge=1)
     check_timeout_s: float = Field(300.0, gt=0, description="repository ports: seconds each check command may run")
+    check_memory_mb: int = Field(8192, ge=64, description="repository ports: MiB of address space each check command "
+                                 "may use")
     tune: bool = Field(True, description="repository ports: tune each kernel on launches captured from the project's own run")
     tune_budget_s: float = Field(90.0, gt=0, description="repository ports: seconds the tuning of all kernels may "
                                  "take, spent on those that took the most time in the check run first; kernels not "

@@ -155,7 +155,11 @@ def header_dirs(project: Project, path: str) -> list[str]:
     return list(dict.fromkeys(str(d) for d in dirs))
 
 
-def kernel_reports(project: Project, translations: list[FileTranslation], build_ok: bool, check_ok: bool,
+# A check that never reached the program's own verdict says nothing of any kernel's correctness.
+UNCHECKED = {"timeout": "timeout", "crashed": "runtime_error"}
+
+
+def kernel_reports(project: Project, translations: list[FileTranslation], build_ok: bool, check: CheckReport,
                    reference: str) -> list[KernelReport]:
     by_file = {t.path: t for t in translations}
     reports = []
@@ -170,8 +174,10 @@ def kernel_reports(project: Project, translations: list[FileTranslation], build_
             status = "unsupported"
         elif not build_ok:
             status = "compile_error"
+        elif check.verdict in UNCHECKED:
+            status = UNCHECKED[check.verdict]
         else:
-            status = "correct" if check_ok else "incorrect"
+            status = "correct" if check.passed else "incorrect"
         reports.append(KernelReport(name=k.name, file=k.file, line=k.line, status=status,
                                     reference_kind=reference if status in ("correct", "incorrect") else None,
                                     unsupported=reasons))
@@ -196,12 +202,12 @@ class AppRuns:
 CAPTURE_ENV = {"CUDACPU_CAPTURE_DIR": "../captures"}
 
 
-def capture_launches(sandbox: Sandbox, commands: list[str], dest: Path, runs: AppRuns) -> None:
+def capture_launches(sandbox: Sandbox, commands: list[str], dest: Path, runs: AppRuns, memory_mb: int) -> None:
     """Run the checks once with capture on (each kernel specialization's first launch is recorded) and
     put what was captured in `dest`, in place of what was there."""
     reset_captures(sandbox)
     for command in commands:
-        runs.run(sandbox, command, cwd="src", env=CAPTURE_ENV, limits=Limits(timeout_s=600, memory_mb=8192, cpu_s=1200))
+        runs.run(sandbox, command, cwd="src", env=CAPTURE_ENV, limits=Limits(timeout_s=600, memory_mb=memory_mb, cpu_s=1200))
     collect_captures(sandbox, dest)
 
 
@@ -443,7 +449,8 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     then need not run the project a second time); the captures stay in the sandbox."""
     if not build["ok"]:
         return None, None, {}
-    key = content_hash(tree_key, *ctx.commands, ctx.expected or "", str(ctx.cfg.check_timeout_s))
+    key = content_hash(tree_key, *ctx.commands, ctx.expected or "", str(ctx.cfg.check_timeout_s),
+                       str(ctx.cfg.check_memory_mb))
     done = state.get("checks", {}).get(key)
     if done is not None:
         ctx.writer.event("decision", node=node, data={"reused": True, **done["report"]})
@@ -455,6 +462,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     outcomes = []
     for command in ctx.commands:
         o = run_check(box, command, expected_output=ctx.expected, timeout_s=ctx.cfg.check_timeout_s,
+                      memory_mb=ctx.cfg.check_memory_mb,
                       env=CAPTURE_ENV if capture else None)
         ctx.runs.seconds += o.seconds
         ctx.writer.event("tool_result", node=node, data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
@@ -466,7 +474,8 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     shown = failed[0] if failed else outcomes[0] if outcomes else None
     report = CheckReport(command=" && ".join(ctx.commands) or None, passed=bool(outcomes) and not failed,
                          detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"),
-                         runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail)
+                         runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail,
+                                        verdict=o.verdict)
                                for o in outcomes])
     record = {"report": report.model_dump(mode="json"), "output": "\n".join(o.stdout for o in outcomes)}
     return key, record, {"checks": {key: record}}
@@ -511,7 +520,7 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
         ctx.writer.event("decision", node="capture", data={"reused": True, "files": sorted(done["files"])})
     else:
         ctx.on_step("capturing the kernels' launches")
-        capture_launches(ctx.sandbox_with(tree, tree_key), ctx.commands, dest, ctx.runs)
+        capture_launches(ctx.sandbox_with(tree, tree_key), ctx.commands, dest, ctx.runs, ctx.cfg.check_memory_mb)
         update["captures"] = {key: {"files": {p.name: file_sha(p) for p in sorted(dest.iterdir())}}}
     captures = read_captures(dest)
     ctx.writer.event("tool_result", node="capture", data={"captured": [c.label for c in captures]})
@@ -701,7 +710,7 @@ def report_(state: PortState, ctx: PortContext) -> dict:
                     else CheckReport(command=None, passed=False, detail="the port did not build"))
     translations = [FileTranslation(**state["translations"][s["key"]]) for s in state["sources"]]
     reference = "gpu-output" if ctx.expected is not None else "project-check"
-    kernels = kernel_reports(project, translations, build["ok"], check_report.passed, reference)
+    kernels = kernel_reports(project, translations, build["ok"], check_report, reference)
     tunings = _kernel_tunings(state)
     for k in kernels:
         if records := tunings.get(k.name):

@@ -14,7 +14,7 @@ class KernelReport(BaseModel):
     name: str
     file: str
     line: int
-    status: str  # correct, incorrect, unsupported, compile_error
+    status: str  # correct, incorrect, unsupported, compile_error, timeout, runtime_error (the last two: not checked)
     reference_kind: str | None = None
     speedup: float | None = None
     tuning: str | None = None  # what per-kernel tuning on captured launches did
@@ -26,6 +26,7 @@ class CheckRun(BaseModel):
     passed: bool
     seconds: float
     detail: str
+    verdict: str = ""  # passed, failed, timeout, crashed
 
 
 class CheckReport(BaseModel):
@@ -33,6 +34,11 @@ class CheckReport(BaseModel):
     passed: bool
     detail: str
     runs: list[CheckRun] = []  # each command that ran, in order; the first that failed ends the check
+
+    @property
+    def verdict(self) -> str:
+        """passed, failed, or what kept the program from its own verdict (timeout, crashed)."""
+        return next((r.verdict or "failed" for r in self.runs if not r.passed), "passed" if self.passed else "failed")
 
 
 class PortReport(BaseModel):
@@ -54,6 +60,9 @@ class PortReport(BaseModel):
         return self.build_ok and self.check.passed and all(k.status == "correct" for k in self.kernels)
 
 
+CHECK_WORDS = {"passed": "passed", "failed": "FAILED", "timeout": "TIMED OUT", "crashed": "CRASHED"}
+
+
 def write_reports(out: Path, report: PortReport) -> None:
     (out / "port_report.json").write_text(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     lines = [
@@ -61,11 +70,12 @@ def write_reports(out: Path, report: PortReport) -> None:
         "",
         f"- translator: `{report.translator}`",
         f"- build: {'ok' if report.build_ok else 'FAILED'}",
-        f"- check: {'passed' if report.check.passed else 'FAILED'}"
+        f"- check: {CHECK_WORDS[report.check.verdict]}"
         f"{f' (`{report.check.command}`)' if report.check.command else ''}: {report.check.detail}",
         f"- time: {report.time_s:.1f} s ({report.app_runs_s:.1f} s of it running the project's own commands), "
         f"cost: ${report.cost_usd:.4f}",
-        *[f"  - ran `{r.command}`: {'passed' if r.passed else 'FAILED'} in {r.seconds:.1f} s" for r in report.check.runs],
+        *[f"  - ran `{r.command}`: {CHECK_WORDS[r.verdict or ('passed' if r.passed else 'failed')]} in {r.seconds:.1f} s"
+          for r in report.check.runs],
         *[f"- note: {n}" for n in report.notes],
         "",
         f"| kernel | file:line | status | reference | {SPEEDUP_COLUMN} | tuning | unsupported |",
@@ -88,10 +98,11 @@ SHOWN_ERRORS = 3  # build errors on the console; all of them are in PORT_REPORT.
 
 def print_report(console: Console, report: PortReport) -> None:
     table = Table(title=f"{report.project}: build {'ok' if report.build_ok else 'FAILED'}, "
-                        f"check {'passed' if report.check.passed else 'FAILED'}")
+                        f"check {CHECK_WORDS[report.check.verdict]}")
     for col in ("kernel", "where", "status", "reference", SPEEDUP_COLUMN):
         table.add_column(col, overflow="fold")
-    colors = {"correct": "green", "incorrect": "red", "unsupported": "yellow", "compile_error": "red"}
+    colors = {"correct": "green", "incorrect": "red", "unsupported": "yellow", "compile_error": "red",
+              "timeout": "yellow", "runtime_error": "red"}
     for k in report.kernels:
         table.add_row(k.name, f"{k.file}:{k.line}", f"[{colors.get(k.status, 'white')}]{k.status}[/]",
                       k.reference_kind or "-", f"{k.speedup:.2f}x" if k.speedup else "-")

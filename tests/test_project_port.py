@@ -235,3 +235,38 @@ def test_each_specialization_is_tuned_apart_hottest_first_and_a_negligible_kerne
     tuning = report["scale"]["tuning"]
     assert tuning.startswith("<float> ") and "<double> " in tuning and "<__half> " in tuning, tuning
     assert "not worth tuning" in report["mark"]["tuning"], report["mark"]
+
+
+UNCHECKED_APP = """#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+__global__ void fill(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = 1.0f; }
+int main(int argc, char** argv) {
+  float* d; cudaMalloc(&d, 256 * sizeof(float)); fill<<<1, 256>>>(d, 256);
+  if (!std::strcmp(argv[1], "sleep")) sleep(60);
+  char* big = (char*)std::malloc(size_t(2) << 30);  // unchecked, as in many apps
+  for (size_t i = 0; i < (size_t(2) << 30); i += 4096) big[i] = 1;
+  std::printf("PASS\\n");
+}
+"""
+
+
+@pytest.mark.parametrize("run, settings, status, words", [
+    ("./main sleep", {"check_timeout_s": 2}, "timeout", "timed out after 2s"),
+    ("./main alloc", {"check_memory_mb": 1024}, "runtime_error", "at most 1024 MiB of address space"),
+])
+def test_a_check_that_never_reaches_its_verdict_leaves_the_kernels_unchecked(tmp_path, run, settings, status, words):
+    """A check killed by its time limit or by a signal says nothing of the kernels: they are not
+    'incorrect', and a crash names the memory limit that may have caused it."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(UNCHECKED_APP)
+    console = Console(record=True, width=200)
+    code = port_repository(root, Settings(sandbox="local", tune=False, **settings), out=tmp_path / "out", trace=None,
+                           check_commands=[run], console=console)
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    assert code != 0 and report["build_ok"]
+    assert [k["status"] for k in report["kernels"]] == [status]
+    assert words in report["check"]["detail"], report["check"]["detail"]
+    assert ("TIMED OUT" if status == "timeout" else "CRASHED") in console.export_text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -43,6 +44,9 @@ class CheckOutcome:
     stdout: str = ""
     returncode: int | None = None
     seconds: float = 0.0
+    # passed; failed (the program said so, exited non-zero, or printed other numbers); timeout and crashed
+    # (killed by a signal): in those two the program never reached its own verdict.
+    verdict: str = "passed"
 
 
 def failure_line(stdout: str) -> str | None:
@@ -113,6 +117,7 @@ def run_check(
     cwd: str = "src",
     expected_output: str | None = None,
     timeout_s: float = 300,
+    memory_mb: int = 8192,
     env: dict[str, str] | None = None,
 ) -> CheckOutcome:
     """Run one check command in the built tree and judge it: exit code, PASS/FAIL lines, and
@@ -121,17 +126,25 @@ def run_check(
     # The sandbox keeps only the ends of what a run prints; a verdict or a number may be anywhere.
     with tempfile.TemporaryDirectory(prefix="agent-check-") as tmp:
         result = sandbox.run(command, cwd=cwd, timeout_s=timeout_s, env=env, stdout_file=Path(tmp) / "stdout",
-                             limits=Limits(timeout_s=timeout_s, memory_mb=8192, cpu_s=int(timeout_s) * 4))
+                             limits=Limits(timeout_s=timeout_s, memory_mb=memory_mb, cpu_s=int(timeout_s) * 4))
         result.stdout = (Path(tmp) / "stdout").read_text(errors="replace")
     seconds = time.monotonic() - started
     out = result.stdout + result.stderr
 
-    def outcome(passed: bool, detail: str, code: int | None) -> CheckOutcome:
-        return CheckOutcome(command, passed, f"{detail} ({seconds:.1f} s)", out, code, seconds)
+    def outcome(passed: bool, detail: str, code: int | None, verdict: str = "") -> CheckOutcome:
+        return CheckOutcome(command, passed, f"{detail} ({seconds:.1f} s)", out, code, seconds,
+                            verdict or ("passed" if passed else "failed"))
 
     if result.timed_out:
         return outcome(False, f"timed out after {timeout_s:g}s: a run sized for a GPU may need smaller arguments "
-                              f"(--run 'CMD ARGS', or a longer --check-timeout)", None)
+                              f"(--run 'CMD ARGS', or a longer --check-timeout)", None, "timeout")
+    if (number := _killed_by(result)) is not None:
+        detail = f"killed by signal {number} ({_signal_name(number)}): {result.tail(300)}"
+        if number in _ALLOCATION_FAILURE_SIGNALS:
+            # Under RLIMIT_AS a refused allocation shows as a null pointer or std::bad_alloc, not as "out of memory".
+            detail += (f"; the run may use at most {memory_mb} MiB of address space, and an allocation refused "
+                       f"under that limit crashes many programs (--check-memory MIB, or smaller arguments with --run)")
+        return outcome(False, "; ".join([detail, *result.notes]), result.returncode, "crashed")
     if result.returncode != 0:
         return outcome(False, f"exit status {result.returncode}: {result.tail(300)}", result.returncode)
     if (line := failure_line(result.stdout)) is not None:
@@ -143,6 +156,24 @@ def run_check(
         return outcome(True, "exit 0; numbers match the original run", 0)
     said = "printed PASS" if _PASS.search(result.stdout) else "no failure printed"
     return outcome(True, f"exit 0; {said}", 0)
+
+
+_ALLOCATION_FAILURE_SIGNALS = (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGKILL)
+
+
+def _killed_by(result) -> int | None:
+    """The signal that ended a check command; a shell reports its child's as exit status 128 + N."""
+    if result.signal is not None:
+        return result.signal
+    number = result.returncode - 128
+    return number if 0 < number < signal.NSIG else None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown signal"
 
 
 def default_check_commands(targets: list[str], build_checks: list[str], check_dir: str = ".") -> list[str]:
