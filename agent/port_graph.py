@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 import traceback
@@ -32,7 +33,7 @@ from sandboxes import Limits, Sandbox, open_sandbox
 from tools.project.capture import HEADER as LAUNCH_HEADER
 from tools.project.capture import (Capture, capture_to_task, inline_local_includes, instrument, read_captures,
                                    read_launch_times, tuned_dispatch_source)
-from tools.project.check import BuildOutcome, build_in_sandbox, run_check
+from tools.project.check import BuildOutcome, CheckOutcome, build_in_sandbox, run_check
 from tools.project.discover import SKIP_DIRS, Project
 from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
                                 unmapped_library_calls)
@@ -341,6 +342,31 @@ class PortContext:
     def limits(self) -> Limits:
         return Limits(timeout_s=self.cfg.limits.timeout_s, memory_mb=self.cfg.limits.memory_mb, cpu_s=self.cfg.limits.cpu_s)
 
+    def fewer_repetitions(self, command: str) -> tuple[str, str] | None:
+        """`command` with the arguments that only repeat its program's kernel launches set to 1, and what
+        changed; None where there are none (see tools/project/repeats.py)."""
+        from tools.cuda import CudaParseError
+        from tools.project.repeats import fewer_repetitions, repetition_arguments
+
+        for target in self.project.executables:
+            mains = [s.path for s in self.project.sources if s.has_main and s.path in target.sources]
+            if not mains:
+                continue
+            try:
+                source = (self.project.root / mains[0]).read_text(errors="replace")
+                repetitions = repetition_arguments(source, str(self.project.root / mains[0]),
+                                                   header_dirs(self.project, mains[0]),
+                                                   self.project.preprocessor_options(mains[0]))
+            except CudaParseError:
+                continue
+            except Exception as exc:  # a defect of the analysis: the timed-out run stays the verdict
+                self.writer.event("error", node="check", data={"fewer_repetitions": f"{type(exc).__name__}: {exc} ({where(exc)})"})
+                continue
+            program = os.path.relpath(self.project.root / target.name, self.project.root / self.project.build.check_dir)
+            if (fewer := fewer_repetitions(command, program, repetitions)) is not None:
+                return fewer
+        return None
+
     def translate_key(self, path: str) -> str:
         source = (self.project.root / path).read_text(errors="replace")
         return content_hash(self.compiler_id, self.cfg.llm, path, source, *self.project.preprocessor_options(path))
@@ -459,24 +485,38 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     box = ctx.sandbox_with(tree, tree_key)
     if capture:
         reset_captures(box)
-    outcomes = []
-    for command in ctx.commands:
+    outcomes, notes = [], []
+
+    def run(command: str) -> CheckOutcome:
         o = run_check(box, command, expected_output=ctx.expected, timeout_s=ctx.cfg.check_timeout_s,
-                      memory_mb=ctx.cfg.check_memory_mb,
-                      env=CAPTURE_ENV if capture else None)
+                      memory_mb=ctx.cfg.check_memory_mb, env=CAPTURE_ENV if capture else None)
         ctx.runs.seconds += o.seconds
         ctx.writer.event("tool_result", node=node, data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
                                                          "detail": o.detail, "stdout": o.stdout[-4000:]})
         outcomes.append(o)
+        return o
+
+    for command in ctx.commands:
+        o = run(command)
+        if o.verdict == "timeout" and (fewer := ctx.fewer_repetitions(command)) is not None:
+            if capture:
+                reset_captures(box)  # what the killed run captured is not all of its launches
+            retry = run(fewer[0])
+            notes.append(f"`{command}` timed out after {ctx.cfg.check_timeout_s:g} s; checked with `{fewer[0]}` "
+                         f"instead, the same problem repeated fewer times ({fewer[1]})"
+                         + ("" if retry.passed else f", which did not pass either: {retry.detail}"))
+            # A retry that fails may fail for the fewer repetitions (a count the program's verdict assumes):
+            # the timed-out run stays the verdict, not checked.
+            o = retry if retry.passed else o
         if not o.passed:
             break
-    failed = [o for o in outcomes if not o.passed]
-    shown = failed[0] if failed else outcomes[0] if outcomes else None
-    report = CheckReport(command=" && ".join(ctx.commands) or None, passed=bool(outcomes) and not failed,
+    failed = next((o for o in outcomes if not o.passed), None) if outcomes and not o.passed else None
+    shown = failed or next((o for o in outcomes if o.passed), None)
+    report = CheckReport(command=" && ".join(ctx.commands) or None, passed=bool(outcomes) and failed is None,
                          detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"),
                          runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail,
                                         verdict=o.verdict)
-                               for o in outcomes])
+                               for o in outcomes], notes=notes)
     record = {"report": report.model_dump(mode="json"), "output": "\n".join(o.stdout for o in outcomes)}
     return key, record, {"checks": {key: record}}
 

@@ -34,11 +34,14 @@ class CheckReport(BaseModel):
     passed: bool
     detail: str
     runs: list[CheckRun] = []  # each command that ran, in order; the first that failed ends the check
+    notes: list[str] = []  # what the check ran instead of the project's own commands, and why
 
     @property
     def verdict(self) -> str:
         """passed, failed, or what kept the program from its own verdict (timeout, crashed)."""
-        return next((r.verdict or "failed" for r in self.runs if not r.passed), "passed" if self.passed else "failed")
+        if self.passed:
+            return "passed"
+        return next((r.verdict or "failed" for r in self.runs if not r.passed), "failed")
 
 
 class PortReport(BaseModel):
@@ -76,7 +79,7 @@ def write_reports(out: Path, report: PortReport) -> None:
         f"cost: ${report.cost_usd:.4f}",
         *[f"  - ran `{r.command}`: {CHECK_WORDS[r.verdict or ('passed' if r.passed else 'failed')]} in {r.seconds:.1f} s"
           for r in report.check.runs],
-        *[f"- note: {n}" for n in report.notes],
+        *[f"- note: {n}" for n in [*report.check.notes, *report.notes]],
         "",
         f"| kernel | file:line | status | reference | {SPEEDUP_COLUMN} | tuning | unsupported |",
         "|---|---|---|---|---|---|---|",
@@ -115,7 +118,7 @@ def print_report(console: Console, report: PortReport) -> None:
     for k in report.kernels:
         for problem in k.unsupported[:1]:
             console.print(f"[yellow]{k.name}:[/] {problem}")
-    for note in report.notes:
+    for note in [*report.check.notes, *report.notes]:
         console.print(f"note: {note}")
     for c in report.unmapped_calls:
         console.print(f"[yellow]unmapped:[/] {c}")

@@ -270,3 +270,42 @@ def test_a_check_that_never_reaches_its_verdict_leaves_the_kernels_unchecked(tmp
     assert [k["status"] for k in report["kernels"]] == [status]
     assert words in report["check"]["detail"], report["check"]["detail"]
     assert ("TIMED OUT" if status == "timeout" else "CRASHED") in console.export_text()
+
+
+REPEATING_APP = """#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+__global__ void add_one(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1.0f; }
+int main(int argc, char** argv) {
+  const int n = atoi(argv[1]);
+  const int repeat = atoi(argv[2]);
+  float* d; cudaMalloc(&d, n * sizeof(float)); cudaMemset(d, 0, n * sizeof(float));
+  for (int r = 0; r < repeat; r++) { add_one<<<(n + 255) / 256, 256>>>(d, n); usleep(200000); }
+  float* h = (float*)malloc(n * sizeof(float));
+  float* expected = (float*)calloc(n, sizeof(float));
+  for (int r = 0; r < repeat; r++) for (int i = 0; i < n; i++) expected[i] += 1.0f;
+  cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost);
+  bool ok = true;
+  for (int i = 0; i < n; i++) ok = ok && h[i] == expected[i];
+  printf("%s\\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_a_check_that_times_out_is_run_again_with_its_repetition_count_at_one(tmp_path):
+    """`./main 4096 1000` takes 200 s; its second argument only repeats the launches (and the
+    program's own reference computation), so the check runs `./main 4096 1` and says so."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(REPEATING_APP)
+    console = Console(record=True, width=300)
+    code = port_repository(root, Settings(sandbox="local", tune=False, check_timeout_s=3), out=tmp_path / "out",
+                           trace=None, check_commands=["./main 4096 1000"], console=console)
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    assert code == 0, console.export_text()
+    assert [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == [
+        ("./main 4096 1000", "timeout"), ("./main 4096 1", "passed")]
+    assert [k["status"] for k in report["kernels"]] == ["correct"]
+    assert report["check"]["detail"].startswith("./main 4096 1: exit 0")
+    assert "checked with `./main 4096 1` instead" in (tmp_path / "out" / "PORT_REPORT.md").read_text()
+    assert "argument 2 (`repeat`) 1000 -> 1" in console.export_text()

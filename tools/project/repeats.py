@@ -1,0 +1,240 @@
+"""Command-line arguments that only say how many times a program repeats its kernel launches.
+
+Applications sized for a GPU often take a repetition count (`./main 8192 100`, `repeat = atoi(argv[2])`)
+that only bounds the loop timing their kernels. On a CPU that loop alone can outlast the check's
+time limit. Run again with such a count at 1, the program computes the same problem on the same data
+and checks it as it always does: only the repetitions are fewer.
+
+An argument counts as a repetition only when everything the program does with it is: bounding loops
+that launch kernels (directly or through functions it calls), dividing (an average), printing, or
+being passed to a function whose parameter is used the same way. Anything else (a size, a kernel
+argument, a branch) leaves the argument alone.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+import clang.cindex as ci
+
+from tools.cuda.frontend import (Translation, body_of, call_name, callee, in_project_header, operator_of,
+                                 parse_translation, strip)
+
+_LOOPS = (ci.CursorKind.FOR_STMT, ci.CursorKind.WHILE_STMT, ci.CursorKind.DO_STMT)
+_PRINTS = {"printf", "fprintf", "sprintf", "snprintf", "puts", "operator<<"}
+_LAUNCH_CALLS = {"cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cudaLaunchKernelEx"}
+_WRAPPERS = (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR, ci.CursorKind.CALL_EXPR,
+             ci.CursorKind.CSTYLE_CAST_EXPR, ci.CursorKind.CXX_STATIC_CAST_EXPR, ci.CursorKind.CXX_FUNCTIONAL_CAST_EXPR,
+             ci.CursorKind.CONDITIONAL_OPERATOR)
+_DEPTH = 4  # calls followed from main, for a count passed down or a launch inside a helper
+
+
+@dataclass(frozen=True)
+class Repetition:
+    index: int  # in argv
+    name: str  # the variable the program reads it into
+
+
+def repetition_arguments(source: str, filename: str, include_dirs: list[str], options: list[str]) -> list[Repetition]:
+    """The arguments of the file's `main` that only repeat its kernel launches."""
+    return _Analysis(parse_translation(source, filename, include_dirs, options)).repetitions()
+
+
+def fewer_repetitions(command: str, program: str, repetitions: list[Repetition]) -> tuple[str, str] | None:
+    """`command` with each repetition argument of `program` above 1 set to 1, and what changed; None
+    when nothing would (no such argument given, or a command that is more than `[cd DIR &&] PROG ARGS`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    prefix = words[:3] if words[:1] == ["cd"] and words[2:3] == ["&&"] else []
+    args = words[len(prefix):]
+    if not args or args[0].removeprefix("./") != program.removeprefix("./") or \
+            any(w in ("&&", "||", ";", "|", ">", "<", ">>", "&") for w in args):
+        return None
+    changed = []
+    for rep in repetitions:
+        if rep.index < len(args) and args[rep.index].isdigit() and int(args[rep.index]) > 1:
+            changed.append(f"argument {rep.index} (`{rep.name}`) {args[rep.index]} -> 1")
+            args[rep.index] = "1"
+    if not changed:
+        return None
+    fewer = " ".join(shlex.quote(w) if w != "&&" else w for w in prefix + args)
+    return fewer, "; ".join(changed)
+
+
+class _Analysis:
+    def __init__(self, tr: Translation) -> None:
+        self.tr = tr
+        self.launching: dict[tuple, bool] = {}
+
+    def repetitions(self) -> list[Repetition]:
+        main = next((c for c in self.tr.tu.cursor.get_children() if c.kind == ci.CursorKind.FUNCTION_DECL
+                     and c.spelling == "main" and c.is_definition() and self.tr.in_main(c)), None)
+        params = [c for c in main.get_children() if c.kind == ci.CursorKind.PARM_DECL] if main else []
+        if len(params) < 2:
+            return []
+        argv = params[1]
+        stores: dict[int, list[ci.Cursor | None]] = {}
+        for node, above in _walk(main):
+            if node.kind != ci.CursorKind.ARRAY_SUBSCRIPT_EXPR:
+                continue
+            base, index = (strip(c) for c in node.get_children())
+            if base.kind == ci.CursorKind.DECL_REF_EXPR and _refers_to(base, argv) \
+                    and index.kind == ci.CursorKind.INTEGER_LITERAL:
+                number = int(next(index.get_tokens()).spelling.rstrip("uUlL"), 0)
+                stores.setdefault(number, []).append(_stored_into(above))
+        return [Repetition(k, targets[0].spelling) for k, targets in sorted(stores.items())
+                if all(t is not None and self.only_repeats(t, 0) for t in targets)]
+
+    def only_repeats(self, var: ci.Cursor, depth: int) -> bool:
+        return self._roles(var, depth) == "repeats"
+
+    def _roles(self, var: ci.Cursor, depth: int) -> str | None:
+        """"repeats" where every use of `var` is a repeating one and one of them bounds a loop that launches
+        kernels; "counts" where every use is but none launches; None where some other use is."""
+        scope = var.semantic_parent
+        if scope is None or depth > _DEPTH or scope.kind not in (
+                ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD):
+            return None
+        roles = [self._role(n, above, depth) for n, above in _walk(scope)
+                 if n.kind == ci.CursorKind.DECL_REF_EXPR and _refers_to(n, var)]
+        if not roles or None in roles:
+            return None
+        return "repeats" if "repeats" in roles else "counts"
+
+    def _role(self, ref: ci.Cursor, above: list[ci.Cursor], depth: int) -> str | None:
+        path = [*above, ref]
+        parent, child = _first_not_wrapping(path)
+        if parent is None:
+            return None
+        op = operator_of(parent) if parent.kind == ci.CursorKind.BINARY_OPERATOR else ""
+        if op == "=" and _same(next(parent.get_children()), child):
+            return "counts"  # written (a default, or the value read from argv)
+        if op == "=" or parent.kind == ci.CursorKind.VAR_DECL:
+            copy = parent if parent.kind == ci.CursorKind.VAR_DECL else strip(next(parent.get_children()))
+            copy = copy if copy.kind == ci.CursorKind.VAR_DECL else copy.referenced
+            return self._roles(copy, depth + 1) if copy is not None and copy.kind == ci.CursorKind.VAR_DECL else None
+        if op == "/" and not _same(next(parent.get_children()), child):
+            return "counts"  # a divisor: an average over the repetitions
+        if parent.kind == ci.CursorKind.UNARY_OPERATOR and operator_of(parent) == "&" \
+                and _enclosing_call_name(path) in ("sscanf", "fscanf"):
+            return "counts"
+        if any(c.kind == ci.CursorKind.CALL_EXPR and call_name(c) in _PRINTS for c in _up_to_statement(path)):
+            return "counts"
+        if parent.kind == ci.CursorKind.CALL_EXPR:
+            return self._passed_on(parent, child, depth)
+        return self._bounded_loop(path)
+
+    def _passed_on(self, call: ci.Cursor, arg: ci.Cursor, depth: int) -> str | None:
+        fn = callee(call)
+        definition = fn.get_definition() if fn is not None else None
+        if definition is None or not in_project_header(definition):
+            return None
+        position = next((i for i, a in enumerate(call.get_arguments()) if _same(a, arg)), None)
+        params = [c for c in definition.get_children() if c.kind == ci.CursorKind.PARM_DECL]
+        if position is None or position >= len(params):
+            return None
+        return self._roles(params[position], depth + 1)
+
+    def _bounded_loop(self, path: list[ci.Cursor]) -> str | None:
+        """The use is in the header of the nearest loop around it: "repeats" where that loop's body
+        launches kernels, "counts" where it does not (the program's own reference, repeated alike)."""
+        for i in range(len(path) - 2, -1, -1):
+            if path[i].kind in _LOOPS:
+                loop, below = path[i], path[i + 1]
+                children = list(loop.get_children())
+                body = children[0] if loop.kind == ci.CursorKind.DO_STMT else children[-1]
+                if _same(below, body):
+                    return None
+                return "repeats" if self.launches(body, 0) else "counts"
+        return None
+
+    def launches(self, cursor: ci.Cursor, depth: int) -> bool:
+        if any(t.spelling == "<<<" for t in cursor.get_tokens()):
+            return True
+        for c in cursor.walk_preorder():
+            if c.kind != ci.CursorKind.CALL_EXPR:
+                continue
+            if call_name(c) in _LAUNCH_CALLS:
+                return True
+            fn = callee(c)
+            definition = fn.get_definition() if fn is not None else None
+            if definition is None or depth >= _DEPTH or not in_project_header(definition):
+                continue
+            key = _key(definition)
+            if key not in self.launching:
+                self.launching[key] = False  # a recursive call adds no launch of its own
+                body = body_of(definition)
+                self.launching[key] = body is not None and self.launches(body, depth + 1)
+            if self.launching[key]:
+                return True
+        return False
+
+
+def _walk(root: ci.Cursor, above: list[ci.Cursor] | None = None):
+    """(node, its ancestors from root down) for every cursor below root."""
+    above = above or [root]
+    for child in root.get_children():
+        yield child, above
+        yield from _walk(child, [*above, child])
+
+
+def _refers_to(ref: ci.Cursor, var: ci.Cursor) -> bool:
+    target = ref.referenced
+    return target is not None and target == var
+
+
+def _key(c: ci.Cursor) -> tuple:
+    loc = c.extent.start
+    return (loc.file.name if loc.file else "", loc.offset, c.kind.value)
+
+
+def _same(a: ci.Cursor, b: ci.Cursor) -> bool:
+    return _key(a) == _key(b) and a.extent.end.offset == b.extent.end.offset
+
+
+def _first_not_wrapping(path: list[ci.Cursor]) -> tuple[ci.Cursor | None, ci.Cursor]:
+    """The nearest ancestor that does more than carry the value up (parentheses, conversions), and its
+    child on the path."""
+    for i in range(len(path) - 2, -1, -1):
+        node = path[i]
+        if node.kind in (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR):
+            continue
+        return node, path[i + 1]
+    return None, path[-1]
+
+
+def _up_to_statement(path: list[ci.Cursor]):
+    """The ancestors of the use within its statement."""
+    for node in reversed(path[:-1]):
+        if node.kind.is_statement() and node.kind != ci.CursorKind.CALL_EXPR or node.kind == ci.CursorKind.VAR_DECL:
+            return
+        yield node
+
+
+def _enclosing_call_name(path: list[ci.Cursor]) -> str:
+    return next((call_name(c) for c in _up_to_statement(path) if c.kind == ci.CursorKind.CALL_EXPR), "")
+
+
+def _stored_into(above: list[ci.Cursor]) -> ci.Cursor | None:
+    """The variable an `argv[k]` read ends in: `int r = atoi(argv[k])`, `r = argc > k ? atoi(argv[k]) : 100`,
+    `sscanf(argv[k], "%d", &r)`; None where it goes anywhere else."""
+    for i in range(len(above) - 1, -1, -1):
+        node = above[i]
+        if node.kind == ci.CursorKind.VAR_DECL:
+            return node
+        if node.kind == ci.CursorKind.BINARY_OPERATOR and operator_of(node) == "=":
+            target = strip(next(node.get_children()))
+            return target.referenced if target.kind == ci.CursorKind.DECL_REF_EXPR else None
+        if node.kind == ci.CursorKind.CALL_EXPR and call_name(node) == "sscanf":
+            outputs = [strip(a) for a in list(node.get_arguments())[2:]]
+            refs = [next(a.get_children(), None) for a in outputs if a.kind == ci.CursorKind.UNARY_OPERATOR]
+            refs = [strip(r) for r in refs if r is not None]
+            return refs[0].referenced if len(refs) == 1 and refs[0].kind == ci.CursorKind.DECL_REF_EXPR else None
+        if node.kind not in _WRAPPERS:
+            return None
+    return None
+
+
