@@ -445,7 +445,8 @@ def parse_translation(source: str, filename: str = "input.cu", include_dirs: lis
         raise CudaParseError(f"{_where(fatal[0], filename)}: {fatal[0].spelling}")
     if errors := syntax_errors(tu, filename):
         raise CudaSyntaxError(errors)
-    tr.identifiers = set(re.findall(r"[A-Za-z_]\w*", source))
+    # Names the code itself uses (not words of its comments or strings): fresh names avoid these.
+    tr.identifiers = {t.spelling for t in tu.get_tokens(extent=tu.cursor.extent) if t.kind == ci.TokenKind.IDENTIFIER}
     for cur in tr.walk_main():
         if cur.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) or not tr.in_main(cur):
             continue

@@ -207,18 +207,22 @@ def _exchange_edits(body: str, name: str, nsites: int) -> list[tuple[int, int, s
     if not any(site.puts for site in sites):
         return None
     dense = {i: _dense_site(body, name, i) for i in range(nsites)}
+    # One array per site, NAME_SITE, under a prefix no name of the kernel starts (a user's local
+    # renamed `warp_2` by the lowering would otherwise be redeclared).
+    lanes = next(p for p in (name, *(f"{name}_lanes{n or ''}" for n in range(100)))
+                 if not any(re.search(rf"\b{p}_{i}\b", body) for i in range(nsites)))
     out = []
     for start, end, what in edits:
         if what[0] == "begin":
             site = what[1]
-            text = f"// {name}, site {site}: every thread writes" if dense[site] and not sites[site].flags else f"{name}_{site}.clear();"
+            text = f"// {name}, site {site}: every thread writes" if dense[site] and not sites[site].flags else f"{lanes}_{site}.clear();"
         elif what[0] == "put":
-            text = f"{name}_{what[1]}.put(tid, "
+            text = f"{lanes}_{what[1]}.put(tid, "
         else:
             _, fn, site, sep = what
-            text = f"cudaopt::{fn}({name}_{site}{sep}"
+            text = f"cudaopt::{fn}({lanes}_{site}{sep}"
         out.append((start, end, text))
-    decl = " ".join(f"cudaopt::Lanes<{s.type}{', true' if s.flags else ''}> {name}_{i}(nthreads);"
+    decl = " ".join(f"cudaopt::Lanes<{s.type}{', true' if s.flags else ''}> {lanes}_{i}(nthreads);"
                     for i, s in enumerate(sites) if s.type is not None)
     m = re.search(rf"cudacpu::WarpExchange {name}\(\d+, nthreads\);", body)
     out.append((m.start(), m.end(), decl))
