@@ -61,7 +61,7 @@ def port(
     check_timeout: Optional[float] = typer.Option(None, "--check-timeout", help="repositories: seconds each check "
                                                   "command may run (default 300)"),
     check_memory: Optional[int] = typer.Option(None, "--check-memory", help="repositories: MiB of address space "
-                                               "each check command may use (default 8192)"),
+                                               "each check command may use (default: three quarters of this machine's memory)"),
     tune: Optional[bool] = typer.Option(None, "--tune/--no-tune", help="repositories: tune kernels on captured launches"),
     tune_budget: Optional[float] = typer.Option(None, "--tune-budget", help="repositories: seconds all kernels' "
                                                 "tuning may take (default 90)"),

@@ -96,8 +96,8 @@ class Settings(BaseSettings):
     threads: int | None = Field(None, ge=1, description="OMP_NUM_THREADS for tests and timing; default all cores")
     jobs: int = Field(1, ge=1)
     check_timeout_s: float = Field(300.0, gt=0, description="repository ports: seconds each check command may run")
-    check_memory_mb: int = Field(8192, ge=64, description="repository ports: MiB of address space each check command "
-                                 "may use")
+    check_memory_mb: int | None = Field(None, ge=64, description="repository ports: MiB of address space each check "
+                                        "command may use; default three quarters of this machine's memory")
     tune: bool = Field(True, description="repository ports: tune each kernel on launches captured from the project's own run")
     tune_budget_s: float = Field(90.0, gt=0, description="repository ports: seconds the tuning of all kernels may "
                                  "take, spent on those that took the most time in the check run first; kernels not "
@@ -132,6 +132,14 @@ class Settings(BaseSettings):
         files = [p for p in (Path("agent.toml"), user_config_path()) if p.is_file()]
         tomls = [TomlConfigSettingsSource(settings_cls, toml_file=p) for p in files]
         return (init_settings, env_settings, *tomls)
+
+    @property
+    def check_memory(self) -> int:
+        """MiB of address space a repository's check command may use (`check_memory_mb`, else three
+        quarters of this machine's memory: programs sized for a GPU's memory get what there is)."""
+        if self.check_memory_mb is not None:
+            return self.check_memory_mb
+        return max(4096, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20 * 3 // 4)
 
     def config_files(self) -> list[Path]:
         return [p for p in (Path("agent.toml"), user_config_path()) if p.is_file()]

@@ -476,7 +476,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     if not build["ok"]:
         return None, None, {}
     key = content_hash(tree_key, *ctx.commands, ctx.expected or "", str(ctx.cfg.check_timeout_s),
-                       str(ctx.cfg.check_memory_mb))
+                       str(ctx.cfg.check_memory))
     done = state.get("checks", {}).get(key)
     if done is not None:
         ctx.writer.event("decision", node=node, data={"reused": True, **done["report"]})
@@ -489,7 +489,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
 
     def run(command: str) -> CheckOutcome:
         o = run_check(box, command, expected_output=ctx.expected, timeout_s=ctx.cfg.check_timeout_s,
-                      memory_mb=ctx.cfg.check_memory_mb, env=CAPTURE_ENV if capture else None)
+                      memory_mb=ctx.cfg.check_memory, env=CAPTURE_ENV if capture else None)
         ctx.runs.seconds += o.seconds
         ctx.writer.event("tool_result", node=node, data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
                                                          "detail": o.detail, "stdout": o.stdout[-4000:]})
@@ -560,7 +560,7 @@ def capture_(state: PortState, ctx: PortContext) -> dict:
         ctx.writer.event("decision", node="capture", data={"reused": True, "files": sorted(done["files"])})
     else:
         ctx.on_step("capturing the kernels' launches")
-        capture_launches(ctx.sandbox_with(tree, tree_key), ctx.commands, dest, ctx.runs, ctx.cfg.check_memory_mb)
+        capture_launches(ctx.sandbox_with(tree, tree_key), ctx.commands, dest, ctx.runs, ctx.cfg.check_memory)
         update["captures"] = {key: {"files": {p.name: file_sha(p) for p in sorted(dest.iterdir())}}}
     captures = read_captures(dest)
     ctx.writer.event("tool_result", node="capture", data={"captured": [c.label for c in captures]})
