@@ -12,8 +12,10 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tools.cuda import lower_task
-from tools.optimize.base import Context
+from tools.optimize.base import Context, NotApplicable
 from tools.optimize.passes.full_blocks import full_blocks
 from tools.spec import load_task
 from tools.verify import check
@@ -143,9 +145,10 @@ def test_only_guards_of_plain_index_arithmetic_fold(tmp_path, box):
     assert report.correct, report.summary()
 
 
-def test_kernels_without_bound_guards_are_left_alone():
+def test_kernels_without_bound_guards_are_left_alone_and_the_pass_says_why():
     task = _corpus("bitonic_sort_shared")
-    assert full_blocks(Context(task), lower_task(task)) is None
+    with pytest.raises(NotApplicable, match="no guard of its threads compares an index with a bound"):
+        full_blocks(Context(task), lower_task(task))
 
 
 SHADOWED = r"""
@@ -172,4 +175,5 @@ def test_a_local_declared_again_in_a_nested_statement_is_not_folded(tmp_path):
            "reference": {"kind": "lowered"}}
     (tmp_path / "shadowed.json").write_text(json.dumps(raw))
     task = load_task(tmp_path / "shadowed.json")
-    assert full_blocks(Context(task), lower_task(task)) is None  # no `i` here is one value: none folds
+    with pytest.raises(NotApplicable):  # no `i` here is one value: none folds
+        full_blocks(Context(task), lower_task(task))

@@ -175,10 +175,10 @@ def test_direct_shuffles_read_the_senders_copies_and_stay_correct(two_stage, box
 
 def test_direct_shuffles_refuse_reads_the_loop_order_would_change(two_stage):
     task, code = two_stage
-    read = "t0[tid][0] = cudaopt::shfl_down(warp_2_0, tid, 16, 32);"
+    read = "t0[tid][0] = cudaopt::shfl_down(warp_0, tid, 16, 32);"
     assert read in code
 
-    def kept(variant: str, call: str = "cudaopt::shfl_down(warp_2_0, tid, 16, 32)") -> bool:
+    def kept(variant: str, call: str = "cudaopt::shfl_down(warp_0, tid, 16, 32)") -> bool:
         new = direct_shuffles(Context(task), variant)
         return new is not None and call in new
 
@@ -189,12 +189,12 @@ def test_direct_shuffles_refuse_reads_the_loop_order_would_change(two_stage):
     # the read sits in a loop of its own: later iterations would see the loop's writes
     assert kept(code.replace(read, "for (int r = 0; r < 2; ++r) { " + read + " }"))
     # a width that is not a power of two: segments the select does not model
-    assert kept(code.replace(read, read.replace("16, 32)", "16, 24)")), "cudaopt::shfl_down(warp_2_0, tid, 16, 24)")
+    assert kept(code.replace(read, read.replace("16, 32)", "16, 24)")), "cudaopt::shfl_down(warp_0, tid, 16, 24)")
     # the broadcast's loop writes the copy other than as the assignment of the read
-    bcast = "warp_sum[tid][0] = cudaopt::shfl(warp_2_7, tid, 0, 32);"
+    bcast = "warp_sum[tid][0] = cudaopt::shfl(warp_7, tid, 0, 32);"
     assert bcast in code
     new = direct_shuffles(Context(task), code.replace(bcast, bcast + " warp_sum[tid][0] += 1.0f;"))
-    assert "cudaopt::shfl(warp_2_7, tid, 0, 32)" in new
+    assert "cudaopt::shfl(warp_7, tid, 0, 32)" in new
 
 
 def test_live_lanes_compute_only_the_lanes_read_later_and_stay_correct(two_stage, box):

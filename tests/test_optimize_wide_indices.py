@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tools.cuda import lower_task
-from tools.optimize.base import Context
+from tools.optimize.base import Context, NotApplicable
 from tools.optimize.passes.wide_indices import wide_indices
 from tools.spec import load_task
 from tools.verify import check
@@ -95,7 +97,8 @@ def test_unsigned_subscripts_become_64_bit_and_stay_correct(tmp_path, box):
 def test_a_launch_past_the_bound_runs_the_unchanged_copy(tmp_path, box):
     small = _spread_task(tmp_path, "small", grid=4, n=1000)
     big = _spread_task(tmp_path, "big", grid=4098, n=2**20 + 512)  # i reaches 2^20: the subscript wraps
-    assert wide_indices(Context(big), lower_task(big)) is None  # the task's own launch is past the bound
+    with pytest.raises(NotApplicable, match="that the task's launches keep below 2\\^31"):
+        wide_indices(Context(big), lower_task(big))  # the task's own launch is past the bound
     # lowered for the big launch, rewritten where the small one proves the bound
     new = wide_indices(Context(small), lower_task(big))
     assert new is not None and "y[((std::size_t)blockIdx.x * (std::size_t)blockDim.x + (std::size_t)threadIdx.x) * 4096u / 4096u]" in new

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from ..analysis import code as C
 from ..analysis.guards import Unproven, parse
-from ..base import Context, Transform
+from ..base import Context, NotApplicable, Transform
 from .wide_indices import wide_indices
 
 _BLOCK_LOOP = re.compile(r"for \(unsigned int bx = 0; bx < gridDim\.x; \+\+bx\) \{")
@@ -71,31 +71,37 @@ def full_blocks(ctx: Context, code: str) -> str | None:
     applies: the copy's loads only vectorize once their subscripts are 64-bit (measured on the
     corpus' reduce_tree_shared: 4.1x the faithful lowering together, 1.0x either alone)."""
     new = _interior_copies(ctx, code)
-    if new is None:
-        return None
-    return wide_indices(ctx, new) or new
+    try:
+        return wide_indices(ctx, new)
+    except NotApplicable:
+        return new
 
 
-def _interior_copies(ctx: Context, code: str) -> str | None:
-    changed = False
+def _interior_copies(ctx: Context, code: str) -> str:
+    changed, why = False, []
     for k in reversed(C.kernels(code)):
         body = k.body(code)
-        new = None if _MARK in body else _kernel(code, k, body)
-        if new is not None:
-            code, changed = C.with_body(code, k, new), True
-    return code if changed else None
+        try:
+            if _MARK in body:
+                raise NotApplicable("it has its interior copy already")
+            code, changed = C.with_body(code, k, _kernel(code, k, body)), True
+        except NotApplicable as reason:
+            why.append(f"{k.name}: {reason}")
+    if not changed:
+        raise NotApplicable("; ".join(reversed(why)) or "no kernel")
+    return code
 
 
-def _kernel(code: str, k: C.KernelText, body: str) -> str | None:
+def _kernel(code: str, k: C.KernelText, body: str) -> str:
     loops = list(_BLOCK_LOOP.finditer(body))
     if len(loops) != 1:
-        return None
+        raise NotApplicable(f"its blocks run in {len(loops)} loops over the grid, not one")
     open_brace = loops[0].end() - 1
     close = C.matching_brace(body, open_brace)
     block = body[open_brace + 1:close]
     at = block.find(_BLOCK_IDX)
     if at < 0:
-        return None
+        raise NotApplicable("its block loop sets no blockIdx")
     head_end = at + len(_BLOCK_IDX)
     rest = block[head_end:]
     scalars = {C.param_name(p) for p in C.split_params(k.params) if "*" not in p and "[" not in p}
@@ -105,7 +111,8 @@ def _kernel(code: str, k: C.KernelText, body: str) -> str | None:
     names = _Names(_BUILTINS | scalars | macros, scalars, perthread)
     regions = _regions(rest, names)
     if not any(r.folds for r in regions):
-        return None
+        raise NotApplicable("no guard of its threads compares an index with a bound the launch fixes (such as "
+                            "`if (i < n)`, `n` a parameter it never assigns) in a form decided for a whole block")
     fast = _folded(rest, [f for r in regions for f in r.folds])
     fast = _without_exit_flags(fast, body, rest, regions)
     indent = block[block.rfind("\n", 0, at) + 1:at]

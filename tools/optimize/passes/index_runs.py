@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ..analysis import code as C
 from ..analysis.guards import UNKNOWN, Node, Unproven, guard_text, parse
-from ..base import Context, Transform
+from ..base import Context, NotApplicable, Transform
 from .launch_constants import launch_constants
 from .specialize import specialize
 
@@ -312,46 +312,50 @@ class Subscript:
     operand: bool = False
 
 
-def index_runs(ctx: Context, code: str) -> str | None:
+def index_runs(ctx: Context, code: str) -> str:
     """Thread loops whose thread-dependent subscripts all have a Form with a floor term run as
     runs of X in which every subscript is affine (see the module's docstring)."""
     if "> gridDim{};" not in code:
         code = _specialised(ctx, code)
         if code is None:
-            return None
-    changed = False
+            raise NotApplicable("the launch's grid and block sizes cannot be made constants (several launch shapes)")
+    changed, why = False, []
     for k in reversed(C.kernels(code)):
-        new = _kernel(code, k)
-        if new is not None:
-            code = C.with_body(code, k, new)
-            changed = True
-    return code if changed else None
+        try:
+            code, changed = C.with_body(code, k, _kernel(code, k)), True
+        except NotApplicable as reason:
+            why.append(f"{k.name}: {reason}")
+    if not changed:
+        raise NotApplicable("; ".join(reversed(why)) or "no kernel")
+    return code
 
 
 def _specialised(ctx: Context, code: str) -> str | None:
     return specialize(ctx, code) or launch_constants(ctx, code)
 
 
-def _kernel(code: str, k: C.KernelText) -> str | None:
+def _kernel(code: str, k: C.KernelText) -> str:
     body = k.body(code)
     m = C.CONSTANT_EXTENTS.search(body)
     if m is None or BLOCK_LOOP not in body:
-        return None
+        raise NotApplicable("its grid and block sizes are not constants here, or its blocks are no loop over the grid")
     values = [int(v) for v in m.groups()]
     launch = {f"{n}.{d}": values[i * 3 + j] for i, n in enumerate(("gridDim", "blockDim")) for j, d in enumerate("xyz")}
     integral, unsigned = _integral_names(k, body)
-    out, pos, edits = [], 0, 0
+    out, pos, edits, why = [], 0, 0, []
     for loop in THREAD_LOOP.finditer(body):
         if loop.start() < pos or body[:loop.start()].rstrip().rsplit("\n", 1)[-1].lstrip().startswith("#pragma"):
             continue  # inside a rewritten loop, or under a pragma that needs the loop itself
         close = C.matching_brace(body, loop.end() - 1)
-        new = rewrite_loop(loop, body[loop.end():close], launch, integral, unsigned)
-        if new is None:
+        try:
+            new = rewrite_loop(loop, body[loop.end():close], launch, integral, unsigned)
+        except NotApplicable as reason:
+            why.append(str(reason))
             continue
         out.append(body[pos:loop.start()] + new)
         pos, edits = close + 1, edits + 1
     if not edits:
-        return None
+        raise NotApplicable("; ".join(dict.fromkeys(why)) or "it has no thread loop to rewrite")
     out.append(body[pos:])
     return "".join(out)
 
@@ -368,16 +372,18 @@ def _integral_names(k: C.KernelText, body: str) -> tuple[set[str], set[str]]:
 
 
 def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int], integral: set[str] = frozenset(),
-                 unsigned: set[str] = frozenset()) -> str | None:
-    """The runs version of one thread loop (`inner` is the text between its braces), or None."""
+                 unsigned: set[str] = frozenset()) -> str:
+    """The runs version of one thread loop (`inner` is the text between its braces), or NotApplicable."""
     clean = _blank_comments(inner)
     written = _written(clean)
     if re.search(r"\b(break|goto|return)\b", clean) or "tx" in written:
-        return None  # the inner loop must end where the thread loop's iteration ends
+        # the inner loop must end where the thread loop's iteration ends
+        raise NotApplicable("a thread loop leaves early (break, goto, return) or changes its counter")
     if re.search(r"(?m)^\s*(?!default\b)[A-Za-z_]\w*\s*:(?!:)", clean):
-        return None  # a label: the body is emitted twice
+        raise NotApplicable("a thread loop holds a label (the rewritten body is emitted twice)")
     if "cudacpu::" in clean:
-        return None  # warp exchanges, atomics: the runtime's calls dominate such a loop, not its subscripts
+        # the runtime's calls dominate such a loop, not its subscripts
+        raise NotApplicable("a thread loop calls the runtime (warp exchanges, atomics)")
     coords = _THREAD_COORDS.search(clean)
     outer = {"threadIdx.y": coords[1], "threadIdx.z": coords[2]} if coords else {}
     counters = _counters(clean)
@@ -385,11 +391,13 @@ def rewrite_loop(loop: re.Match, inner: str, launch: dict[str, int], integral: s
     scope = Scope(launch["blockDim.x"], launch, local, written, set(integral), outer, set(unsigned), counters)
     try:
         subscripts = _subscripts(clean, scope)
-    except Refused:
-        return None
+    except Refused as refused:
+        raise NotApplicable(f"a subscript is outside the forms it rewrites ({refused})") from None
     rewrites = sorted(subscripts + _operands(clean, scope, subscripts), key=lambda s: s.start)
     if not any(_cuts(f, scope.block) and f[0] >= MIN_RUN for s in rewrites for f in s.form.floors):
-        return None  # no run shorter than a block: the loop is already as simple as it gets
+        # the loop is already as simple as it gets
+        raise NotApplicable(f"no subscript divides or wraps the thread index into runs of {MIN_RUN} or more "
+                            f"shorter than a block")
     return _emit(loop, inner, rewrites, scope)
 
 

@@ -28,7 +28,7 @@ from typing import Callable
 from ..analysis import code as C
 from ..analysis.expressions import Expr, parse_expression
 from ..analysis.guards import LOWERING_DECL, RANGED_TX_LOOP
-from ..base import Context, Transform
+from ..base import Context, NotApplicable, Transform
 
 LIMIT = 2**31
 _EXTENTS = {"blockDim": "B", "gridDim": "G"}
@@ -252,19 +252,19 @@ def _widen_body(body: str, launches: list[Extents], counters: dict[str, Bound] |
     return (body, checks) if edits else None
 
 
-def _widen_kernel(code: str, k: C.KernelText, launches: list[Extents]) -> str | None:
+def _widen_kernel(code: str, k: C.KernelText, launches: list[Extents]) -> str:
     """Kernel k with 64-bit subscripts, preceded by its unchanged copy for the launches whose
-    bounds fail; None when nothing qualifies."""
+    bounds fail; NotApplicable when nothing qualifies."""
     head = _HEAD.match(code, k.start)
     body = k.body(code)
     if head is None or code[:k.start].rstrip().endswith(">"):
-        return None
+        raise NotApplicable("it is a template, or its signature is not the lowering's")
     # blockIdx and the block counters as the lowering defines them, wherever they are defined
     if body.count(_BLOCK_INDEX) == 0 or body.count(_BLOCK_INDEX) != body.count("blockIdx = "):
-        return None
+        raise NotApplicable("its blockIdx is not set where the lowering's block loops set it")
     for loop in _BLOCK_LOOPS:
         if body.count(loop) != body.count(loop[:loop.index("=")]):
-            return None
+            raise NotApplicable("its block loops are not the lowering's")
     macros = C.macro_values(code)
     nests = sorted([*re.finditer(C.THREAD_NEST, body), *re.finditer(_RANGED_TX, body)], key=lambda m: m.start())
     new_body, checks, pos = [], set(), 0
@@ -279,11 +279,12 @@ def _widen_kernel(code: str, k: C.KernelText, launches: list[Extents]) -> str | 
         checks |= widened[1]
         pos = close
     if not checks:
-        return None
+        raise NotApplicable("no subscript of its threads is an unsigned 32-bit sum or product that the task's "
+                            "launches keep below 2^31")
     new_body.append(body[pos:])
     names = [C.param_name(p) for p in C.split_params(k.params.lstrip(", "))]
     if any(name is None for name in names):
-        return None
+        raise NotApplicable("a parameter has no name to pass on to its 32-bit copy")
     narrow = f"{k.name}_cudaopt_narrow"
     args = ", ".join([head["g"], head["b"], "0" if head["dyn"] else "dynamicSharedBytes", *names])
     fits = " && ".join(f"{c.format(G=head['g'], B=head['b'])} < {LIMIT}ull" for c in sorted(checks))
@@ -295,16 +296,21 @@ def _widen_kernel(code: str, k: C.KernelText, launches: list[Extents]) -> str | 
     return f"{copy}\n\n{wide}"
 
 
-def wide_indices(ctx: Context, code: str) -> str | None:
-    out, changed = code, False
+def wide_indices(ctx: Context, code: str) -> str:
+    out, changed, why = code, False, []
     for k in reversed(C.kernels(code)):
         launches = [launch.dims() for launch in ctx.launches_of(k.name)]
-        if not launches or f"void {k.name}_cudaopt_narrow(" in code:
-            continue
-        text = _widen_kernel(code, k, launches)
-        if text is not None:
-            out, changed = out[:k.start] + text + out[k.end:], True
-    return out if changed else None
+        try:
+            if not launches:
+                raise NotApplicable("the task does not launch it")
+            if f"void {k.name}_cudaopt_narrow(" in code:
+                raise NotApplicable("its subscripts are 64-bit already")
+            out, changed = out[:k.start] + _widen_kernel(code, k, launches) + out[k.end:], True
+        except NotApplicable as reason:
+            why.append(f"{k.name}: {reason}")
+    if not changed:
+        raise NotApplicable("; ".join(reversed(why)) or "no kernel")
+    return out
 
 
 WIDE_INDICES = Transform("wide_indices", "subscripts in 64-bit arithmetic where unsigned 32-bit arithmetic kept "
