@@ -331,7 +331,10 @@ def index_runs(ctx: Context, code: str) -> str:
 
 
 def _specialised(ctx: Context, code: str) -> str | None:
-    return specialize(ctx, code) or launch_constants(ctx, code)
+    try:
+        return specialize(ctx, code)
+    except NotApplicable:
+        return launch_constants(ctx, code)
 
 
 def _kernel(code: str, k: C.KernelText) -> str:

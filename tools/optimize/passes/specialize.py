@@ -3,7 +3,7 @@ applied as one variant (a composite pass: it imports its members)."""
 
 from __future__ import annotations
 
-from ..base import Context, Transform
+from ..base import Context, NotApplicable, Transform
 from .exit_flags import DEAD_EXIT_FLAGS
 from .guarded_ranges import GUARDED_THREAD_RANGE, HOIST_GUARDS
 from .inline_minmax import INLINE_MINMAX
@@ -21,15 +21,22 @@ def specialize(ctx: Context, code: str, members: tuple[str, ...] = SPECIALIZE_ME
     """The transformations that pay off together more than one by one (a guard-free thread loop
     only vectorizes with the launch extents known and min/max as selects; a small launch only
     gains once the OpenMP call is gone) applied as one variant: every member named that applies."""
-    applied = 0
+    applied, why = [], []
     for name in members:
         try:
             new = MEMBERS[name].apply(ctx, code)
+        except NotApplicable as reason:
+            new = None
+            why.append(f"{name}: {reason}")
         except (ValueError, IndexError):
             new = None
         if new is not None:
-            code, applied = new, applied + 1
-    return code if applied >= 2 else None
+            code = new
+            applied.append(name)
+    if len(applied) < 2:
+        raise NotApplicable(f"fewer than two of its members apply ({', '.join(applied) or 'none'})"
+                            + (f"; {'; '.join(why)}" if why else ""))
+    return code
 
 
 def specialize_parallel(ctx: Context, code: str) -> str | None:
