@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 import threading
 import time
 import traceback
@@ -128,9 +129,21 @@ def where(exc: BaseException) -> str:
     return f"{Path(last.filename).name}:{last.lineno} {last.name}" if last else "no traceback"
 
 
-def translate_with_compiler(source: str, path: str, include_dirs: list[str], options: list[str]) -> FileTranslation:
+def translate_with_compiler(source: str, path: str, include_dirs: list[str], options: list[str],
+                            prelude: tuple[str, list[str]] | None = None) -> FileTranslation:
     """The deterministic translation of one file, its launches routed through cuda_cpu_launch.h
-    (captures for tuning, and tuned versions where verified)."""
+    (captures for tuning, and tuned versions where verified). `prelude`: what the file's includer
+    has before including it, and where that text's includes are (Project.prelude): parsed first,
+    as the compiler sees it, so that the file's code finds the macros and names it relies on."""
+    with tempfile.TemporaryDirectory(prefix="agent-prelude-") as tmp:
+        if prelude is not None:
+            text, dirs = prelude
+            (Path(tmp) / "prelude.h").write_text(text)
+            options = [*options, *(arg for d in dirs for arg in ("-I", d)), "-include", str(Path(tmp) / "prelude.h")]
+        return _translated(source, path, include_dirs, options)
+
+
+def _translated(source: str, path: str, include_dirs: list[str], options: list[str]) -> FileTranslation:
     from tools.cuda import CudaParseError, LoweringError, translate_file
 
     try:
@@ -369,7 +382,9 @@ class PortContext:
 
     def translate_key(self, path: str) -> str:
         source = (self.project.root / path).read_text(errors="replace")
-        return content_hash(self.compiler_id, self.cfg.llm, path, source, *self.project.preprocessor_options(path))
+        prelude = self.project.prelude(path)
+        return content_hash(self.compiler_id, self.cfg.llm, path, source, prelude[0] if prelude else "",
+                            *self.project.preprocessor_options(path))
 
     def tree(self, state: PortState, linked: list[str]) -> tuple[PortTree, str]:
         """OUT/src as the state says: the translated project, plus the tuned files of `linked`
@@ -448,7 +463,8 @@ def translate_(source: dict, ctx: PortContext) -> dict:
     path = source["path"]
     ctx.on_step(f"translating {path}")
     text = (ctx.project.root / path).read_text(errors="replace")
-    result = translate_with_compiler(text, path, header_dirs(ctx.project, path), ctx.project.preprocessor_options(path))
+    result = translate_with_compiler(text, path, header_dirs(ctx.project, path), ctx.project.preprocessor_options(path),
+                                     ctx.project.prelude(path))
     ctx.writer.event("artifact", node="translate", data={"file": path, "code": result.cpp, "error": result.error,
                                                          "unsupported": result.unsupported})
     return {"translations": {source["key"]: asdict(result)}}

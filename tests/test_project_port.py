@@ -309,3 +309,36 @@ def test_a_check_that_times_out_is_run_again_with_its_repetition_count_at_one(tm
     assert report["check"]["detail"].startswith("./main 4096 1: exit 0")
     assert "checked with `./main 4096 1` instead" in (tmp_path / "out" / "PORT_REPORT.md").read_text()
     assert "argument 2 (`repeat`) 1000 -> 1" in console.export_text()
+
+
+def test_headers_are_translated_with_what_their_includer_defines_and_may_lie_beside_the_project(tmp_path):
+    """`app/main.cu` defines FACTOR's header first, then includes a kernel header from a sibling
+    folder (`../common/scale.cuh`) that uses FACTOR without defining it, and one found through
+    `-I../inc`. The headers are translated as the compiler sees them (after what main.cu has
+    before each #include: FACTOR was lost from the kernel before), and placed beside OUT/src where
+    the project's own relative paths find them."""
+    (tmp_path / "common").mkdir()
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "app").mkdir()
+    (tmp_path / "inc" / "factor.h").write_text("#define FACTOR 3.0f\n")
+    (tmp_path / "common" / "scale.cuh").write_text(
+        "#pragma once\n__device__ inline float twice(float x) { return 2.0f * x; }\n"
+        "__global__ void scale(float* a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) a[i] = twice(a[i]) * FACTOR;\n}\n")
+    (tmp_path / "app" / "main.cu").write_text(
+        '#include <cstdio>\n#include "factor.h"\n#include "../common/scale.cuh"\nint main() {\n'
+        "  const int n = 1000; float h[n]; for (int i = 0; i < n; i++) h[i] = i;\n"
+        "  float* d; cudaMalloc(&d, sizeof(h)); cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);\n"
+        "  scale<<<(n + 255) / 256, 256>>>(d, n); cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
+        "  bool ok = true; for (int i = 0; i < n; i++) ok = ok && h[i] == 6.0f * i;\n"
+        '  printf("%s\\n", ok ? "PASS" : "FAIL"); return ok ? 0 : 1;\n}\n')
+    (tmp_path / "app" / "Makefile").write_text("main: main.cu\n\tnvcc -I../inc main.cu -o main\n\nrun: main\n\t./main\n")
+    out = tmp_path / "out"
+    code = port_repository(tmp_path / "app", Settings(sandbox="local", tune=False), out=out, trace=None,
+                           check_commands=None, console=Console(record=True, width=200))
+    report = json.loads((out / "port_report.json").read_text())
+    assert code == 0 and report["check"]["passed"], report["check"]["detail"]
+    assert [(k["name"], k["file"], k["status"]) for k in report["kernels"]] == [("scale", "../common/scale.cuh", "correct")]
+    assert "__global__" not in (out / "common" / "scale.cuh").read_text()  # translated, beside OUT/src
+    assert (out / "inc" / "factor.h").is_file()
+    assert "__global__" in (tmp_path / "common" / "scale.cuh").read_text()  # the user's copy untouched

@@ -62,6 +62,8 @@ def failure_line(stdout: str) -> str | None:
 def build_in_sandbox(tree: PortTree, sandbox: Sandbox, *, jobs: int = 2, timeout_s: float = 600) -> BuildOutcome:
     sandbox.put_path(tree.root, "src")
     sandbox.put_path(tree.root.parent / RUNTIME_DIR, RUNTIME_DIR)
+    for folder in tree.beside:
+        sandbox.put_path(tree.root.parent / folder, folder)
     result = sandbox.run(["make", "-f", "Makefile.cpu", f"-j{jobs}"], cwd="src", timeout_s=timeout_s,
                          limits=Limits(timeout_s=timeout_s, memory_mb=8192, cpu_s=int(timeout_s) * 2))
     output = (result.stdout + result.stderr).strip()

@@ -66,6 +66,11 @@ class Project:
         return [s for s in self.sources if s.uses_cuda]
 
     @property
+    def outside_sources(self) -> list[str]:
+        """Sources beside the root that the project includes (`../common/util.cuh`; see outside_files)."""
+        return [s.path for s in self.sources if s.path.startswith("..")]
+
+    @property
     def kernels(self) -> list[KernelSite]:
         return [k for s in self.sources for k in s.kernels]
 
@@ -95,6 +100,40 @@ class Project:
         return out
 
 
+    def prelude(self, path: str) -> tuple[str, list[str]] | None:
+        """For a file the build compiles only where another includes it (a header, an included .cu):
+        the text its includer has before the `#include` (its own includes and #defines, what the
+        file may use without including), through includers of includers, and the includers'
+        directories (where that text's own includes are found); None for a unit of its own or a
+        file nothing includes."""
+        units = {u.source for t in self.executables for u in t.units}
+        text, dirs, seen = "", [], {path}
+        while path not in units:
+            found = self._includer(path, units)
+            if found is None or found[0] in seen:
+                break
+            includer, offset = found
+            seen.add(includer)
+            text = (self.root / includer).read_text(errors="replace")[:offset] + "\n" + text
+            dirs.append(str((self.root / includer).parent))
+            path = includer
+        return (text, dirs) if text else None
+
+    def _includer(self, path: str, units: set[str]) -> tuple[str, int] | None:
+        """The source that includes `path` (a unit first) and the offset of its #include line."""
+        for source in sorted(self.sources, key=lambda s: (s.path not in units, s.path)):
+            options = self.preprocessor_options(source.path)
+            dirs = [options[i + 1] for i, flag in enumerate(options[:-1]) if flag == "-I"]
+            text = (self.root / source.path).read_text(errors="replace")
+            for m in _INCLUDE.finditer(text):
+                for base in (self.root / Path(source.path).parent, *map(Path, dirs), self.root):
+                    if (base / m[1]).is_file():
+                        if os.path.normpath(os.path.relpath(base / m[1], self.root)) == path:
+                            return source.path, m.start()
+                        break
+        return None
+
+
 class DiscoveryError(Exception):
     """Nothing to port: the message says what was looked for and where."""
 
@@ -114,7 +153,7 @@ def _strip_comments(text: str) -> str:
 def scan_source(root: Path, path: Path) -> SourceFile:
     raw = path.read_text(errors="replace")
     text = _strip_comments(raw)
-    rel = str(path.relative_to(root))
+    rel = os.path.relpath(path, root)  # `../common/util.cuh` for a file beside the root (outside_files)
     uses = path.suffix in CUDA_EXTS or bool(_USES_CUDA.search(raw))
     src = SourceFile(rel, uses, bool(re.search(r"\bint\s+main\s*\(", text)))
     if not uses:
@@ -188,6 +227,34 @@ def included_closure(root: Path, source: str, include_dirs: list[str]) -> set[st
     return seen
 
 
+# Folders of the port's own output (OUT/...) that a folder beside the project may not be copied over.
+OUTPUT_FOLDERS = {"src", "cuda_cpu_include", "kernels", "captures"}
+
+
+def outside_files(root: Path, sources: list[SourceFile], executables: list[Target]) -> tuple[list[str], list[str]]:
+    """Files outside the root that the project's sources include (`#include "../common/util.cuh"`,
+    or a header found through `-I../common`), relative to the root, and notes on those the port
+    cannot carry. The port tree is OUT/src, so a file one folder up (`../NAME/...`) has its place
+    at OUT/NAME/..., where the project's own relative paths and -I options find it unchanged."""
+    units = [u for t in executables for u in t.units]
+    found: set[str] = set()
+    for s in sources:
+        unit = next((u for u in units if u.source == s.path), units[0] if units else None)
+        flags = unit.flags if unit else []
+        dirs = [f[2:] for f in flags if f.startswith("-I") and len(f) > 2]
+        dirs += [flags[i + 1] for i, f in enumerate(flags[:-1]) if f in ("-I", "-iquote", "-isystem")]
+        found |= {rel for rel in included_closure(root, s.path, dirs) if rel.startswith("..")}
+    carried, notes = [], []
+    for rel in sorted(found):
+        parts = Path(rel).parts
+        if len(parts) > 2 and parts[0] == ".." and parts[1] != ".." and parts[1] not in OUTPUT_FOLDERS:
+            carried.append(rel)
+        else:
+            notes.append(f"{rel}: included from outside the project, where the port cannot place its copy; "
+                         f"the build may not find it (port the folder that holds both)")
+    return carried, notes
+
+
 def _executables(root: Path, build: BuildSystem, sources: list[SourceFile]) -> list[Target]:
     if build.targets:
         return build.targets
@@ -219,6 +286,9 @@ def discover(root: Path) -> Project:
     build = read_build_system(root)
     build.notes += skipped
     executables = _executables(root, build, sources)
+    outside, notes = outside_files(root, sources, executables)
+    sources += [scan_source(root, root / rel) for rel in outside]
+    build.notes += notes
     checks = [f"`{c}` from {build.file}" for c in build.check_commands]
     for s in sources:
         text = (root / s.path).read_text(errors="replace")

@@ -34,10 +34,16 @@ class PortTree:
     unmapped_calls: list[CallSite]
     targets: list[Target] = field(default_factory=list)
     cxxflags: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)  # the project's files outside its root (`../NAME/...`)
 
     @property
     def unsupported(self) -> list[dict]:
         return [u for t in self.translations for u in t.unsupported]
+
+    @property
+    def beside(self) -> list[str]:
+        """The folders beside OUT/src that hold files the project includes from outside its root."""
+        return sorted({Path(rel).parts[1] for rel in self.outside})
 
 
 def copy_project(src: Path, dest: Path) -> None:
@@ -135,6 +141,9 @@ def build_port_tree(
     out.mkdir(parents=True, exist_ok=True)
     root = out / "src"
     copy_project(project.root, root)
+    for rel in project.outside_sources:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(project.root / rel, root / rel)
     shutil.copytree(runtime_include, out / RUNTIME_DIR, dirs_exist_ok=True)
     for header in extra_headers:
         shutil.copy2(header, out / RUNTIME_DIR / header.name)
@@ -149,7 +158,8 @@ def build_port_tree(
                       list(t.link_flags)) for t in project.executables]
     _runtime_first(root, targets, {t.path for t in translations if t.cpp is not None})
     makefile = write_makefile(root, targets, cxxflags)
-    return PortTree(root, makefile, translations, unmapped_library_calls(project, runtime_include), targets, cxxflags)
+    return PortTree(root, makefile, translations, unmapped_library_calls(project, runtime_include), targets, cxxflags,
+                    project.outside_sources)
 
 
 def _runtime_first(root: Path, targets: list[Target], translated: set[str]) -> None:
