@@ -807,3 +807,53 @@ int main() {
 def test_a_template_argument_is_deduced_through_a_restrict_pointer(tmp_path):
     out = build_and_run(translate_file(RESTRICT_DEDUCTION, "restrict.cu").cpp, "", tmp_path)
     assert out.split()[0] == "PASS", out
+
+
+BRACED_AND_CHOSEN_BARRIERS = r"""
+#include <cstdio>
+#define WARP 32
+__global__ void k(float2* d, int* out, int n) {
+  const unsigned Z = 8;
+  __shared__ int s[64];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float x = d[i].x + 1.f, y = d[i].y * 2.f;
+  d[i] = {x, y};
+  s[threadIdx.x] = i;
+  (Z > WARP) ? __syncwarp() : __syncthreads();
+  out[i] = s[(threadIdx.x + 1) % blockDim.x];
+}
+int main() {
+  const int n = 128;
+  float2* d; int* out;
+  cudaMallocManaged(&d, n * sizeof(float2)); cudaMallocManaged(&out, n * sizeof(int));
+  for (int i = 0; i < n; i++) d[i] = make_float2(i, i);
+  k<<<2, 64>>>(d, out, n);
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < n; i++) ok &= d[i].x == i + 1.f && d[i].y == 2.f * i && out[i] == (i / 64) * 64 + (i + 1) % 64;
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_an_assignment_of_a_braced_list_and_a_barrier_chosen_by_a_conditional_expression(tmp_path):
+    """`d[i] = {x, y};` keeps its `;` (it ends in `}` like a block does); `c ? __syncwarp() :
+    __syncthreads();` is lowered as the if it means (it was refused as a barrier inside an expression)."""
+    run = run_port(BRACED_AND_CHOSEN_BARRIERS, tmp_path)
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr
+
+
+def test_a_launch_in_a_host_template_deduces_the_arguments_of_a_kernel_template_in_a_header(tmp_path):
+    """`twice<<<g, b>>>(n, d_in, d_out)` in `run<T>`, `twice` a kernel template of kern.h taking
+    `const T* __restrict__`: the routed launch names `twice<T>` (it named `twice` alone, which no
+    pointer to a template can be taken of)."""
+    from tools.project.capture import instrument
+
+    (tmp_path / "kern.h").write_text(
+        "template <typename T>\n__global__ void twice(const int n, const T* __restrict__ in, T* __restrict__ out) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = in[i] * 2;\n}\n")
+    main = ('#include "kern.h"\ntemplate <typename T>\nvoid run(int n, T* d_in, T* d_out) {\n'
+            "  twice<<<(n + 63) / 64, 64>>>(n, d_in, d_out);\n}\n"
+            "int main() { float* f = nullptr; run<float>(0, f, f); }\n")
+    routed, kernels = instrument(translate_file(main, str(tmp_path / "main.cu"), [str(tmp_path)]).cpp)
+    assert kernels == ["twice"] and "&cudacpu_kernels::twice<T>" in routed

@@ -964,6 +964,11 @@ def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation)
     argument's type has in the place of the parameter's type (`T *` against `const T *`). None where
     a template parameter is bound by nothing."""
     templates = [c for c in tr.kernel_definitions if c.spelling == kernel and c.kind == ci.CursorKind.FUNCTION_TEMPLATE]
+    if not templates:  # a kernel template of a header: the candidates the dependent call names
+        named = [d for c in call.walk_preorder() if c.kind == ci.CursorKind.OVERLOADED_DECL_REF and c.spelling == kernel
+                 for d in _overloads(c)]
+        templates = [d.get_definition() or d for d in named if d.kind == ci.CursorKind.FUNCTION_TEMPLATE and is_kernel(d)]
+        templates = list({definition_key(t): t for t in templates}.values())
     if len(templates) != 1:
         return None
     template = templates[0]

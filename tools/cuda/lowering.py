@@ -51,6 +51,7 @@ from .exchanges import exchanged_between_barriers
 from .frontend import Translation
 
 K = ci.CursorKind
+_ENDS_IN_SEMICOLON = (K.DECL_STMT, K.RETURN_STMT, K.DO_STMT, K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT)
 # The lowered kernels' support code: a runtime header, so that a port can also include it by name.
 PRELUDE = (Path(__file__).parent / "runtime" / "include" / "cuda_cpu" / "lowering_support.h").read_text()
 LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT)
@@ -776,7 +777,12 @@ class KernelLowering:
             out.append(BScope(inner))
             return
         if k == K.IF_STMT:
-            self._lower_if(s, ctx, masks, out, in_loop)
+            self._lower_if(s, ctx, masks, out, in_loop, _if_parts(s))
+            return
+        if (choice := fe.strip(s)).kind == K.CONDITIONAL_OPERATOR:
+            # `c ? __syncthreads() : __syncwarp();` is `if (c) ... else ...`
+            cond, then, orelse = _children(choice)
+            self._lower_if(s, ctx, masks, out, in_loop, (cond, then, orelse, False))
             return
         if k in LOOPS:
             self._lower_loop(s, ctx, masks, out)
@@ -791,8 +797,11 @@ class KernelLowering:
             raise _unsupported("barrier in switch", s, "a barrier or warp intrinsic inside a switch/goto")
         self._lower_sync_statement(s, ctx, masks, out)
 
-    def _lower_if(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list, in_loop: bool) -> None:
-        cond, then, orelse, has_init = _if_parts(s)
+    def _lower_if(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list, in_loop: bool,
+                  parts: tuple[ci.Cursor, ci.Cursor, ci.Cursor | None, bool]) -> None:
+        """An if (or a ?: statement) around code with barriers: `parts` are its condition, branches and
+        whether it has an init-statement."""
+        cond, then, orelse, has_init = parts
         branches_sync = any(x is not None and (self.contains_sync(x) or (in_loop and self._escapes(x)))
                             for x in (then, orelse))
         if not branches_sync:  # only the condition synchronizes: an exchange statement
@@ -1749,7 +1758,9 @@ class KernelLowering:
             if not text.strip():
                 return []
             end = s.extent.end.offset
-            if s.kind != K.COMPOUND_STMT and not text.rstrip().endswith((";", "}")):
+            # An expression (`d[i] = {x, y}`, a lambda), a declaration or a jump ends in `;` even after a `}`.
+            needs_semicolon = s.kind.is_expression() or s.kind in _ENDS_IN_SEMICOLON
+            if s.kind != K.COMPOUND_STMT and not text.rstrip().endswith((";",) if needs_semicolon else (";", "}")):
                 text += self.tr.text(end, self._after_semicolon(end, s), _file_of(s)).strip() or ";"
             if not text.strip():
                 return []
