@@ -857,3 +857,34 @@ def test_a_launch_in_a_host_template_deduces_the_arguments_of_a_kernel_template_
             "int main() { float* f = nullptr; run<float>(0, f, f); }\n")
     routed, kernels = instrument(translate_file(main, str(tmp_path / "main.cu"), [str(tmp_path)]).cpp)
     assert kernels == ["twice"] and "&cudacpu_kernels::twice<T>" in routed
+
+
+TEMPLATE_ASSIGNS_PARAMETER = r"""
+#include <cstdio>
+template <typename T>
+__global__ void gather_rows(const T* data, int n, int width, T* out) {
+  for (long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    data += i * width;  // each thread moves its own copy of the pointer
+    out[i] = data[width - 1];
+  }
+}
+int main() {
+  const int n = 256, width = 4;
+  float *data, *out;
+  cudaMallocManaged(&data, n * width * sizeof(float)); cudaMallocManaged(&out, n * sizeof(float));
+  for (int i = 0; i < n * width; i++) data[i] = i;
+  gather_rows<<<4, 64>>>(data, n, width, out);
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < n; i++) ok &= out[i] == i * width + width - 1;
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_a_kernel_template_assigning_its_pointer_parameter_gives_each_thread_its_own(tmp_path):
+    """`data += i * width` on a `const T*` parameter is, to libclang, a call of an unresolved
+    operator: it is an assignment all the same, and the parameter becomes each thread's own copy
+    (all threads moved one shared pointer: HeCBench vol2col crashed)."""
+    run = run_port(TEMPLATE_ASSIGNS_PARAMETER, tmp_path)
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr

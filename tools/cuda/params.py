@@ -68,8 +68,24 @@ def _assigned(body: ci.Cursor, params: set[int]) -> set[int]:
             ref = target(children[0])
             if ref is not None and ref.hash in params:
                 found.add(ref.hash)
+        elif c.kind == K.CALL_EXPR and (operand := _dependent_assignment(c, children)) is not None:
+            ref = target(operand)
+            if ref is not None and ref.hash in params:
+                found.add(ref.hash)
         for child in children:
             visit(child)
 
     visit(body)
     return found
+
+
+def _dependent_assignment(call: ci.Cursor, children: list[ci.Cursor]) -> ci.Cursor | None:
+    """What `x += i`, `x = y`, `++x` or `x++` assigns where x's type depends on a template parameter
+    (libclang shows such an operator as a call: the operand, the operator's name, the other operand)."""
+    if len(children) not in (2, 3) or call.spelling not in ("", *(f"operator{op}" for op in (*_ASSIGNMENTS, "++", "--"))):
+        return None
+    tokens = list(call.get_tokens())
+    if tokens and tokens[0].spelling in ("++", "--") and len(children) == 2:
+        return children[-1]
+    after = [t.spelling for t in tokens if t.extent.start.offset >= children[0].extent.end.offset]
+    return children[0] if after and after[0] in (*_ASSIGNMENTS, "++", "--") else None
