@@ -111,3 +111,34 @@ def test_lowered_reference(box, tmp_path):
     assert any("weakest" in n for n in r.notes)
     wrong = check(task, VADD_OK.replace("a[i] + b[i]", "a[i] * b[i]"), box, seeds=[42], threads=[1])
     assert wrong.status == "incorrect"
+
+
+ILL_CONDITIONED = r"""
+__global__ void relax(int n, const float* b, const float* g, const float* volt, float* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float cur = b[i] + g[i] * 0.37f;  // one fused multiply-add where the machine has one
+  float dV = 0.01f * (cur - volt[i]);
+  out[i] = 2.f + 0.1f * (1.f - (volt[i] + dV - 1.f) / dV);  // divides by a difference of near-equal values
+}
+"""
+
+
+def test_the_lowered_reference_rounds_as_the_ports_build_does(box, tmp_path):
+    """The faithful lowering itself, checked against the lowered reference, is correct: both are
+    built for this machine, so `b + g * 0.37f` is one fused multiply-add in both (built at -O0 the
+    reference rounded it twice, and the quotients of near-equal differences came out 10% apart)."""
+    from tools.cuda import lower_task
+
+    (tmp_path / "relax.cu").write_text(ILL_CONDITIONED)
+    n = 1 << 20
+    raw = {"name": "relax", "cuda": "relax.cu",
+           "buffers": [{"name": x, "dtype": "float32", "shape": [n], "role": "input"} for x in ("b", "g", "volt")]
+           + [{"name": "out", "dtype": "float32", "shape": [n], "role": "output"}],
+           "scalars": [{"name": "n", "dtype": "int32", "value": n}],
+           "launches": [{"kernel": "relax", "grid": [n // 256], "block": [256], "args": ["n", "b", "g", "volt", "out"]}],
+           "reference": {"kind": "lowered"}}
+    (tmp_path / "relax.json").write_text(json.dumps(raw))
+    task = load_task(tmp_path / "relax.json")
+    report = check(task, lower_task(task), box, seeds=[1, 2], threads=[2])
+    assert report.status == "correct", report.summary()
