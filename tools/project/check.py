@@ -156,7 +156,8 @@ def run_check(
         if diff:
             return outcome(False, f"output differs from the original run: {diff}", 0)
         return outcome(True, "exit 0; numbers match the original run", 0)
-    said = "printed PASS" if _PASS.search(result.stdout) else "no failure printed"
+    verdict = _PASS.search(result.stdout)
+    said = f"printed {verdict[0]}" if verdict else "no failure printed"
     return outcome(True, f"exit 0; {said}", 0)
 
 
