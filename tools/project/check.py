@@ -142,7 +142,10 @@ def run_check(
                               f"(--run 'CMD ARGS', or a longer --check-timeout)", None, "timeout")
     if (number := _killed_by(result)) is not None:
         detail = f"killed by signal {number} ({_signal_name(number)}): {result.tail(300)}"
-        if number in _ALLOCATION_FAILURE_SIGNALS:
+        # A refused allocation aborts through std::bad_alloc or faults on the null pointer; an abort that
+        # says why itself (the CPU runtime's "cudacpu: ...", a failed assert) is no memory matter.
+        said_why = "cudacpu: " in out or (number == signal.SIGABRT and "bad_alloc" not in out)
+        if number in _ALLOCATION_FAILURE_SIGNALS and not said_why:
             # Under RLIMIT_AS a refused allocation shows as a null pointer or std::bad_alloc, not as "out of memory".
             detail += (f"; the run may use at most {memory_mb} MiB of address space, and an allocation refused "
                        f"under that limit crashes many programs (--check-memory MIB, or smaller arguments with --run)")
