@@ -888,3 +888,35 @@ def test_a_kernel_template_assigning_its_pointer_parameter_gives_each_thread_its
     (all threads moved one shared pointer: HeCBench vol2col crashed)."""
     run = run_port(TEMPLATE_ASSIGNS_PARAMETER, tmp_path)
     assert run.stdout.strip() == "PASS", run.stdout + run.stderr
+
+
+SHARED_WINDOW = r"""
+#include <cstdio>
+#include <cstdint>
+__global__ void neighbours(const int* in, int* out) {
+  __shared__ int tile[130];
+  int* body = tile + 1;  // a pointer into shared memory
+  uint32_t t = threadIdx.x;
+  body[t] = in[blockIdx.x * 128 + t];
+  if (t == 0) { tile[0] = -1; tile[129] = -1; }
+  __syncthreads();
+  out[blockIdx.x * 128 + t] = body[~t + 1 + t - 1] + body[t - 1];  // ~t wraps: body[-1], and t - 1 at t == 0
+}
+int main() {
+  int *in, *out;
+  cudaMallocManaged(&in, 256 * 4); cudaMallocManaged(&out, 256 * 4);
+  for (int i = 0; i < 256; i++) in[i] = i;
+  neighbours<<<2, 128>>>(in, out);
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < 256; i++) ok &= out[i] == -1 + (i % 128 == 0 ? -1 : i - 1);
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_an_unsigned_index_that_wraps_below_zero_in_shared_memory_reaches_back(tmp_path):
+    """Shared memory is a 32-bit window on a GPU: `body[~t + ...]` or `body[t - 1]` with an unsigned
+    t at 0 reaches the element before `body`, not 4 GiB past it (HeCBench merge crashed)."""
+    run = run_port(SHARED_WINDOW, tmp_path)
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr

@@ -395,6 +395,7 @@ class KernelLowering:
         self.uses_dynamic_shared = False
         self.shared_as_written: set[int] = set()  # shared declarations re-emitted as written
         self.exit_flags = False  # returned threads are remembered in `exited[tid]`
+        self._shared_pointer_hashes: set[int] | None = None
         # State of the region being emitted.
         self._cur_region: Region | None = None
         self._region_sets_coords = False
@@ -1378,12 +1379,44 @@ class KernelLowering:
             d = self.tr.called_definition(x)
             if d is not None and fe.definition_key(d) in self.coord_functions:
                 self._region_sets_coords = True
+        if k == K.ARRAY_SUBSCRIPT_EXPR and (index := self._shared_window_index(x)) is not None:
+            # Shared memory is a 32-bit address window: `p[~i]` with an unsigned i reaches p - i - 1 on a
+            # GPU, and 4 GiB past p through a 64-bit pointer.
+            reps += [(index[0], index[0], "(int)("), (index[1], index[1], ")")]
         if k in KEYWORD_STATEMENTS and s >= lo:
             self._keyword_spacing(x, KEYWORD_STATEMENTS[k], reps)
         if k in LOOPS or k == K.SWITCH_STMT:
             nest += 1
         for ch in x.get_children():
             self._collect(ch, ctx, tid, reps, nest, lo, hi)
+
+    def _shared_window_index(self, subscript: ci.Cursor) -> tuple[int, int] | None:
+        """The extent of a subscript's index where it is a 32-bit unsigned value that a subtraction or
+        a complement may wrap below zero, indexing __shared__ memory (an array, or a local pointer made
+        from one), else None."""
+        children = _children(subscript)
+        if len(children) != 2 or children[1].type.get_canonical().kind != ci.TypeKind.UINT or not any(
+                c.kind in (K.UNARY_OPERATOR, K.BINARY_OPERATOR) and fe.operator_of(c) in ("~", "-")
+                for c in children[1].walk_preorder()):
+            return None
+        base = fe.strip(children[0])
+        target = base.referenced if base.kind == K.DECL_REF_EXPR else None
+        if target is None or not (fe.is_shared(target) or target.hash in self._shared_pointers()):
+            return None
+        return children[1].extent.start.offset, children[1].extent.end.offset
+
+    def _shared_pointers(self) -> set[int]:
+        """Local pointers of the kernel made from __shared__ memory (`T* b = a_shared + K + 2;`, and
+        pointers made from those), by declaration hash."""
+        if self._shared_pointer_hashes is None:
+            found: set[int] = set()
+            for c in self.ctx.fn.walk_preorder():
+                if c.kind == K.VAR_DECL and c.type.get_canonical().kind == ci.TypeKind.POINTER and any(
+                        r.kind == K.DECL_REF_EXPR and r.referenced is not None
+                        and (fe.is_shared(r.referenced) or r.referenced.hash in found) for r in c.walk_preorder()):
+                    found.add(c.hash)
+            self._shared_pointer_hashes = found
+        return self._shared_pointer_hashes
 
     def _keyword_spacing(self, statement: ci.Cursor, keyword: str, reps: list) -> None:
         """`if(`, `for  (` and the like as `if (`, `for (`."""
