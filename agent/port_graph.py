@@ -190,6 +190,8 @@ def kernel_reports(project: Project, translations: list[FileTranslation], build_
             status = "compile_error"
         elif check.verdict in UNCHECKED:
             status = UNCHECKED[check.verdict]
+        elif check.verdict == "ran":
+            status = "unverified"
         else:
             status = "correct" if check.passed else "incorrect"
         reports.append(KernelReport(name=k.name, file=k.file, line=k.line, status=status,
@@ -528,6 +530,9 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
             break
     failed = next((o for o in outcomes if not o.passed), None) if outcomes and not o.passed else None
     shown = failed or next((o for o in outcomes if o.passed), None)
+    if failed is None and outcomes and all(o.verdict == "ran" for o in outcomes if o.passed):
+        notes.append("the program printed no verdict (no PASS, no FAIL): it ran, but nothing checked its results; "
+                     "--expected-output FILE compares its numbers with a recorded run of the original")
     report = CheckReport(command=" && ".join(ctx.commands) or None, passed=bool(outcomes) and failed is None,
                          detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"),
                          runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail,

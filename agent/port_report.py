@@ -14,7 +14,9 @@ class KernelReport(BaseModel):
     name: str
     file: str
     line: int
-    status: str  # correct, incorrect, unsupported, compile_error, timeout, runtime_error (the last two: not checked)
+    # correct, incorrect, unsupported, compile_error; not checked: unverified (the program ran and printed no
+    # verdict), timeout, runtime_error
+    status: str
     reference_kind: str | None = None
     speedup: float | None = None
     tuning: str | None = None  # what per-kernel tuning on captured launches did
@@ -26,7 +28,7 @@ class CheckRun(BaseModel):
     passed: bool
     seconds: float
     detail: str
-    verdict: str = ""  # passed, failed, timeout, crashed
+    verdict: str = ""  # passed, ran (no verdict printed), failed, timeout, crashed
 
 
 class CheckReport(BaseModel):
@@ -40,7 +42,7 @@ class CheckReport(BaseModel):
     def verdict(self) -> str:
         """passed, failed, or what kept the program from its own verdict (timeout, crashed)."""
         if self.passed:
-            return "passed"
+            return "ran" if self.runs and all(r.verdict == "ran" for r in self.runs if r.passed) else "passed"
         return next((r.verdict or "failed" for r in self.runs if not r.passed), "failed")
 
 
@@ -59,11 +61,12 @@ class PortReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        """Built, passed its check, and every kernel correct."""
-        return self.build_ok and self.check.passed and all(k.status == "correct" for k in self.kernels)
+        """Built, passed its check, and every kernel correct (or run by a program that prints no verdict)."""
+        return self.build_ok and self.check.passed and all(k.status in ("correct", "unverified") for k in self.kernels)
 
 
-CHECK_WORDS = {"passed": "passed", "failed": "FAILED", "timeout": "TIMED OUT", "crashed": "CRASHED"}
+CHECK_WORDS = {"passed": "passed", "ran": "ran (no verdict printed)", "failed": "FAILED", "timeout": "TIMED OUT",
+               "crashed": "CRASHED"}
 
 
 def write_reports(out: Path, report: PortReport) -> None:
@@ -105,7 +108,7 @@ def print_report(console: Console, report: PortReport) -> None:
     for col in ("kernel", "where", "status", "reference", SPEEDUP_COLUMN):
         table.add_column(col, overflow="fold")
     colors = {"correct": "green", "incorrect": "red", "unsupported": "yellow", "compile_error": "red",
-              "timeout": "yellow", "runtime_error": "red"}
+              "timeout": "yellow", "runtime_error": "red", "unverified": "yellow"}
     for k in report.kernels:
         table.add_row(k.name, f"{k.file}:{k.line}", f"[{colors.get(k.status, 'white')}]{k.status}[/]",
                       k.reference_kind or "-", f"{k.speedup:.2f}x" if k.speedup else "-")

@@ -342,3 +342,21 @@ def test_headers_are_translated_with_what_their_includer_defines_and_may_lie_bes
     assert "__global__" not in (out / "common" / "scale.cuh").read_text()  # translated, beside OUT/src
     assert (out / "inc" / "factor.h").is_file()
     assert "__global__" in (tmp_path / "common" / "scale.cuh").read_text()  # the user's copy untouched
+
+
+def test_a_program_that_prints_no_verdict_leaves_its_kernels_unverified(tmp_path):
+    """Exit 0 and numbers with neither PASS nor FAIL: the port ran, but nothing judged its results.
+    The kernels say `unverified` (not `correct`), and the report says how to check them."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(
+        "#include <cstdio>\n__global__ void fill(float* a) { a[threadIdx.x] = threadIdx.x; }\n"
+        "int main() { float* d; cudaMalloc(&d, 64 * 4); fill<<<1, 64>>>(d); float h[64];\n"
+        "  cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost); printf(\"sum %f\\n\", h[10] + h[20]); }\n")
+    console = Console(record=True, width=300)
+    code = port_repository(root, Settings(sandbox="local", tune=False), out=tmp_path / "out", trace=None,
+                           check_commands=["./main"], console=console)
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    assert code == 0 and report["check"]["passed"]
+    assert [(k["status"], k["reference_kind"]) for k in report["kernels"]] == [("unverified", None)]
+    assert "nothing checked its results; --expected-output FILE" in console.export_text()

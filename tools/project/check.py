@@ -44,8 +44,8 @@ class CheckOutcome:
     stdout: str = ""
     returncode: int | None = None
     seconds: float = 0.0
-    # passed; failed (the program said so, exited non-zero, or printed other numbers); timeout and crashed
-    # (killed by a signal): in those two the program never reached its own verdict.
+    # passed; ran (exit 0, but the program printed no verdict); failed (the program said so, exited non-zero,
+    # or printed other numbers); timeout and crashed (killed by a signal): the program reached no verdict.
     verdict: str = "passed"
 
 
@@ -159,9 +159,10 @@ def run_check(
         if diff:
             return outcome(False, f"output differs from the original run: {diff}", 0)
         return outcome(True, "exit 0; numbers match the original run", 0)
-    verdict = _PASS.search(result.stdout)
-    said = f"printed {verdict[0]}" if verdict else "no failure printed"
-    return outcome(True, f"exit 0; {said}", 0)
+    if (verdict := _PASS.search(result.stdout)) is not None:
+        return outcome(True, f"exit 0; printed {verdict[0]}", 0)
+    # Nothing to judge the results by but the exit status: the run passed, its results are unchecked.
+    return outcome(True, "exit 0; no verdict printed (neither a failure nor a pass)", 0, "ran")
 
 
 _ALLOCATION_FAILURE_SIGNALS = (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGKILL)
