@@ -528,7 +528,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
             o = retry if retry.passed else o
         if not o.passed:
             break
-    failed = next((o for o in outcomes if not o.passed), None) if outcomes and not o.passed else None
+    failed = o if outcomes and not o.passed else None  # the run that ended the check
     shown = failed or next((o for o in outcomes if o.passed), None)
     if failed is None and outcomes and all(o.verdict == "ran" for o in outcomes if o.passed):
         notes.append("the program printed no verdict (no PASS, no FAIL): it ran, but nothing checked its results; "
