@@ -60,6 +60,7 @@ class Project:
     build: BuildSystem
     executables: list[Target]
     self_checks: list[str]  # how the project checks itself, in words
+    _preludes: dict[str, tuple[str, list[str]] | None] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def cuda_sources(self) -> list[SourceFile]:
@@ -106,6 +107,11 @@ class Project:
         file may use without including), through includers of includers, and the includers'
         directories (where that text's own includes are found); None for a unit of its own or a
         file nothing includes."""
+        if path not in self._preludes:
+            self._preludes[path] = self._prelude(path)
+        return self._preludes[path]
+
+    def _prelude(self, path: str) -> tuple[str, list[str]] | None:
         units = {u.source for t in self.executables for u in t.units}
         text, dirs, seen = "", [], {path}
         while path not in units:
