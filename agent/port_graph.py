@@ -352,6 +352,8 @@ class PortContext:
     _kernels_lock: threading.Lock = field(default_factory=threading.Lock)  # the tune fan-out may run kernels at once
     tuning_started: float = 0.0  # when this process began tuning (the budget counts from there)
     ray_address: str | None = None  # tune each kernel as a Ray task on this cluster (--jobs of them at once)
+    # check commands that timed out and passed with their repetitions at 1: later checks run that at once
+    repeated_fewer: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def limits(self) -> Limits:
@@ -515,8 +517,13 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
         return o
 
     for command in ctx.commands:
-        o = run(command)
-        if o.verdict == "timeout" and (fewer := ctx.fewer_repetitions(command)) is not None:
+        if (fewer := ctx.repeated_fewer.get(command)) is not None:  # timed out in an earlier check of this port
+            o = run(fewer[0])
+            notes.append(f"`{command}` timed out in this port's first check; checked with `{fewer[0]}` instead, the "
+                         f"same problem repeated fewer times ({fewer[1]})")
+        else:
+            o = run(command)
+        if o.verdict == "timeout" and fewer is None and (fewer := ctx.fewer_repetitions(command)) is not None:
             if capture:
                 reset_captures(box)  # what the killed run captured is not all of its launches
             retry = run(fewer[0])
@@ -526,6 +533,8 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
             # A retry that fails may fail for the fewer repetitions (a count the program's verdict assumes):
             # the timed-out run stays the verdict, not checked.
             o = retry if retry.passed else o
+            if retry.passed:
+                ctx.repeated_fewer[command] = fewer
         if not o.passed:
             break
     failed = o if outcomes and not o.passed else None  # the run that ended the check
