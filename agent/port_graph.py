@@ -524,9 +524,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
         else:
             o = run(command)
         if o.verdict == "timeout" and fewer is None and (fewer := ctx.fewer_repetitions(command)) is not None:
-            if capture:
-                reset_captures(box)  # what the killed run captured is not all of its launches
-            retry = run(fewer[0])
+            retry = run(fewer[0])  # its captures take the place of the killed run's (unfinished ones stay .part)
             notes.append(f"`{command}` timed out after {ctx.cfg.check_timeout_s:g} s; checked with `{fewer[0]}` "
                          f"instead, the same problem repeated fewer times ({fewer[1]})"
                          + ("" if retry.passed else f", which did not pass either: {retry.detail}"))
