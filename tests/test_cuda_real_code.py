@@ -920,3 +920,39 @@ def test_an_unsigned_index_that_wraps_below_zero_in_shared_memory_reaches_back(t
     t at 0 reaches the element before `body`, not 4 GiB past it (HeCBench merge crashed)."""
     run = run_port(SHARED_WINDOW, tmp_path)
     assert run.stdout.strip() == "PASS", run.stdout + run.stderr
+
+
+TWO_RUNS = r"""
+#include <cstdio>
+#include <cstring>
+template <typename T>
+__global__ void scale(T* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 2; }
+template <typename T>
+void run(int n) { T* d; cudaMalloc(&d, n * sizeof(T)); cudaMemset(d, 0, n * sizeof(T)); scale<<<(n + 63) / 64, 64>>>(d, n); cudaDeviceSynchronize(); }
+int main(int argc, char** argv) {
+  if (!std::strcmp(argv[1], "small")) run<float>(64);
+  else { run<double>(4096); run<float>(4096); }
+  printf("PASS\n");
+}
+"""
+
+
+def test_captures_of_several_processes_keep_each_specialization_once(tmp_path):
+    """A check of two commands: the second process captures only the specializations the first did
+    not (it overwrote the first's files, numbered per process, with other specializations)."""
+    from tools.project.capture import instrument, read_captures
+
+    routed, _ = instrument(translate_file(TWO_RUNS, "two_runs.cu").cpp)
+    (tmp_path / "two_runs.cpp").write_text(routed)
+    project = Path(__file__).resolve().parents[1] / "tools" / "project"
+    build = subprocess.run(["g++", "-O1", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
+                            str(tmp_path / "two_runs.cpp"), "-o", str(tmp_path / "two_runs")], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    captured = tmp_path / "captures"
+    captured.mkdir()
+    for size in ("small", "large"):
+        run = subprocess.run([str(tmp_path / "two_runs"), size], capture_output=True, text=True,
+                             env=dict(os.environ, OMP_NUM_THREADS="2", CUDACPU_CAPTURE_DIR=str(captured)))
+        assert run.stdout.strip() == "PASS", run.stderr
+    found = {c.label: (c.template_args, c.grid[0]) for c in read_captures(captured)}
+    assert found == {"scale": ("float", 1), "scale__s1": ("double", 64)}  # float from the first, smaller run

@@ -118,6 +118,22 @@ struct bytes_of_struct<U, true> { using type = std::conditional_t<std::is_trivia
 template <class T>
 using captured_element_t = typename bytes_of_struct<typename captured_element<std::remove_cv_t<T>>::type>::type;
 
+inline bool exists(const std::string& path) {
+    FILE* file = std::fopen(path.c_str(), "rb");
+    if (file) std::fclose(file);
+    return file != nullptr;
+}
+
+inline std::string file_text(const std::string& path) {
+    std::string text;
+    if (FILE* file = std::fopen(path.c_str(), "rb")) {
+        char chunk[4096];
+        for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, file)) > 0;) text.append(chunk, n);
+        std::fclose(file);
+    }
+    return text;
+}
+
 inline const char* capture_dir() {
     static const char* dir = std::getenv("CUDACPU_CAPTURE_DIR");
     return dir;
@@ -163,10 +179,20 @@ class Capture {
         const char* dir = capture_dir();
         if (!dir) return;
         static std::map<std::string, int> seen;  // specialization -> launches so far
-        static std::map<std::string, int> specializations;  // kernel -> specializations captured
         if (seen[tuned_key(kernel, template_args)]++ > 0) return;
-        int index = specializations[kernel]++;
-        prefix_ = std::string(dir) + "/" + kernel + "." + std::to_string(index);
+        // The check's earlier processes (several commands) capture into the same folder: a
+        // specialization one of them captured is kept (the first run's), a new one takes the next
+        // free number (an unfinished .part of a killed run keeps its number).
+        const std::string spelled = std::string("\"template_args\": \"") + template_args + "\"";
+        int index = 0;
+        for (;; ++index) {
+            prefix_ = std::string(dir) + "/" + kernel + "." + std::to_string(index);
+            if (file_text(prefix_ + ".json").find(spelled) != std::string::npos) {
+                prefix_.clear();
+                return;
+            }
+            if (!exists(prefix_ + ".json") && !exists(prefix_ + ".json.part")) break;
+        }
         meta_ = std::fopen((prefix_ + ".json.part").c_str(), "w");
         if (!meta_) return;
         std::fprintf(meta_, "{\"kernel\": \"%s\", \"index\": %d, \"template_args\": \"%s\", ", kernel, index, template_args);
