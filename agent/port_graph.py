@@ -135,11 +135,12 @@ def translate_with_compiler(source: str, path: str, include_dirs: list[str], opt
     (captures for tuning, and tuned versions where verified). `prelude`: what the file's includer
     has before including it, and where that text's includes are (Project.prelude): parsed first,
     as the compiler sees it, so that the file's code finds the macros and names it relies on."""
+    if prelude is None:
+        return _translated(source, path, include_dirs, options)
+    text, dirs = prelude
     with tempfile.TemporaryDirectory(prefix="agent-prelude-") as tmp:
-        if prelude is not None:
-            text, dirs = prelude
-            (Path(tmp) / "prelude.h").write_text(text)
-            options = [*options, *(arg for d in dirs for arg in ("-I", d)), "-include", str(Path(tmp) / "prelude.h")]
+        (Path(tmp) / "prelude.h").write_text(text)
+        options = [*options, *(arg for d in dirs for arg in ("-I", d)), "-include", str(Path(tmp) / "prelude.h")]
         return _translated(source, path, include_dirs, options)
 
 

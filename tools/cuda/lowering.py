@@ -389,13 +389,13 @@ class KernelLowering:
         self.n = {n: self._fresh(n) for n in LOWERING_NAMES}
         self._sync_cache: dict[tuple[int, int], bool] = {}
         self._statement_expressions: dict[fe.DefinitionKey, list[tuple[int, int]]] = {}
+        self.shared_memory = self._shared_memory(kernel)
         self.lockstep_memory = self._unsynchronized_shared(kernel)
         self.waits_on_blocks = _spins_on_global_memory(kernel)
         self.loop_flags: list[tuple] = []  # masked loops being lowered, innermost last
         self.uses_dynamic_shared = False
         self.shared_as_written: set[int] = set()  # shared declarations re-emitted as written
         self.exit_flags = False  # returned threads are remembered in `exited[tid]`
-        self._shared_pointer_hashes: set[int] | None = None
         # State of the region being emitted.
         self._cur_region: Region | None = None
         self._region_sets_coords = False
@@ -477,12 +477,10 @@ class KernelLowering:
                 return True
         return False
 
-    def _unsynchronized_shared(self, kernel: ci.Cursor) -> set[int]:
-        """The `__shared__` variables, and the local pointers initialized from them, that threads
-        exchange values through without a barrier: all those a kernel with no barrier nor warp
-        intrinsic reads (a DCT's rows written, then its columns read), and in other kernels those
-        a thread reads from a neighbour's slot between two barriers (tools/cuda/exchanges.py).
-        Such code was written for lockstep warps, before Volta: what `volatile` says elsewhere."""
+    @staticmethod
+    def _shared_memory(kernel: ci.Cursor) -> set[int]:
+        """The kernel's `__shared__` variables and the local pointers made from them (`T* b = a_shared +
+        K + 2;`, and pointers made from those), by declaration hash."""
         memory: set[int] = set()
         for x in kernel.walk_preorder():
             if x.kind != K.VAR_DECL:
@@ -493,6 +491,15 @@ class KernelLowering:
                     r.kind == K.DECL_REF_EXPR and r.referenced is not None and r.referenced.hash in memory
                     for r in x.walk_preorder()):
                 memory.add(x.hash)
+        return memory
+
+    def _unsynchronized_shared(self, kernel: ci.Cursor) -> set[int]:
+        """The `__shared__` variables, and the local pointers initialized from them, that threads
+        exchange values through without a barrier: all those a kernel with no barrier nor warp
+        intrinsic reads (a DCT's rows written, then its columns read), and in other kernels those
+        a thread reads from a neighbour's slot between two barriers (tools/cuda/exchanges.py).
+        Such code was written for lockstep warps, before Volta: what `volatile` says elsewhere."""
+        memory = self.shared_memory
         if not memory:
             return memory
         if self._calls_sync(kernel):
@@ -1401,22 +1408,9 @@ class KernelLowering:
             return None
         base = fe.strip(children[0])
         target = base.referenced if base.kind == K.DECL_REF_EXPR else None
-        if target is None or not (fe.is_shared(target) or target.hash in self._shared_pointers()):
+        if target is None or not (fe.is_shared(target) or target.hash in self.shared_memory):
             return None
         return children[1].extent.start.offset, children[1].extent.end.offset
-
-    def _shared_pointers(self) -> set[int]:
-        """Local pointers of the kernel made from __shared__ memory (`T* b = a_shared + K + 2;`, and
-        pointers made from those), by declaration hash."""
-        if self._shared_pointer_hashes is None:
-            found: set[int] = set()
-            for c in self.ctx.fn.walk_preorder():
-                if c.kind == K.VAR_DECL and c.type.get_canonical().kind == ci.TypeKind.POINTER and any(
-                        r.kind == K.DECL_REF_EXPR and r.referenced is not None
-                        and (fe.is_shared(r.referenced) or r.referenced.hash in found) for r in c.walk_preorder()):
-                    found.add(c.hash)
-            self._shared_pointer_hashes = found
-        return self._shared_pointer_hashes
 
     def _keyword_spacing(self, statement: ci.Cursor, keyword: str, reps: list) -> None:
         """`if(`, `for  (` and the like as `if (`, `for (`."""

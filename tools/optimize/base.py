@@ -12,7 +12,7 @@ launches, never from the task's name.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 from tools.spec import Task
 
@@ -51,3 +51,24 @@ def apply_or_none(transform: Transform, ctx: Context, code: str) -> "str | list[
         return transform.apply(ctx, code)
     except NotApplicable:
         return None
+
+
+def together(ctx: Context, code: str, members: Iterable[Transform]) -> str:
+    """A composite pass: every member that applies, in order, each on the previous one's output;
+    NotApplicable (which members applied, why the others did not) where fewer than two do."""
+    applied, why = [], []
+    for t in members:
+        try:
+            new = t.apply(ctx, code)
+        except NotApplicable as reason:
+            new = None
+            why.append(f"{t.name}: {reason}")
+        except (ValueError, IndexError):  # a text shape the member misread: it does not apply
+            new = None
+        if new is not None:
+            code = new
+            applied.append(t.name)
+    if len(applied) < 2:
+        raise NotApplicable(f"fewer than two of its members apply ({', '.join(applied) or 'none'})"
+                            + (f"; {'; '.join(why)}" if why else ""))
+    return code

@@ -209,7 +209,7 @@ def _first_not_wrapping(path: list[ci.Cursor]) -> tuple[ci.Cursor | None, ci.Cur
 def _up_to_statement(path: list[ci.Cursor]):
     """The ancestors of the use within its statement."""
     for node in reversed(path[:-1]):
-        if node.kind.is_statement() and node.kind != ci.CursorKind.CALL_EXPR or node.kind == ci.CursorKind.VAR_DECL:
+        if node.kind.is_statement() or node.kind == ci.CursorKind.VAR_DECL:
             return
         yield node
 

@@ -3,7 +3,7 @@ applied as one variant (a composite pass: it imports its members)."""
 
 from __future__ import annotations
 
-from ..base import Context, NotApplicable, Transform
+from ..base import Context, Transform, together
 from .exit_flags import DEAD_EXIT_FLAGS
 from .guarded_ranges import GUARDED_THREAD_RANGE, HOIST_GUARDS
 from .inline_minmax import INLINE_MINMAX
@@ -17,29 +17,14 @@ MEMBERS = {t.name: t for t in (DEAD_EXIT_FLAGS, HOIST_GUARDS, GUARDED_THREAD_RAN
 SPECIALIZE_MEMBERS = tuple(MEMBERS)  # their names, in the order applied
 
 
-def specialize(ctx: Context, code: str, members: tuple[str, ...] = SPECIALIZE_MEMBERS) -> str | None:
+def specialize(ctx: Context, code: str, members: tuple[str, ...] = SPECIALIZE_MEMBERS) -> str:
     """The transformations that pay off together more than one by one (a guard-free thread loop
     only vectorizes with the launch extents known and min/max as selects; a small launch only
     gains once the OpenMP call is gone) applied as one variant: every member named that applies."""
-    applied, why = [], []
-    for name in members:
-        try:
-            new = MEMBERS[name].apply(ctx, code)
-        except NotApplicable as reason:
-            new = None
-            why.append(f"{name}: {reason}")
-        except (ValueError, IndexError):
-            new = None
-        if new is not None:
-            code = new
-            applied.append(name)
-    if len(applied) < 2:
-        raise NotApplicable(f"fewer than two of its members apply ({', '.join(applied) or 'none'})"
-                            + (f"; {'; '.join(why)}" if why else ""))
-    return code
+    return together(ctx, code, (MEMBERS[name] for name in members))
 
 
-def specialize_parallel(ctx: Context, code: str) -> str | None:
+def specialize_parallel(ctx: Context, code: str) -> str:
     """specialize without serial_small_grids: tried where specialize was not kept (a launch with few
     threads but much work per thread loses its second core when run serially)."""
     return specialize(ctx, code, tuple(name for name in SPECIALIZE_MEMBERS if name != "serial_small_grids"))

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from ..analysis import code as C
-from ..base import Context, NotApplicable, Transform
+from ..base import Context, Transform, together
 from .direct_shuffles import DIRECT_SHUFFLES
 from .live_lanes import LIVE_LANES
 from .own_lane_simd import OWN_LANE_SIMD
@@ -731,25 +731,10 @@ def shared_atomics_plain(ctx: Context, code: str) -> str | None:
     return C.with_support(code, PLAIN_ATOMICS_HEADER)
 
 
-def sync_together(ctx: Context, code: str) -> str | None:
+def sync_together(ctx: Context, code: str) -> str:
     """Every one of the transformations below that applies, as one variant (tried first: they
     remove different emulation and gain more together than one by one)."""
-    applied, why = [], []
-    for t in SYNC_TRANSFORMS[1:]:
-        try:
-            new = t.apply(ctx, code)
-        except NotApplicable as reason:
-            new = None
-            why.append(f"{t.name}: {reason}")
-        except (ValueError, IndexError):
-            new = None
-        if new is not None:
-            code = new
-            applied.append(t.name)
-    if len(applied) < 2:
-        raise NotApplicable(f"fewer than two of its members apply ({', '.join(applied) or 'none'})"
-                            + (f"; {'; '.join(why)}" if why else ""))
-    return code
+    return together(ctx, code, SYNC_TRANSFORMS[1:])
 
 
 SYNC_TOGETHER = Transform("sync_together", "warp rounds per warp, plain shared atomics, lane arrays, stack per-thread "
