@@ -199,7 +199,8 @@ bool run(int n, int times) {
   return ok;
 }
 int main() {
-  bool ok = run<float>(1 << 22, 96) && run<double>(1 << 20, 4) && run<__half>(1 << 20, 4);
+  // double and half take a few percent of the float runs' time: clear of the 1% tuning threshold under load
+  bool ok = run<float>(1 << 22, 96) && run<double>(1 << 21, 8) && run<__half>(1 << 21, 8);
   int* flag;
   cudaMallocManaged(&flag, sizeof(int));
   *flag = 0;
