@@ -32,8 +32,8 @@ from rich.console import Console
 
 from sandboxes import Limits, Sandbox, open_sandbox
 from tools.project.capture import HEADER as LAUNCH_HEADER
-from tools.project.capture import (Capture, capture_to_task, inline_local_includes, instrument, read_captures,
-                                   read_launch_times, tuned_dispatch_source)
+from tools.project.capture import (Capture, capture_to_task, inline_local_includes, instrument, launched_kernels,
+                                   read_captures, read_launch_times, tuned_dispatch_source)
 from tools.project.check import BuildOutcome, CheckOutcome, build_in_sandbox, run_check
 from tools.project.discover import SKIP_DIRS, Project
 from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
@@ -175,7 +175,9 @@ UNCHECKED = {"timeout": "timeout", "crashed": "runtime_error"}
 
 
 def kernel_reports(project: Project, translations: list[FileTranslation], build_ok: bool, check: CheckReport,
-                   reference: str) -> list[KernelReport]:
+                   reference: str, launched: set[str] | None = None) -> list[KernelReport]:
+    """Each kernel's status. `launched`: the kernels the check's run launched (None: not known); a
+    kernel it never launched was not checked by it, whatever the verdict."""
     by_file = {t.path: t for t in translations}
     reports = []
     for k in project.kernels:
@@ -191,6 +193,8 @@ def kernel_reports(project: Project, translations: list[FileTranslation], build_
             status = "compile_error"
         elif check.verdict in UNCHECKED:
             status = UNCHECKED[check.verdict]
+        elif launched is not None and k.name not in launched:
+            status = "not_launched"
         elif check.verdict == "ran":
             status = "unverified"
         else:
@@ -779,7 +783,8 @@ def report_(state: PortState, ctx: PortContext) -> dict:
                     else CheckReport(command=None, passed=False, detail="the port did not build"))
     translations = [FileTranslation(**state["translations"][s["key"]]) for s in state["sources"]]
     reference = "gpu-output" if ctx.expected is not None else "project-check"
-    kernels = kernel_reports(project, translations, build["ok"], check_report, reference)
+    launched = launched_kernels(ctx.out / "captures") if faithful.get("capture") else None
+    kernels = kernel_reports(project, translations, build["ok"], check_report, reference, launched)
     tunings = _kernel_tunings(state)
     for k in kernels:
         if records := tunings.get(k.name):

@@ -15,7 +15,7 @@ class KernelReport(BaseModel):
     file: str
     line: int
     # correct, incorrect, unsupported, compile_error; not checked: unverified (the program ran and printed no
-    # verdict), timeout, runtime_error
+    # verdict), not_launched (the check never launched it), timeout, runtime_error
     status: str
     reference_kind: str | None = None
     speedup: float | None = None
@@ -46,6 +46,9 @@ class CheckReport(BaseModel):
         return next((r.verdict or "failed" for r in self.runs if not r.passed), "failed")
 
 
+NOT_WRONG = ("correct", "unverified", "not_launched")  # kernel statuses of a port that did its job
+
+
 class PortReport(BaseModel):
     project: str
     translator: str
@@ -61,8 +64,9 @@ class PortReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        """Built, passed its check, and every kernel correct (or run by a program that prints no verdict)."""
-        return self.build_ok and self.check.passed and all(k.status in ("correct", "unverified") for k in self.kernels)
+        """Built, passed its check, and every kernel correct, run by a program that prints no verdict, or
+        never run by it."""
+        return self.build_ok and self.check.passed and all(k.status in NOT_WRONG for k in self.kernels)
 
 
 CHECK_WORDS = {"passed": "passed", "ran": "ran (no verdict printed)", "failed": "FAILED", "timeout": "TIMED OUT",
@@ -108,7 +112,8 @@ def print_report(console: Console, report: PortReport) -> None:
     for col in ("kernel", "where", "status", "reference", SPEEDUP_COLUMN):
         table.add_column(col, overflow="fold")
     colors = {"correct": "green", "incorrect": "red", "unsupported": "yellow", "compile_error": "red",
-              "timeout": "yellow", "runtime_error": "red", "unverified": "yellow"}
+              "timeout": "yellow", "runtime_error": "red", "unverified": "yellow",
+              "not_launched": "yellow"}
     for k in report.kernels:
         table.add_row(k.name, f"{k.file}:{k.line}", f"[{colors.get(k.status, 'white')}]{k.status}[/]",
                       k.reference_kind or "-", f"{k.speedup:.2f}x" if k.speedup else "-")

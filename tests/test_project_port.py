@@ -361,3 +361,24 @@ def test_a_program_that_prints_no_verdict_leaves_its_kernels_unverified(tmp_path
     assert code == 0 and report["check"]["passed"]
     assert [(k["status"], k["reference_kind"]) for k in report["kernels"]] == [("unverified", None)]
     assert "nothing checked its results; --expected-output FILE" in console.export_text()
+
+
+def test_a_kernel_the_check_never_launches_is_reported_not_launched_not_correct(tmp_path):
+    """`halve` runs only when the program is given an argument, and the check gives none: its PASS
+    says nothing of `halve`. The launches the check's run recorded tell which kernels it checked."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(
+        "#include <cstdio>\n__global__ void fill(float* a) { a[threadIdx.x] = threadIdx.x; }\n"
+        "__global__ void halve(float* a) { a[threadIdx.x] *= 0.5f; }\n"
+        "int main(int argc, char** argv) { float* d; cudaMalloc(&d, 64 * 4); fill<<<1, 64>>>(d);\n"
+        "  if (argc > 1) halve<<<1, 64>>>(d);\n"
+        "  float h[64]; cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
+        "  printf(h[10] == (argc > 1 ? 5.0f : 10.0f) ? \"PASS\\n\" : \"FAIL\\n\"); }\n")
+    code = port_repository(root, Settings(sandbox="local", budgets={"max_iters": 1}), out=tmp_path / "out", trace=None,
+                           check_commands=["./main"], console=Console(width=200))
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    assert code == 0 and report["check"]["passed"]
+    assert {k["name"]: (k["status"], k["reference_kind"]) for k in report["kernels"]} == {
+        "fill": ("correct", "project-check"), "halve": ("not_launched", None)}
+    assert "not_launched" in (tmp_path / "out" / "PORT_REPORT.md").read_text()

@@ -154,6 +154,15 @@ def read_launch_times(directory: Path) -> dict[tuple[str, str], tuple[int, float
     return totals
 
 
+def launched_kernels(directory: Path) -> set[str] | None:
+    """The kernels the captured run launched at all (None: no process of it finished normally, so
+    nothing is known)."""
+    path = directory / LAUNCH_TIMES
+    if not path.is_file():
+        return None
+    return {kernel.rpartition("::")[2] for kernel, _ in read_launch_times(directory)}
+
+
 def _split_top(text: str) -> list[str]:
     parts, depth, cur = [], 0, ""
     for ch in text:
