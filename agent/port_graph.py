@@ -357,18 +357,18 @@ class PortContext:
     _kernels_lock: threading.Lock = field(default_factory=threading.Lock)  # the tune fan-out may run kernels at once
     tuning_started: float = 0.0  # when this process began tuning (the budget counts from there)
     ray_address: str | None = None  # tune each kernel as a Ray task on this cluster (--jobs of them at once)
-    # check commands that timed out and passed with their repetitions at 1: later checks run that at once
-    repeated_fewer: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # check commands that timed out and passed as a smaller run: later checks run that at once
+    run_smaller: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def limits(self) -> Limits:
         return Limits(timeout_s=self.cfg.limits.timeout_s, memory_mb=self.cfg.limits.memory_mb, cpu_s=self.cfg.limits.cpu_s)
 
-    def fewer_repetitions(self, command: str) -> tuple[str, str] | None:
-        """`command` with the arguments that only repeat its program's kernel launches set to 1, and what
-        changed; None where there are none (see tools/project/repeats.py)."""
+    def smaller_runs(self, command: str) -> list[tuple[str, str]]:
+        """Smaller runs of `command` to try in turn when it times out, each with what it changed: its
+        program's repetition arguments at 1, then its sizes cut (see tools/project/smaller_runs.py)."""
         from tools.cuda import CudaParseError
-        from tools.project.repeats import fewer_repetitions, repetition_arguments
+        from tools.project.smaller_runs import problem_arguments, smaller_runs
 
         for target in self.project.executables:
             mains = [s.path for s in self.project.sources if s.has_main and s.path in target.sources]
@@ -376,18 +376,18 @@ class PortContext:
                 continue
             try:
                 source = (self.project.root / mains[0]).read_text(errors="replace")
-                repetitions = repetition_arguments(source, str(self.project.root / mains[0]),
-                                                   header_dirs(self.project, mains[0]),
-                                                   self.project.preprocessor_options(mains[0]))
+                arguments = problem_arguments(source, str(self.project.root / mains[0]),
+                                              header_dirs(self.project, mains[0]),
+                                              self.project.preprocessor_options(mains[0]))
             except CudaParseError:
                 continue
             except Exception as exc:  # a defect of the analysis: the timed-out run stays the verdict
-                self.writer.event("error", node="check", data={"fewer_repetitions": f"{type(exc).__name__}: {exc} ({where(exc)})"})
+                self.writer.event("error", node="check", data={"smaller_runs": f"{type(exc).__name__}: {exc} ({where(exc)})"})
                 continue
             program = os.path.relpath(self.project.root / target.name, self.project.root / self.project.build.check_dir)
-            if (fewer := fewer_repetitions(command, program, repetitions)) is not None:
-                return fewer
-        return None
+            if runs := smaller_runs(command, program, arguments):
+                return runs
+        return []
 
     def translate_key(self, path: str) -> str:
         source = (self.project.root / path).read_text(errors="replace")
@@ -522,22 +522,23 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
         return o
 
     for command in ctx.commands:
-        if (fewer := ctx.repeated_fewer.get(command)) is not None:  # timed out in an earlier check of this port
-            o = run(fewer[0])
-            notes.append(f"`{command}` timed out in this port's first check; checked with `{fewer[0]}` instead, the "
-                         f"same problem repeated fewer times ({fewer[1]})")
+        if (smaller := ctx.run_smaller.get(command)) is not None:  # timed out in an earlier check of this port
+            o = run(smaller[0])
+            notes.append(f"`{command}` timed out in this port's first check; checked with `{smaller[0]}` instead, "
+                         f"{smaller[1]}")
         else:
             o = run(command)
-        if o.verdict == "timeout" and fewer is None and (fewer := ctx.fewer_repetitions(command)) is not None:
-            retry = run(fewer[0])  # its captures take the place of the killed run's (unfinished ones stay .part)
-            notes.append(f"`{command}` timed out after {ctx.cfg.check_timeout_s:g} s; checked with `{fewer[0]}` "
-                         f"instead, the same problem repeated fewer times ({fewer[1]})"
-                         + ("" if retry.passed else f", which did not pass either: {retry.detail}"))
-            # A retry that fails may fail for the fewer repetitions (a count the program's verdict assumes):
-            # the timed-out run stays the verdict, not checked.
-            o = retry if retry.passed else o
-            if retry.passed:
-                ctx.repeated_fewer[command] = fewer
+            for smaller in ctx.smaller_runs(command) if o.verdict == "timeout" else []:
+                retry = run(smaller[0])  # its captures take the place of the killed run's (unfinished ones stay .part)
+                notes.append(f"`{command}` timed out after {ctx.cfg.check_timeout_s:g} s; checked with `{smaller[0]}` "
+                             f"instead, {smaller[1]}" + ("" if retry.passed else f", which did not pass either: {retry.detail}"))
+                if retry.passed:
+                    ctx.run_smaller[command] = smaller
+                    o = retry
+                # A smaller run that fails may fail for being smaller (a count or size the program's verdict
+                # assumes): the timed-out run stays the verdict, not checked; only a timeout goes on to a smaller one.
+                if retry.verdict != "timeout":
+                    break
         if not o.passed:
             break
     failed = o if outcomes and not o.passed else None  # the run that ended the check

@@ -281,7 +281,7 @@ int main(int argc, char** argv) {
   const int n = atoi(argv[1]);
   const int repeat = atoi(argv[2]);
   float* d; cudaMalloc(&d, n * sizeof(float)); cudaMemset(d, 0, n * sizeof(float));
-  for (int r = 0; r < repeat; r++) { add_one<<<(n + 255) / 256, 256>>>(d, n); usleep(200000); }
+  for (int r = 0; r < repeat; r++) { add_one<<<(n + 255) / 256, 256>>>(d, n); usleep(n * 50); }
   float* h = (float*)malloc(n * sizeof(float));
   float* expected = (float*)calloc(n, sizeof(float));
   for (int r = 0; r < repeat; r++) for (int i = 0; i < n; i++) expected[i] += 1.0f;
@@ -293,23 +293,29 @@ int main(int argc, char** argv) {
 """
 
 
-def test_a_check_that_times_out_is_run_again_with_its_repetition_count_at_one(tmp_path):
-    """`./main 4096 1000` takes 200 s; its second argument only repeats the launches (and the
-    program's own reference computation), so the check runs `./main 4096 1` and says so."""
+@pytest.mark.parametrize("command, runs, change", [
+    ("./main 4096 1000", [("./main 4096 1000", "timeout"), ("./main 4096 1", "passed")], "argument 2 (`repeat`) 1000 -> 1"),
+    ("./main 65536 2", [("./main 65536 2", "timeout"), ("./main 65536 1", "timeout"), ("./main 4096 1", "passed")],
+     "argument 1 (`n`) 65536 -> 4096"),
+])
+def test_a_check_that_times_out_is_run_again_with_fewer_repetitions_then_a_smaller_problem(tmp_path, command, runs, change):
+    """Each launch sleeps n * 50 us: `./main 4096 1000` takes 200 s, and its second argument only
+    repeats the launches (and the program's own reference computation), so the check runs `./main
+    4096 1`. `./main 65536 2` still takes 3.3 s at one repetition: its first argument sizes the
+    allocations, so the check runs it 16 times smaller. The report says which ran."""
     root = tmp_path / "app"
     root.mkdir()
     (root / "main.cu").write_text(REPEATING_APP)
     console = Console(record=True, width=300)
     code = port_repository(root, Settings(sandbox="local", tune=False, check_timeout_s=3), out=tmp_path / "out",
-                           trace=None, check_commands=["./main 4096 1000"], console=console)
+                           trace=None, check_commands=[command], console=console)
     report = json.loads((tmp_path / "out" / "port_report.json").read_text())
     assert code == 0, console.export_text()
-    assert [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == [
-        ("./main 4096 1000", "timeout"), ("./main 4096 1", "passed")]
+    assert [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == runs
     assert [k["status"] for k in report["kernels"]] == ["correct"]
-    assert report["check"]["detail"].startswith("./main 4096 1: exit 0")
-    assert "checked with `./main 4096 1` instead" in (tmp_path / "out" / "PORT_REPORT.md").read_text()
-    assert "argument 2 (`repeat`) 1000 -> 1" in console.export_text()
+    assert report["check"]["detail"].startswith(f"{runs[-1][0]}: exit 0")
+    assert f"checked with `{runs[-1][0]}` instead" in (tmp_path / "out" / "PORT_REPORT.md").read_text()
+    assert change in console.export_text()
 
 
 def test_headers_are_translated_with_what_their_includer_defines_and_may_lie_beside_the_project(tmp_path):

@@ -1,4 +1,4 @@
-"""Command-line arguments that only say how many times a program repeats its kernel launches.
+"""Smaller runs of a program that outlasts the check's time limit: its repetitions at 1, then its sizes cut.
 
 Applications sized for a GPU often take a repetition count (`./main 8192 100`, `repeat = atoi(argv[2])`)
 that only bounds the loop timing their kernels. On a CPU that loop alone can outlast the check's
@@ -9,6 +9,12 @@ An argument counts as a repetition only when everything the program does with it
 that launch kernels (directly or through functions it calls), dividing (an average), printing, or
 being passed to a function whose parameter is used the same way. Anything else (a size, a kernel
 argument, a branch) leaves the argument alone.
+
+Where that is not enough (or there is no such count), the problem itself is made smaller: an argument
+whose value sizes an allocation (malloc, cudaMalloc, new[], a vector; through the variables and function
+parameters computed from it) is divided by up to SIZE_DIVISOR, by a power of two that divides it, so
+that a size that was a multiple of a block size stays one. The program's own check still judges the
+result; a smaller run that fails proves nothing either way, and the timed-out run stays the verdict.
 """
 
 from __future__ import annotations
@@ -24,44 +30,66 @@ from tools.cuda.frontend import (Translation, body_of, call_name, callee, in_pro
 _LOOPS = (ci.CursorKind.FOR_STMT, ci.CursorKind.WHILE_STMT, ci.CursorKind.DO_STMT)
 _PRINTS = {"printf", "fprintf", "sprintf", "snprintf", "puts", "operator<<"}
 _LAUNCH_CALLS = {"cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cudaLaunchKernelEx"}
+_ALLOCATIONS = {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "cudaMalloc", "cudaMallocManaged",
+                "cudaMallocHost", "cudaHostAlloc", "cudaMallocPitch", "cudaMalloc3D", "make_extent", "vector",
+                "resize", "assign", "make_unique", "make_shared"}
 _WRAPPERS = (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR, ci.CursorKind.CALL_EXPR,
              ci.CursorKind.CSTYLE_CAST_EXPR, ci.CursorKind.CXX_STATIC_CAST_EXPR, ci.CursorKind.CXX_FUNCTIONAL_CAST_EXPR,
              ci.CursorKind.CONDITIONAL_OPERATOR)
 _DEPTH = 4  # calls followed from main, for a count passed down or a launch inside a helper
+SIZE_DIVISOR = 16
+_SMALLEST_CUT = 256  # a size below this is already one a CPU runs in no time
 
 
 @dataclass(frozen=True)
-class Repetition:
+class ProblemArgument:
     index: int  # in argv
     name: str  # the variable the program reads it into
+    role: str  # "repeats" (only repeats kernel launches) or "size" (sizes an allocation)
 
 
-def repetition_arguments(source: str, filename: str, include_dirs: list[str], options: list[str]) -> list[Repetition]:
-    """The arguments of the file's `main` that only repeat its kernel launches."""
-    return _Analysis(parse_translation(source, filename, include_dirs, options)).repetitions()
+def problem_arguments(source: str, filename: str, include_dirs: list[str], options: list[str]) -> list[ProblemArgument]:
+    """The arguments of the file's `main` that only repeat its kernel launches, and those that size its data."""
+    return _Analysis(parse_translation(source, filename, include_dirs, options)).arguments()
 
 
-def fewer_repetitions(command: str, program: str, repetitions: list[Repetition]) -> tuple[str, str] | None:
-    """`command` with each repetition argument of `program` above 1 set to 1, and what changed; None
-    when nothing would (no such argument given, or a command that is more than `[cd DIR &&] PROG ARGS`)."""
+def smaller_runs(command: str, program: str, arguments: list[ProblemArgument]) -> list[tuple[str, str]]:
+    """Smaller runs of `command` to try in turn, each with what it changed: its repetition arguments
+    above 1 at 1, then also its sizes divided. Empty where nothing would change, or the command is more
+    than `[cd DIR &&] PROG ARGS`."""
     try:
         words = shlex.split(command)
     except ValueError:
-        return None
+        return []
     prefix = words[:3] if words[:1] == ["cd"] and words[2:3] == ["&&"] else []
     args = words[len(prefix):]
     if not args or args[0].removeprefix("./") != program.removeprefix("./") or \
             any(w in ("&&", "||", ";", "|", ">", "<", ">>", "&") for w in args):
+        return []
+    runs, changed = [], []
+    for role, what in (("repeats", "the same problem repeated fewer times"), ("size", "a smaller problem")):
+        before = len(changed)
+        for arg in arguments:
+            value = args[arg.index] if arg.role == role and arg.index < len(args) else ""
+            if not value.isdigit() or (smaller := _smaller(role, int(value))) is None:
+                continue
+            changed.append(f"argument {arg.index} (`{arg.name}`) {value} -> {smaller}")
+            args[arg.index] = str(smaller)
+        if len(changed) > before:
+            runs.append((" ".join(shlex.quote(w) if w != "&&" else w for w in prefix + args),
+                         f"{what} ({'; '.join(changed)})"))
+    return runs
+
+
+def _smaller(role: str, value: int) -> int | None:
+    if role == "repeats":
+        return 1 if value > 1 else None
+    if value < _SMALLEST_CUT:
         return None
-    changed = []
-    for rep in repetitions:
-        if rep.index < len(args) and args[rep.index].isdigit() and int(args[rep.index]) > 1:
-            changed.append(f"argument {rep.index} (`{rep.name}`) {args[rep.index]} -> 1")
-            args[rep.index] = "1"
-    if not changed:
-        return None
-    fewer = " ".join(shlex.quote(w) if w != "&&" else w for w in prefix + args)
-    return fewer, "; ".join(changed)
+    divisor = SIZE_DIVISOR
+    while value % divisor:
+        divisor //= 2
+    return value // divisor if divisor > 1 else None
 
 
 class _Analysis:
@@ -69,7 +97,7 @@ class _Analysis:
         self.tr = tr
         self.launching: dict[tuple, bool] = {}
 
-    def repetitions(self) -> list[Repetition]:
+    def arguments(self) -> list[ProblemArgument]:
         main = next((c for c in self.tr.tu.cursor.get_children() if c.kind == ci.CursorKind.FUNCTION_DECL
                      and c.spelling == "main" and c.is_definition() and self.tr.in_main(c)), None)
         params = [c for c in main.get_children() if c.kind == ci.CursorKind.PARM_DECL] if main else []
@@ -85,11 +113,51 @@ class _Analysis:
                     and index.kind == ci.CursorKind.INTEGER_LITERAL:
                 number = int(next(index.get_tokens()).spelling.rstrip("uUlL"), 0)
                 stores.setdefault(number, []).append(_stored_into(above))
-        return [Repetition(k, targets[0].spelling) for k, targets in sorted(stores.items())
-                if all(t is not None and self.only_repeats(t, 0) for t in targets)]
+        found = []
+        for k, targets in sorted(stores.items()):
+            if any(t is None for t in targets):
+                continue
+            if all(self._roles(t, 0) == "repeats" for t in targets):
+                found.append(ProblemArgument(k, targets[0].spelling, "repeats"))
+            elif any(self._sizes(t, 0, set()) for t in targets):
+                found.append(ProblemArgument(k, targets[0].spelling, "size"))
+        return found
 
-    def only_repeats(self, var: ci.Cursor, depth: int) -> bool:
-        return self._roles(var, depth) == "repeats"
+    def _sizes(self, var: ci.Cursor, depth: int, seen: set[tuple]) -> bool:
+        """Some allocation's size is computed from `var`: in the call's arguments, or through a variable
+        or a parameter of a project function computed from it."""
+        scope = var.semantic_parent
+        if scope is None or depth > _DEPTH or _key(var) in seen or scope.kind not in (
+                ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD):
+            return False
+        seen.add(_key(var))
+        for ref, above in _walk(scope):
+            if ref.kind != ci.CursorKind.DECL_REF_EXPR or not _refers_to(ref, var):
+                continue
+            path = [*above, ref]
+            for i in range(len(path) - 2, -1, -1):
+                node, below = path[i], path[i + 1]
+                if node.kind == ci.CursorKind.CXX_NEW_EXPR or \
+                        node.kind == ci.CursorKind.CALL_EXPR and call_name(node) in _ALLOCATIONS:
+                    return True
+                if node.kind == ci.CursorKind.CALL_EXPR and (param := _parameter_for(node, below)) is not None:
+                    if self._sizes(param, depth + 1, seen):
+                        return True
+                    break
+                if node.kind == ci.CursorKind.VAR_DECL:
+                    if self._sizes(node, depth, seen):
+                        return True
+                    break
+                if node.kind in (ci.CursorKind.BINARY_OPERATOR, ci.CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) \
+                        and operator_of(node).endswith("=") and operator_of(node) not in ("==", "!=", "<=", ">="):
+                    target = strip(next(node.get_children()))
+                    if not _same(target, below) and target.kind == ci.CursorKind.DECL_REF_EXPR \
+                            and target.referenced is not None and self._sizes(target.referenced, depth, seen):
+                        return True
+                    break
+                if node.kind.is_statement():
+                    break
+        return False
 
     def _roles(self, var: ci.Cursor, depth: int) -> str | None:
         """"repeats" where every use of `var` is a repeating one and one of them bounds a loop that launches
@@ -128,15 +196,8 @@ class _Analysis:
         return self._bounded_loop(path)
 
     def _passed_on(self, call: ci.Cursor, arg: ci.Cursor, depth: int) -> str | None:
-        fn = callee(call)
-        definition = fn.get_definition() if fn is not None else None
-        if definition is None or not in_project_header(definition):
-            return None
-        position = next((i for i, a in enumerate(call.get_arguments()) if _same(a, arg)), None)
-        params = [c for c in definition.get_children() if c.kind == ci.CursorKind.PARM_DECL]
-        if position is None or position >= len(params):
-            return None
-        return self._roles(params[position], depth + 1)
+        param = _parameter_for(call, arg)
+        return self._roles(param, depth + 1) if param is not None else None
 
     def _bounded_loop(self, path: list[ci.Cursor]) -> str | None:
         """The use is in the header of the nearest loop around it: "repeats" where that loop's body
@@ -171,6 +232,17 @@ class _Analysis:
             if self.launching[key]:
                 return True
         return False
+
+
+def _parameter_for(call: ci.Cursor, arg: ci.Cursor) -> ci.Cursor | None:
+    """The parameter of the project function `call` calls that receives `arg`."""
+    fn = callee(call)
+    definition = fn.get_definition() if fn is not None else None
+    if definition is None or not in_project_header(definition):
+        return None
+    position = next((i for i, a in enumerate(call.get_arguments()) if _same(a, arg)), None)
+    params = [c for c in definition.get_children() if c.kind == ci.CursorKind.PARM_DECL]
+    return params[position] if position is not None and position < len(params) else None
 
 
 def _walk(root: ci.Cursor, above: list[ci.Cursor] | None = None):

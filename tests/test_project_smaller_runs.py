@@ -1,0 +1,107 @@
+"""Smaller runs of a program that times out (tools/project/smaller_runs.py): the arguments that only repeat
+its kernel launches, and those that size its data, found from the uses of what `main` reads from argv,
+whatever the variable is called."""
+
+import pytest
+
+from tools.project.smaller_runs import ProblemArgument, problem_arguments, smaller_runs
+
+KERNEL = "__global__ void k(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1.0f; }\n"
+
+
+def found(main: str, helpers: str = "", role: str = "repeats") -> list[tuple[int, str]]:
+    source = "#include <cstdio>\n#include <cstdlib>\n#include <vector>\n" + KERNEL + helpers + main
+    return [(a.index, a.name) for a in problem_arguments(source, "main.cu", [], []) if a.role == role]
+
+
+def test_a_count_that_bounds_the_launch_loop_averages_and_prints_is_a_repetition():
+    assert found("""
+int main(int argc, char** argv) {
+  const int n = atoi(argv[1]);
+  const int times = atoi(argv[2]);
+  float* d; cudaMalloc(&d, n * sizeof(float));
+  double t = 0;
+  for (int r = 0; r < times; r++) k<<<(n + 255) / 256, 256>>>(d, n);
+  printf("average %f over %d\\n", t / times, times);
+}""") == [(2, "times")]
+
+
+def test_a_count_passed_to_helpers_that_launch_and_to_a_repeated_reference_is_a_repetition():
+    helpers = """
+template <typename T> void reference(T* h, int n, int iterations) { for (int r = 0; r < iterations; r++) for (int i = 0; i < n; i++) h[i] += 1; }
+static void launch(float* d, int n) { k<<<(n + 255) / 256, 256>>>(d, n); }
+static void run(float* d, int n, int count) { int c; c = count; while (c-- > 0) launch(d, n); }
+"""
+    assert found("""
+int main(int argc, char** argv) {
+  int n = 1 << 20, passes = 10;
+  if (argc > 1) sscanf(argv[1], "%d", &passes);
+  float* d; cudaMalloc(&d, n * sizeof(float));
+  float* h = (float*)malloc(n * sizeof(float));
+  run(d, n, passes);
+  reference<float>(h, n, passes);
+}""", helpers) == [(1, "passes")]
+
+
+@pytest.mark.parametrize("use", [
+    "float* e; cudaMalloc(&e, count * sizeof(float));",  # a size
+    "k<<<1, 256>>>(d, count);",  # a kernel's argument
+    "if (count > 5) printf(\"many\\n\");",  # a branch
+    "for (int i = 0; i < 8; i++) d[i] = count * 2;",  # a value computed with
+])
+def test_any_other_use_leaves_the_argument_alone(use):
+    assert found(f"""
+int main(int argc, char** argv) {{
+  int count = atoi(argv[1]);
+  float* d; cudaMalloc(&d, 256 * sizeof(float));
+  for (int r = 0; r < count; r++) k<<<1, 256>>>(d, 256);
+  {use}
+}}""") == []
+
+
+def test_a_loop_that_launches_nothing_makes_no_repetition():
+    assert found("""
+int main(int argc, char** argv) {
+  int count = atoi(argv[1]);
+  float h[4] = {0};
+  for (int r = 0; r < count; r++) h[r % 4] += 1;
+}""") == []
+
+
+@pytest.mark.parametrize("allocation", [
+    "float* d; cudaMalloc(&d, bytes);",
+    "float* h = (float*)malloc(bytes);",
+    "std::vector<float> h(elements);",
+    "float* h = new float[elements];",
+])
+def test_an_argument_that_sizes_an_allocation_through_variables_and_helpers_is_a_size(allocation):
+    helpers = f"static void work(int elements) {{ size_t bytes; bytes = elements * sizeof(float); {allocation} }}\n"
+    assert found("""
+int main(int argc, char** argv) {
+  const int width = atoi(argv[1]);
+  const int mask = atoi(argv[2]);
+  int total = width * 2;
+  if (mask > 3) work(total);
+}""", helpers, role="size") == [(1, "width")]
+
+
+def test_the_command_is_rewritten_only_where_it_is_one_program_with_such_an_argument():
+    args = [ProblemArgument(2, "repeat", "repeats")]
+    assert smaller_runs("./main 4096 100", "main", args) == [
+        ("./main 4096 1", "the same problem repeated fewer times (argument 2 (`repeat`) 100 -> 1)")]
+    assert smaller_runs("cd bin && ./main 4096 100", "main", args)[0][0] == "cd bin && ./main 4096 1"
+    assert smaller_runs("./main 4096 1", "main", args) == []  # nothing to make fewer
+    assert smaller_runs("./main 4096", "main", args) == []
+    assert smaller_runs("./main 4096 100 | tee log", "main", args) == []
+    assert smaller_runs("./other 4096 100", "main", args) == []
+
+
+def test_sizes_are_cut_after_the_repetitions_by_a_power_of_two_that_divides_them():
+    args = [ProblemArgument(1, "n", "size"), ProblemArgument(2, "repeat", "repeats"), ProblemArgument(3, "m", "size")]
+    assert smaller_runs("./main 134217728 100 1000", "main", args) == [
+        ("./main 134217728 1 1000", "the same problem repeated fewer times (argument 2 (`repeat`) 100 -> 1)"),
+        ("./main 8388608 1 125", "a smaller problem (argument 2 (`repeat`) 100 -> 1; argument 1 (`n`) 134217728 -> "
+                                 "8388608; argument 3 (`m`) 1000 -> 125)")]
+    assert smaller_runs("./main 4096 1 999", "main", args) == [("./main 256 1 999", "a smaller problem (argument 1 (`n`) "
+                                                                "4096 -> 256)")]  # 999: no power of two divides it
+    assert smaller_runs("./main 200 1 100", "main", args) == []  # already small
