@@ -32,10 +32,11 @@ from rich.console import Console
 
 from sandboxes import Limits, Sandbox, open_sandbox
 from tools.project.capture import HEADER as LAUNCH_HEADER
-from tools.project.capture import (Capture, capture_to_task, inline_local_includes, instrument, launched_kernels,
-                                   read_captures, read_launch_times, tuned_dispatch_source)
+from tools.project.capture import (Capture, capture_to_task, instrument, launched_kernels, read_captures,
+                                   read_launch_times, standalone_source, tuned_dispatch_source)
 from tools.project.check import BuildOutcome, CheckOutcome, build_in_sandbox, run_check
 from tools.project.discover import SKIP_DIRS, Project
+from tools.project.smaller_runs import SmallerRun, launching_functions, problem_arguments, smaller_runs
 from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
                                 unmapped_library_calls)
 from tools.optimize import exact_for_any_arguments
@@ -357,28 +358,38 @@ class PortContext:
     _kernels_lock: threading.Lock = field(default_factory=threading.Lock)  # the tune fan-out may run kernels at once
     tuning_started: float = 0.0  # when this process began tuning (the budget counts from there)
     ray_address: str | None = None  # tune each kernel as a Ray task on this cluster (--jobs of them at once)
-    # check commands that timed out and passed as a smaller run: later checks run that at once
-    run_smaller: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # check commands too big for the check that passed as a smaller run (and why the first was too big):
+    # later checks run that at once
+    run_smaller: dict[str, tuple[SmallerRun, str]] = field(default_factory=dict)
 
     @property
     def limits(self) -> Limits:
         return Limits(timeout_s=self.cfg.limits.timeout_s, memory_mb=self.cfg.limits.memory_mb, cpu_s=self.cfg.limits.cpu_s)
 
-    def smaller_runs(self, command: str) -> list[tuple[str, str]]:
-        """Smaller runs of `command` to try in turn when it times out, each with what it changed: its
-        program's repetition arguments at 1, then its sizes cut (see tools/project/smaller_runs.py)."""
+    def smaller_runs(self, command: str) -> list[SmallerRun]:
+        """Smaller runs of `command` to try in turn when it is too big for the check: its program's
+        repetition arguments at 1, then its sizes cut (see tools/project/smaller_runs.py)."""
         from tools.cuda import CudaParseError
-        from tools.project.smaller_runs import problem_arguments, smaller_runs
+
+        def parsed(path: str, analysis):
+            return analysis((self.project.root / path).read_text(errors="replace"), str(self.project.root / path),
+                            header_dirs(self.project, path), self.project.preprocessor_options(path))
 
         for target in self.project.executables:
             mains = [s.path for s in self.project.sources if s.has_main and s.path in target.sources]
             if not mains:
                 continue
             try:
-                source = (self.project.root / mains[0]).read_text(errors="replace")
-                arguments = problem_arguments(source, str(self.project.root / mains[0]),
-                                              header_dirs(self.project, mains[0]),
-                                              self.project.preprocessor_options(mains[0]))
+                # the functions of the program's other files that launch kernels (a repetition loop in main
+                # may call them): only where one of those files launches at all
+                elsewhere: set[str] = set()
+                for other in self.project.sources:
+                    if other.launches and other.path != mains[0] and other.path in target.sources:
+                        try:
+                            elsewhere |= parsed(other.path, launching_functions)
+                        except CudaParseError:
+                            continue
+                arguments = parsed(mains[0], lambda *a: problem_arguments(*a, launching_elsewhere=frozenset(elsewhere)))
             except CudaParseError:
                 continue
             except Exception as exc:  # a defect of the analysis: the timed-out run stays the verdict
@@ -522,22 +533,29 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
         return o
 
     for command in ctx.commands:
-        if (smaller := ctx.run_smaller.get(command)) is not None:  # timed out in an earlier check of this port
-            o = run(smaller[0])
-            notes.append(f"`{command}` timed out in this port's first check; checked with `{smaller[0]}` instead, "
-                         f"{smaller[1]}")
+        if (smaller := ctx.run_smaller.get(command)) is not None:  # too big in an earlier check of this port
+            o = run(smaller[0].command)
+            notes.append(f"`{command}` {smaller[1]} in this port's first check; checked with `{smaller[0].command}` "
+                         f"instead, {smaller[0].change}")
         else:
             o = run(command)
-            for smaller in ctx.smaller_runs(command) if o.verdict == "timeout" else []:
-                retry = run(smaller[0])  # its captures take the place of the killed run's (unfinished ones stay .part)
-                notes.append(f"`{command}` timed out after {ctx.cfg.check_timeout_s:g} s; checked with `{smaller[0]}` "
-                             f"instead, {smaller[1]}" + ("" if retry.passed else f", which did not pass either: {retry.detail}"))
+            # Too big for the check: it timed out, or crashed as a refused allocation does (then only a
+            # smaller problem, not fewer repetitions, can help).
+            why = (f"timed out after {ctx.cfg.check_timeout_s:g} s" if o.verdict == "timeout" else
+                   f"crashed as it does when out of memory (at most {ctx.cfg.check_memory} MiB)" if o.out_of_memory else "")
+            for smaller in ctx.smaller_runs(command) if why else []:
+                if o.out_of_memory and not smaller.smaller_problem:
+                    continue
+                retry = run(smaller.command)  # its captures take the place of the killed run's (unfinished ones stay .part)
+                notes.append(f"`{command}` {why}; checked with `{smaller.command}` instead, {smaller.change}"
+                             + ("" if retry.passed else f", which did not pass either: {retry.detail}"))
                 if retry.passed:
-                    ctx.run_smaller[command] = smaller
+                    ctx.run_smaller[command] = (smaller, why)
                     o = retry
                 # A smaller run that fails may fail for being smaller (a count or size the program's verdict
-                # assumes): the timed-out run stays the verdict, not checked; only a timeout goes on to a smaller one.
-                if retry.verdict != "timeout":
+                # assumes): the first run stays the verdict, not checked; only a timeout or a crash for
+                # memory goes on to a smaller one.
+                if retry.verdict != "timeout" and not retry.out_of_memory:
                     break
         if not o.passed:
             break
@@ -656,7 +674,7 @@ def _task_of(ctx: PortContext, capture: Capture) -> dict:
     problem = capture.problem() or (None if site else "kernel not found in the sources")
     if problem:
         return {"skipped": problem}
-    source = inline_local_includes(project.root / site.file, project.root)
+    source = standalone_source(project, site.file)
     try:
         kernel = parse_cuda(source, site.file).kernel(capture.kernel)
     except Exception as exc:  # what it uses is unknown, so whether its task stands for it is too
@@ -667,7 +685,7 @@ def _task_of(ctx: PortContext, capture: Capture) -> dict:
         return {"skipped": "it uses __device__ or __constant__ variables that the program sets as it runs, "
                            "which a capture of its launch does not record"}
     params = [p.name for p in kernel.params]
-    path = capture_to_task(capture, project.root / site.file, params, ctx.out / KERNELS_DIR / capture.label, project.root)
+    path = capture_to_task(capture, source, params, ctx.out / KERNELS_DIR / capture.label)
     try:
         return {"task": str(path), "key": thread_id_for(load_task(path), ctx.cfg.llm)}
     except TaskError as exc:
@@ -789,7 +807,7 @@ def report_(state: PortState, ctx: PortContext) -> dict:
     tunings = _kernel_tunings(state)
     for k in kernels:
         if records := tunings.get(k.name):
-            k.speedup, k.tuning = records[0][1].get("speedup"), _tuning_text(records)
+            k.speedup, k.tuning = records[0][1].get("speedup"), tuning_summary(records)
     report = PortReport(
         project=str(project.root), translator=ctx.cfg.llm, build_ok=build["ok"], check=check_report, kernels=kernels,
         unmapped_calls=[f"{c.name} ({c.file}:{c.line})" for c in unmapped_library_calls(project, runtime_include_dir())],
@@ -820,13 +838,24 @@ def _kernel_tunings(state: PortState) -> dict[str, list[tuple[str, dict]]]:
             for kernel, rows in out.items()}
 
 
-def _tuning_text(records: list[tuple[str, dict]]) -> str:
+def tuning_summary(records: list[tuple[str, dict]]) -> str:
+    """What tuning did for a kernel's specializations (template arguments, tuning record), hottest first."""
     def text(record: dict) -> str:
         return f"{record['status']}: {record['note']}" if record.get("note") else record["status"]
 
     if len(records) == 1:
         return text(records[0][1])
-    return "; ".join(f"<{args}> {text(record)}" for args, record in records)
+    # specializations that came out alike (a skip reason of the kernel's, often) share one entry
+    alike: dict[str, list[str]] = {}
+    for args, record in records:
+        alike.setdefault(text(record), []).append(f"<{args}>")
+    return "; ".join(f"{_some(names)} {said}" for said, names in alike.items())
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    if len(names) <= shown + 1:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
 
 
 def _used_records(state: PortState) -> dict:

@@ -473,10 +473,7 @@ def test_vector_buffers_and_enum_arguments_are_captured_and_make_a_correct_task(
     assert [(a.kind, a.dtype) for a in capture.args] == [("pointer", "float32"), ("pointer", "int32"), ("pointer", "uint8"),
                                                          ("scalar", "int32"), ("scalar", "uint32"), ("scalar", "uint8")]
     assert capture.template_args == "Twice" and capture.args[-1].stateless
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "vectors.cu").write_text(VECTORS_AND_MODES)
-    task_path = capture_to_task(capture, tmp_path / "src" / "vectors.cu", ["in", "out", "ps", "n", "mode", "op"],
-                                tmp_path / "task", tmp_path / "src")
+    task_path = capture_to_task(capture, VECTORS_AND_MODES, ["in", "out", "ps", "n", "mode", "op"], tmp_path / "task")
     task = load_task(task_path)
     assert [(b.shape, b.role) for b in task.buffers] == [([4000], "input"), ([2000], "inout"), ([8000], "inout")]
     with open_sandbox("local") as sandbox:

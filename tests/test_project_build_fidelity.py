@@ -9,6 +9,8 @@ import pytest
 from agent.configuration import Settings
 from agent.project import port_repository
 from rich.console import Console
+from tools.cuda import parse_cuda
+from tools.project.capture import standalone_source
 from tools.project.check import failure_line
 from tools.project.compile_commands import read_build_commands, split_commands
 from tools.project.discover import discover
@@ -48,6 +50,9 @@ MAIN = """\
 #include <cstdlib>
 #include "kernels.cu"
 int offset();
+#if defined(_OPENMP)  // nvcc defines no _OPENMP without -Xcompiler -fopenmp: a branch for builds without CUDA
+struct float2 { float x, y; };
+#endif
 #if defined(__CUDACC__)
 #define CHECK(call) if ((call) != cudaSuccess) { printf("FAIL: %s\\n", #call); return 1; }
 #endif
@@ -93,6 +98,10 @@ def test_the_build_and_run_are_read_by_make(tmp_path):
     assert project.build.check_commands == ["./main 100 7"]  # the commented-out line is no command
     # kernels.cu is no unit: it is parsed with the flags of the first unit, as main.cu includes it.
     assert "-Ddfloat=float" in project.preprocessor_options("kernels.cu")
+    # standing alone (a kernel's tuning task), it carries the build's macros and what main.cu has before it
+    alone = standalone_source(project, "kernels.cu")
+    assert "#define dfloat float" in alone and "#include <cstdlib>" in alone and "int offset();" not in alone
+    assert parse_cuda(alone, "kernels.cu").kernel("scale").params[0].name == "x"
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
@@ -123,7 +132,7 @@ def test_compiler_lines_become_units_and_links():
     assert link.output == "bin/app"
     assert [u.source for u in link.units] == ["src/a.cpp", "src/b.cu"]
     a, b = link.units
-    assert a.language == "cuda" and a.flags == ["-I", "inc", "-DN=4"]
+    assert a.language == "cuda" and a.flags == ["-I", "inc", "-DN=4", "-fopenmp"]  # -fopenmp: _OPENMP in a.cpp
     assert b.language == "cuda" and b.flags == ["-std=c++17"]
     assert link.libraries == ["pthread"] and link.link_flags == ["-L/opt/x"]
 

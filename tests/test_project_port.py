@@ -13,6 +13,7 @@ from rich.console import Console
 
 from agent.configuration import Settings
 from agent.project import port_repository
+from agent.port_graph import tuning_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p.name for p in (ROOT / "examples" / "projects").iterdir() if p.is_dir())
@@ -234,7 +235,7 @@ def test_each_specialization_is_tuned_apart_hottest_first_and_a_negligible_kerne
         assert json.loads((out / "kernels" / name / "result.json").read_text())["status"] == "correct", name
     report = {k["name"]: k for k in json.loads((out / "port_report.json").read_text())["kernels"]}
     tuning = report["scale"]["tuning"]
-    assert tuning.startswith("<float> ") and "<double> " in tuning and "<__half> " in tuning, tuning
+    assert tuning.startswith("<float>") and "<double>" in tuning and "<__half>" in tuning, tuning
     assert "not worth tuning" in report["mark"]["tuning"], report["mark"]
 
 
@@ -318,6 +319,42 @@ def test_a_check_that_times_out_is_run_again_with_fewer_repetitions_then_a_small
     assert change in console.export_text()
 
 
+ALLOCATING_APP = """#include <cstdio>
+#include <cstdlib>
+__global__ void magnitude(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = fabsf(a[i]); }
+int main(int argc, char** argv) {
+  const int n = atoi(argv[1]), repeat = atoi(argv[2]);
+  float* h = (float*)malloc(n * sizeof(float));
+  for (int i = 0; i < n; i++) h[i] = -(i % 7);  // no check of malloc's result, as is common
+  float* d; cudaMalloc(&d, n * sizeof(float));
+  cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice);
+  for (int r = 0; r < repeat; r++) magnitude<<<(n + 255) / 256, 256>>>(d, n);
+  cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost);
+  bool ok = true;
+  for (int i = 0; i < n; i++) ok = ok && h[i] == i % 7;
+  printf("%s\\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_a_check_that_crashes_out_of_memory_is_run_again_on_a_smaller_problem_only(tmp_path):
+    """`./main 268435456 3` allocates 1 GiB on the host at once: under a 768 MiB limit malloc returns
+    null and the program faults. Fewer repetitions would not help (the retry skips `./main 268435456 1`);
+    16 times fewer elements fit, and that run's own check passes."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(ALLOCATING_APP)
+    console = Console(record=True, width=300)
+    code = port_repository(root, Settings(sandbox="local", tune=False, check_memory_mb=768), out=tmp_path / "out",
+                           trace=None, check_commands=["./main 268435456 3"], console=console)
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    assert code == 0, console.export_text()
+    assert [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == [
+        ("./main 268435456 3", "crashed"), ("./main 16777216 1", "passed")]
+    assert "crashed as it does when out of memory (at most 768 MiB); checked with `./main 16777216 1` instead" \
+        in (tmp_path / "out" / "PORT_REPORT.md").read_text()
+
+
 def test_headers_are_translated_with_what_their_includer_defines_and_may_lie_beside_the_project(tmp_path):
     """`app/main.cu` defines FACTOR's header first, then includes a kernel header from a sibling
     folder (`../common/scale.cuh`) that uses FACTOR without defining it, and one found through
@@ -388,3 +425,12 @@ def test_a_kernel_the_check_never_launches_is_reported_not_launched_not_correct(
     assert {k["name"]: (k["status"], k["reference_kind"]) for k in report["kernels"]} == {
         "fill": ("correct", "project-check"), "halve": ("not_launched", None)}
     assert "not_launched" in (tmp_path / "out" / "PORT_REPORT.md").read_text()
+
+
+def test_specializations_that_tuning_treated_alike_share_one_entry():
+    skipped = {"status": "skipped", "note": "its buffers hold 9000 MiB"}
+    records = [("float", {"status": "tuned", "note": "1.8x"}), *((f"T{i}", skipped) for i in range(6)),
+               ("int", {"status": "correct"}), ("char", {"status": "correct"})]
+    assert tuning_summary(records) == ("<float> tuned: 1.8x; <T0>, <T1>, <T2> and 3 more skipped: its buffers hold "
+                                       "9000 MiB; <int>, <char> correct")
+    assert tuning_summary(records[:1]) == "tuned: 1.8x"

@@ -4,7 +4,7 @@ whatever the variable is called."""
 
 import pytest
 
-from tools.project.smaller_runs import ProblemArgument, problem_arguments, smaller_runs
+from tools.project.smaller_runs import ProblemArgument, launching_functions, problem_arguments, smaller_runs
 
 KERNEL = "__global__ void k(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1.0f; }\n"
 
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
 def test_the_command_is_rewritten_only_where_it_is_one_program_with_such_an_argument():
     args = [ProblemArgument(2, "repeat", "repeats")]
     assert smaller_runs("./main 4096 100", "main", args) == [
-        ("./main 4096 1", "the same problem repeated fewer times (argument 2 (`repeat`) 100 -> 1)")]
+        ("./main 4096 1", "the same problem repeated fewer times (argument 2 (`repeat`) 100 -> 1)", False)]
     assert smaller_runs("cd bin && ./main 4096 100", "main", args)[0][0] == "cd bin && ./main 4096 1"
     assert smaller_runs("./main 4096 1", "main", args) == []  # nothing to make fewer
     assert smaller_runs("./main 4096", "main", args) == []
@@ -99,9 +99,70 @@ def test_the_command_is_rewritten_only_where_it_is_one_program_with_such_an_argu
 def test_sizes_are_cut_after_the_repetitions_by_a_power_of_two_that_divides_them():
     args = [ProblemArgument(1, "n", "size"), ProblemArgument(2, "repeat", "repeats"), ProblemArgument(3, "m", "size")]
     assert smaller_runs("./main 134217728 100 1000", "main", args) == [
-        ("./main 134217728 1 1000", "the same problem repeated fewer times (argument 2 (`repeat`) 100 -> 1)"),
+        ("./main 134217728 1 1000", "the same problem repeated fewer times (argument 2 (`repeat`) 100 -> 1)", False),
         ("./main 8388608 1 125", "a smaller problem (argument 2 (`repeat`) 100 -> 1; argument 1 (`n`) 134217728 -> "
-                                 "8388608; argument 3 (`m`) 1000 -> 125)")]
+                                 "8388608; argument 3 (`m`) 1000 -> 125)", True)]
     assert smaller_runs("./main 4096 1 999", "main", args) == [("./main 256 1 999", "a smaller problem (argument 1 (`n`) "
-                                                                "4096 -> 256)")]  # 999: no power of two divides it
+                                                                "4096 -> 256)", True)]  # 999: no power of two divides it
     assert smaller_runs("./main 200 1 100", "main", args) == []  # already small
+
+
+def test_option_values_read_by_getopt_or_by_comparing_argv_are_found_under_their_option():
+    source = """#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+""" + KERNEL + """
+int main(int argc, char** argv) {
+  int n = 1024, iterations = 10, verbose = 0;
+  int c;
+  while ((c = getopt(argc, argv, "n:i:v")) != -1) {
+    switch (c) {
+      case 'n': n = atoi(optarg); break;
+      case 'i': iterations = atoi(optarg); break;
+      case 'v': verbose = 1; break;
+    }
+  }
+  int blocks = 0;
+  for (int a = 1; a < argc; a++) {
+    if (strcmp(argv[a], "--blocks") == 0 && a + 1 < argc) blocks = atoi(argv[++a]);
+    else if (strcmp(argv[a], "--tag") == 0) printf("%s\\n", argv[++a]);
+  }
+  float* d; cudaMalloc(&d, n * sizeof(float) + blocks);
+  for (int r = 0; r < iterations; r++) k<<<(n + 255) / 256, 256>>>(d, n);
+  if (verbose) printf("%d\\n", iterations);
+}"""
+    assert {(a.option, a.name, a.role) for a in problem_arguments(source, "main.cu", [], [])} == {
+        ("-n", "n", "size"), ("-i", "iterations", "repeats"), ("--blocks", "blocks", "size")}
+
+
+def test_an_option_value_is_rewritten_where_the_command_gives_the_option():
+    args = [ProblemArgument(0, "n", "size", "-n"), ProblemArgument(0, "iterations", "repeats", "-i")]
+    assert smaller_runs("./main -i 100 -n 20000 -v", "main", args) == [
+        ("./main -i 1 -n 20000 -v", "the same problem repeated fewer times (option -i (`iterations`) 100 -> 1)", False),
+        ("./main -i 1 -n 1250 -v", "a smaller problem (option -i (`iterations`) 100 -> 1; option -n (`n`) 20000 -> 1250)",
+         True)]
+    assert smaller_runs("./main -v 100", "main", args) == []  # `-v` is no option of theirs
+    assert smaller_runs("./main -n", "main", args) == []
+
+
+def test_a_loop_calling_a_function_that_launches_in_another_file_repeats():
+    wrappers = "#include <cstdio>\n" + KERNEL + """
+static void step(float* d, int n) { k<<<(n + 255) / 256, 256>>>(d, n); }
+extern "C" void dilate(float* d, int n) { step(d, n); }
+void reference(float* h, int n) { for (int i = 0; i < n; i++) h[i] += 1; }
+"""
+    assert launching_functions(wrappers, "filters.cu", [], []) == {"step", "dilate"}
+    main = """#include <cstdlib>
+extern "C" void dilate(float* d, int n);
+void reference(float* h, int n);
+int main(int argc, char** argv) {
+  int repeat = atoi(argv[1]), checks = atoi(argv[2]);
+  float* d; cudaMalloc(&d, 1024 * sizeof(float));
+  float h[1024];
+  for (int r = 0; r < repeat; r++) dilate(d, 1024);
+  for (int r = 0; r < checks; r++) reference(h, 1024);
+}"""
+    assert problem_arguments(main, "main.cu", [], []) == []  # nothing here says dilate launches
+    assert problem_arguments(main, "main.cu", [], [], launching_elsewhere=frozenset({"step", "dilate"})) == [
+        ProblemArgument(1, "repeat", "repeats")]

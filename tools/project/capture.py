@@ -25,6 +25,8 @@ import numpy as np
 
 from tools.spec import c_type, numpy_dtype
 
+from .discover import Project
+
 HEADER = Path(__file__).with_name("cuda_cpu_launch.h")
 _CALL = re.compile(r"((?:\w+::)*cudacpu_kernels::(\w+))\s*(?=[<(])")
 
@@ -178,30 +180,57 @@ def _split_top(text: str) -> list[str]:
 _LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
-def inline_local_includes(path: Path, root: Path, seen: set[Path] | None = None) -> str:
+def inline_local_includes(path: Path, root: Path, seen: set[Path] | None = None,
+                          include_dirs: tuple[Path, ...] = ()) -> str:
     """The file's text with the project's own `#include "..."` headers inlined (each once), so a
     kernel task's CUDA source stands alone; system headers stay as includes."""
     seen = set() if seen is None else seen
     seen.add(path.resolve())
+    return _inlined(path.read_text(errors="replace"), (path.parent, *include_dirs, root), root, seen, include_dirs)
 
+
+def _inlined(text: str, bases: tuple[Path, ...], root: Path, seen: set[Path], include_dirs: tuple[Path, ...]) -> str:
     def expand(m: re.Match) -> str:
-        for base in (path.parent, root):
+        for base in bases:
             header = (base / m[1]).resolve()
             if header.is_file():
                 if header in seen:
                     return f"// {m[0].strip()} (already inlined)"
-                return f"// ---- {m[1]} ----\n" + inline_local_includes(header, root, seen)
+                return f"// ---- {m[1]} ----\n" + inline_local_includes(header, root, seen, include_dirs)
         return m[0]
 
-    text = path.read_text(errors="replace")
     text = re.sub(r"^\s*#\s*pragma\s+once\s*$", "", text, flags=re.M)
     return _LOCAL_INCLUDE.sub(expand, text)
 
 
-def capture_to_task(capture: Capture, cuda_file: Path, param_names: list[str], task_dir: Path, root: Path) -> Path:
+def standalone_source(project: Project, path: str) -> str:
+    """A project file as its build compiles it, standing alone: the build's macros (-D, -U) as
+    #defines, what its includer has before including it (Project.prelude), and the project's
+    headers inlined (found as the build finds them, -I included)."""
+    options = project.preprocessor_options(path)
+    macros, dirs = [], []
+    for flag, value in zip(options, [*options[1:], ""]):
+        if flag.startswith("-D") and len(flag) > 2:
+            name, _, definition = flag[2:].partition("=")
+            macros.append(f"#define {name} {definition or 1}")
+        elif flag.startswith("-U") and len(flag) > 2:
+            macros.append(f"#undef {flag[2:]}")
+        elif flag in ("-I", "-isystem", "-iquote", "-idirafter"):
+            dirs.append(Path(value))
+    seen: set[Path] = {(project.root / path).resolve()}
+    prelude = project.prelude(path)
+    parts = ["\n".join(macros)] if macros else []
+    if prelude is not None:
+        parts.append(_inlined(prelude[0], (*map(Path, prelude[1]), *dirs, project.root), project.root, seen, tuple(dirs)))
+    seen.discard((project.root / path).resolve())
+    parts.append(inline_local_includes(project.root / path, project.root, seen, tuple(dirs)))
+    return "\n".join(parts)
+
+
+def capture_to_task(capture: Capture, cuda_source: str, param_names: list[str], task_dir: Path) -> Path:
     """Write a kernel task (task.json, data .npy files, the CUDA source) for one capture."""
     task_dir.mkdir(parents=True, exist_ok=True)
-    (task_dir / "kernel.cu").write_text(inline_local_includes(cuda_file, root))
+    (task_dir / "kernel.cu").write_text(cuda_source)
     names = param_names if len(param_names) == len(capture.args) else [f"arg{i}" for i in range(len(capture.args))]
     names = [n if n.isidentifier() else f"arg{i}" for i, n in enumerate(names)]
     buffers, scalars, has_float = [], [], False

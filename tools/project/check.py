@@ -47,6 +47,7 @@ class CheckOutcome:
     # passed; ran (exit 0, but the program printed no verdict); failed (the program said so, exited non-zero,
     # or printed other numbers); timeout and crashed (killed by a signal): the program reached no verdict.
     verdict: str = "passed"
+    out_of_memory: bool = False  # crashed as a refused allocation does (and said no other reason)
 
 
 def failure_line(stdout: str) -> str | None:
@@ -133,9 +134,9 @@ def run_check(
     seconds = time.monotonic() - started
     out = result.stdout + result.stderr
 
-    def outcome(passed: bool, detail: str, code: int | None, verdict: str = "") -> CheckOutcome:
+    def outcome(passed: bool, detail: str, code: int | None, verdict: str = "", out_of_memory: bool = False) -> CheckOutcome:
         return CheckOutcome(command, passed, f"{detail} ({seconds:.1f} s)", out, code, seconds,
-                            verdict or ("passed" if passed else "failed"))
+                            verdict or ("passed" if passed else "failed"), out_of_memory)
 
     if result.timed_out:
         return outcome(False, f"timed out after {timeout_s:g}s: a run sized for a GPU may need smaller arguments "
@@ -145,11 +146,12 @@ def run_check(
         # A refused allocation aborts through std::bad_alloc or faults on the null pointer; an abort that
         # says why itself (the CPU runtime's "cudacpu: ...", a failed assert) is no memory matter.
         said_why = "cudacpu: " in out or (number == signal.SIGABRT and "bad_alloc" not in out)
-        if number in _ALLOCATION_FAILURE_SIGNALS and not said_why:
+        out_of_memory = number in _ALLOCATION_FAILURE_SIGNALS and not said_why
+        if out_of_memory:
             # Under RLIMIT_AS a refused allocation shows as a null pointer or std::bad_alloc, not as "out of memory".
             detail += (f"; the run may use at most {memory_mb} MiB of address space, and an allocation refused "
                        f"under that limit crashes many programs (--check-memory MIB, or smaller arguments with --run)")
-        return outcome(False, "; ".join([detail, *result.notes]), result.returncode, "crashed")
+        return outcome(False, "; ".join([detail, *result.notes]), result.returncode, "crashed", out_of_memory)
     if result.returncode != 0:
         return outcome(False, f"exit status {result.returncode}: {result.tail(300)}", result.returncode)
     if (line := failure_line(result.stdout)) is not None:

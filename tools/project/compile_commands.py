@@ -145,7 +145,7 @@ def _parse_compiler(words: list[str], cwd: str) -> _Parsed:
             p.flags.append(f"-std={standard}")
         elif w in ("-Xcompiler", "--compiler-options") or name in ("-Xcompiler", "--compiler-options"):
             opts = host_options(value if value is not None else attached)
-            p.flags += [o for o in opts if o not in ("-fopenmp", "-pthread")]
+            p.flags += [o for o in opts if o != "-pthread"]  # -fopenmp: _OPENMP in its host code
             p.link_flags += [o for o in opts if o in ("-fopenmp", "-pthread")]
         elif w == "-x":
             p.cuda_language = value == "cu"
@@ -154,6 +154,7 @@ def _parse_compiler(words: list[str], cwd: str) -> _Parsed:
         elif w in ("-L",) or (w.startswith("-L") and len(w) > 2):
             p.link_flags.append("-L" + normalize(cwd, value if value is not None else w[2:]))
         elif w in ("-fopenmp", "-pthread"):
+            p.flags += [w] if w == "-fopenmp" else []
             p.link_flags.append(w)
         elif not w.startswith("-") and value is None:
             path = normalize(cwd, w)

@@ -80,7 +80,7 @@ class Project:
         return [c for s in self.sources for c in s.library_calls]
 
     def preprocessor_options(self, path: str) -> list[str]:
-        """The -D, -U, -I and -include options the build compiles `path` with (-I absolute); for
+        """The -D, -U, -I, -include and -fopenmp options the build compiles `path` with (-I absolute); for
         a file that is no unit of its own (a header, an included .cu), the first unit's."""
         units = [u for t in self.executables for u in t.units]
         unit = next((u for u in units if u.source == path), units[0] if units else None)
@@ -95,7 +95,7 @@ class Project:
             elif flag == "-include" and i + 1 < len(flags):
                 out += [flag, flags[i + 1]]
                 i += 1
-            elif flag.startswith(("-D", "-U")):
+            elif flag.startswith(("-D", "-U")) or flag == "-fopenmp":
                 out.append(flag)
             i += 1
         return out

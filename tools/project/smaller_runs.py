@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import clang.cindex as ci
 
@@ -43,20 +44,46 @@ _SMALLEST_CUT = 256  # a size below this is already one a CPU runs in no time
 
 @dataclass(frozen=True)
 class ProblemArgument:
-    index: int  # in argv
+    index: int  # in argv; 0 for an option's value
     name: str  # the variable the program reads it into
     role: str  # "repeats" (only repeats kernel launches) or "size" (sizes an allocation)
+    option: str = ""  # the option whose value it is (`-n` of `./main -n 1000`), read by getopt or by comparing argv
+
+    def position(self, words: list[str]) -> int | None:
+        """Where its value is in the command's words (the program first)."""
+        if not self.option:
+            return self.index if self.index < len(words) else None
+        at = next((i for i, w in enumerate(words[1:-1], 1) if w == self.option), None)
+        return at + 1 if at is not None else None
+
+    def __str__(self) -> str:
+        return f"option {self.option} (`{self.name}`)" if self.option else f"argument {self.index} (`{self.name}`)"
 
 
-def problem_arguments(source: str, filename: str, include_dirs: list[str], options: list[str]) -> list[ProblemArgument]:
-    """The arguments of the file's `main` that only repeat its kernel launches, and those that size its data."""
-    return _Analysis(parse_translation(source, filename, include_dirs, options)).arguments()
+def problem_arguments(source: str, filename: str, include_dirs: list[str], options: list[str],
+                      launching_elsewhere: frozenset[str] = frozenset()) -> list[ProblemArgument]:
+    """The arguments of the file's `main` that only repeat its kernel launches, and those that size its data.
+    `launching_elsewhere`: the functions of the program's other files that launch kernels."""
+    return _Analysis(parse_translation(source, filename, include_dirs, options), launching_elsewhere).arguments()
 
 
-def smaller_runs(command: str, program: str, arguments: list[ProblemArgument]) -> list[tuple[str, str]]:
-    """Smaller runs of `command` to try in turn, each with what it changed: its repetition arguments
-    above 1 at 1, then also its sizes divided. Empty where nothing would change, or the command is more
-    than `[cd DIR &&] PROG ARGS`."""
+def launching_functions(source: str, filename: str, include_dirs: list[str], options: list[str]) -> set[str]:
+    """The functions defined in the file that launch kernels, directly or through the functions they call."""
+    analysis = _Analysis(parse_translation(source, filename, include_dirs, options))
+    return {c.spelling for c in analysis.tr.walk_main()
+            if c.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) and c.is_definition()
+            and (body := body_of(c)) is not None and analysis.launches(body, 0)}
+
+
+class SmallerRun(NamedTuple):
+    command: str
+    change: str  # what it changed, in words
+    smaller_problem: bool  # its sizes are cut (not only its repetitions): it needs less memory
+
+
+def smaller_runs(command: str, program: str, arguments: list[ProblemArgument]) -> list[SmallerRun]:
+    """Smaller runs of `command` to try in turn: its repetition arguments above 1 at 1, then also its
+    sizes divided. Empty where nothing would change, or the command is more than `[cd DIR &&] PROG ARGS`."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -70,14 +97,15 @@ def smaller_runs(command: str, program: str, arguments: list[ProblemArgument]) -
     for role, what in (("repeats", "the same problem repeated fewer times"), ("size", "a smaller problem")):
         before = len(changed)
         for arg in arguments:
-            value = args[arg.index] if arg.role == role and arg.index < len(args) else ""
+            at = arg.position(args) if arg.role == role else None
+            value = args[at] if at is not None else ""
             if not value.isdigit() or (smaller := _smaller(role, int(value))) is None:
                 continue
-            changed.append(f"argument {arg.index} (`{arg.name}`) {value} -> {smaller}")
-            args[arg.index] = str(smaller)
+            changed.append(f"{arg} {value} -> {smaller}")
+            args[at] = str(smaller)
         if len(changed) > before:
-            runs.append((" ".join(shlex.quote(w) if w != "&&" else w for w in prefix + args),
-                         f"{what} ({'; '.join(changed)})"))
+            runs.append(SmallerRun(" ".join(shlex.quote(w) if w != "&&" else w for w in prefix + args),
+                                   f"{what} ({'; '.join(changed)})", role == "size"))
     return runs
 
 
@@ -93,9 +121,10 @@ def _smaller(role: str, value: int) -> int | None:
 
 
 class _Analysis:
-    def __init__(self, tr: Translation) -> None:
+    def __init__(self, tr: Translation, launching_elsewhere: frozenset[str] = frozenset()) -> None:
         self.tr = tr
         self.launching: dict[tuple, bool] = {}
+        self.launching_elsewhere = launching_elsewhere
 
     def arguments(self) -> list[ProblemArgument]:
         main = next((c for c in self.tr.tu.cursor.get_children() if c.kind == ci.CursorKind.FUNCTION_DECL
@@ -104,23 +133,33 @@ class _Analysis:
         if len(params) < 2:
             return []
         argv = params[1]
-        stores: dict[int, list[ci.Cursor | None]] = {}
+        # argv[k] read into a variable, or an option's value: getopt's optarg under `case 'n':`, or argv[i + 1]
+        # under a test of argv[i] against "-n"
+        stores: dict[int | str, list[ci.Cursor | None]] = {}
         for node, above in _walk(main):
+            if node.kind == ci.CursorKind.DECL_REF_EXPR and node.spelling == "optarg":
+                if (option := _getopt_case(above)) is not None:
+                    stores.setdefault(option, []).append(_stored_into(above))
+                continue
             if node.kind != ci.CursorKind.ARRAY_SUBSCRIPT_EXPR:
                 continue
             base, index = (strip(c) for c in node.get_children())
-            if base.kind == ci.CursorKind.DECL_REF_EXPR and _refers_to(base, argv) \
-                    and index.kind == ci.CursorKind.INTEGER_LITERAL:
+            if base.kind != ci.CursorKind.DECL_REF_EXPR or not _refers_to(base, argv):
+                continue
+            if index.kind == ci.CursorKind.INTEGER_LITERAL:
                 number = int(next(index.get_tokens()).spelling.rstrip("uUlL"), 0)
                 stores.setdefault(number, []).append(_stored_into(above))
+            elif (option := _compared_option(above)) is not None:
+                stores.setdefault(option, []).append(_stored_into(above))
         found = []
-        for k, targets in sorted(stores.items()):
+        for k, targets in sorted(stores.items(), key=lambda item: (isinstance(item[0], str), item[0])):
             if any(t is None for t in targets):
                 continue
+            where = {"index": 0, "option": k} if isinstance(k, str) else {"index": k}
             if all(self._roles(t, 0) == "repeats" for t in targets):
-                found.append(ProblemArgument(k, targets[0].spelling, "repeats"))
+                found.append(ProblemArgument(name=targets[0].spelling, role="repeats", **where))
             elif any(self._sizes(t, 0, set()) for t in targets):
-                found.append(ProblemArgument(k, targets[0].spelling, "size"))
+                found.append(ProblemArgument(name=targets[0].spelling, role="size", **where))
         return found
 
     def _sizes(self, var: ci.Cursor, depth: int, seen: set[tuple]) -> bool:
@@ -222,6 +261,8 @@ class _Analysis:
                 return True
             fn = callee(c)
             definition = fn.get_definition() if fn is not None else None
+            if definition is None and fn is not None and fn.spelling in self.launching_elsewhere:
+                return True  # defined in another file of the program, where it launches
             if definition is None or depth >= _DEPTH or not in_project_header(definition):
                 continue
             key = _key(definition)
@@ -288,6 +329,31 @@ def _up_to_statement(path: list[ci.Cursor]):
 
 def _enclosing_call_name(path: list[ci.Cursor]) -> str:
     return next((call_name(c) for c in _up_to_statement(path) if c.kind == ci.CursorKind.CALL_EXPR), "")
+
+
+def _getopt_case(above: list[ci.Cursor]) -> str | None:
+    """`-n` for a use of getopt's optarg under `case 'n':`."""
+    case = next((c for c in reversed(above) if c.kind == ci.CursorKind.CASE_STMT), None)
+    label = next(case.get_children(), None) if case is not None else None
+    tokens = [t.spelling for t in label.get_tokens()] if label is not None else []
+    if len(tokens) == 1 and len(tokens[0]) == 3 and tokens[0][0] == tokens[0][2] == "'":
+        return "-" + tokens[0][1]
+    return None
+
+
+def _compared_option(above: list[ci.Cursor]) -> str | None:
+    """`-n` for `argv[i + 1]` (or `argv[++i]`) in the branch of `if (strcmp(argv[i], "-n") == 0)`: the one
+    option-like string literal of the nearest condition the read is under."""
+    for i in range(len(above) - 1, 0, -1):
+        if above[i - 1].kind != ci.CursorKind.IF_STMT:
+            continue
+        condition, *branches = above[i - 1].get_children()
+        if branches and not _same(above[i], branches[0]):
+            return None  # under the condition itself or its else branch
+        options = {t.spelling.strip('"') for t in condition.get_tokens() if t.kind == ci.TokenKind.LITERAL
+                   and t.spelling.startswith('"-') and len(t.spelling) > 3}
+        return options.pop() if len(options) == 1 else None
+    return None
 
 
 def _stored_into(above: list[ci.Cursor]) -> ci.Cursor | None:

@@ -76,6 +76,9 @@ def unmapped_library_calls(project: Project, include_dir: Path) -> list[CallSite
 
 _OLD_CXX_STANDARDS = {"-std=c++98", "-std=c++03", "-std=c++0x", "-std=c++11", "-std=c++14", "-std=c++1y",
                       "-std=gnu++98", "-std=gnu++03", "-std=gnu++11", "-std=gnu++14"}
+# -fopenmp defines _OPENMP; a CUDA source compiled without it by nvcc saw no _OPENMP (the runtime's
+# own pragmas read CUDA_CPU_OPENMP instead). `$(filter ...)`: only where CXXFLAGS turns OpenMP on.
+_NO_OPENMP_MACRO = "$(if $(filter -fopenmp,$(CXXFLAGS)),-U_OPENMP -DCUDA_CPU_OPENMP)"
 _CUDA_LIBRARIES = {"cublas", "cublasLt", "curand", "cudart", "cudart_static", "cuda", "cufft", "cusparse", "nvToolsExt"}
 
 
@@ -113,7 +116,9 @@ def write_makefile(root: Path, targets: list[Target], cxxflags: list[str]) -> Pa
                 # What nvcc predefines for the host side of a .cu file; and no strict aliasing:
                 # device code reads arrays through other types (reinterpret_cast<float4 *>),
                 # which g++ -O3 otherwise reorders wrongly once the kernel is lowered to host code.
-                flags = f"-D__CUDACC__ -D__NVCC__ -fno-strict-aliasing {flags}"
+                # nvcc defines _OPENMP in host code only where told to (-Xcompiler -fopenmp).
+                hidden = "" if "-fopenmp" in unit.flags else _NO_OPENMP_MACRO
+                flags = f"-D__CUDACC__ -D__NVCC__ -fno-strict-aliasing {hidden} {flags}"
             if unit.language == "c":
                 compile_line = f"$(CC) $(CPPFLAGS) $(CFLAGS) {flags} -x c -c {_make_word(unit.source)} -o $@"
             else:

@@ -26,7 +26,7 @@
 #include <map>
 #include <vector>
 
-#ifdef _OPENMP
+#if defined(_OPENMP) || defined(CUDA_CPU_OPENMP)
 #include <omp.h>
 #endif
 
@@ -196,7 +196,7 @@ inline cudaError_t fill(void* dst, int value, size_t count) {
 inline bool valid_device(int device) { return device == 0; }
 
 inline int processor_count() {
-#ifdef _OPENMP
+#if defined(_OPENMP) || defined(CUDA_CPU_OPENMP)
     return omp_get_num_procs();
 #else
     long count = sysconf(_SC_NPROCESSORS_ONLN);

@@ -38,8 +38,10 @@
 #define CUDAAPI
 // __restrict__ is a g++ keyword already.
 
-// OpenMP pragmas of the headers: active under -fopenmp, absent (not "unknown") without it.
-#ifdef _OPENMP
+// OpenMP pragmas of the headers: active under -fopenmp, absent (not "unknown") without it. A port's
+// CUDA sources compile with -fopenmp but without _OPENMP where nvcc did not define it (their #ifdef _OPENMP
+// branches are for builds without CUDA); CUDA_CPU_OPENMP says -fopenmp is on all the same.
+#if defined(_OPENMP) || defined(CUDA_CPU_OPENMP)
 #define CUDA_CPU_OMP(...) _Pragma(#__VA_ARGS__)
 #else
 #define CUDA_CPU_OMP(...)
