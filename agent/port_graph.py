@@ -32,7 +32,7 @@ from rich.console import Console
 
 from sandboxes import Limits, Sandbox, open_sandbox
 from tools.project.capture import HEADER as LAUNCH_HEADER
-from tools.project.capture import (Capture, capture_to_task, instrument, launched_kernels, read_captures,
+from tools.project.capture import (LAUNCH_TIMES, Capture, capture_to_task, instrument, launched_kernels, read_captures,
                                    read_launch_times, standalone_source, tuned_dispatch_source)
 from tools.project.check import BuildOutcome, CheckOutcome, build_in_sandbox, run_check
 from tools.project.discover import SKIP_DIRS, Project
@@ -222,6 +222,8 @@ class AppRuns:
 
 # Where a run of the port in its sandbox records each kernel specialization's first launch (relative to src/).
 CAPTURE_ENV = {"CUDACPU_CAPTURE_DIR": "../captures"}
+# What kernels a check's run launches, with no capture of their data (a capture budget of 0 bytes)
+LAUNCHES_ENV = {**CAPTURE_ENV, "CUDACPU_CAPTURE_BYTES": "0"}
 
 
 def capture_launches(sandbox: Sandbox, commands: list[str], dest: Path, runs: AppRuns, memory_mb: int) -> None:
@@ -519,13 +521,12 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
         return key, done, {}
     ctx.on_step("running the project's check")
     box = ctx.sandbox_with(tree, tree_key)
-    if capture:
-        reset_captures(box)
+    reset_captures(box)
     outcomes, notes = [], []
 
     def run(command: str) -> CheckOutcome:
         o = run_check(box, command, expected_output=ctx.expected, timeout_s=ctx.cfg.check_timeout_s,
-                      memory_mb=ctx.cfg.check_memory, env=CAPTURE_ENV if capture else None)
+                      memory_mb=ctx.cfg.check_memory, env=CAPTURE_ENV if capture else LAUNCHES_ENV)
         ctx.runs.seconds += o.seconds
         ctx.writer.event("tool_result", node=node, data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
                                                          "detail": o.detail, "stdout": o.stdout[-4000:]})
@@ -569,7 +570,11 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
                          runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail,
                                         verdict=o.verdict)
                                for o in outcomes], notes=notes)
-    record = {"report": report.model_dump(mode="json"), "output": "\n".join(o.stdout for o in outcomes)}
+    # the kernels its runs launched; None where no process ended normally to say (a killed run writes nothing)
+    launched = (sorted(launched_kernels(box.get(f"captures/{LAUNCH_TIMES}").decode(errors="replace")))
+                if LAUNCH_TIMES in box.run(["ls", "captures"]).stdout.split() else None)
+    record = {"report": report.model_dump(mode="json"), "output": "\n".join(o.stdout for o in outcomes),
+              "launched": launched}
     return key, record, {"checks": {key: record}}
 
 
@@ -802,7 +807,7 @@ def report_(state: PortState, ctx: PortContext) -> dict:
                     else CheckReport(command=None, passed=False, detail="the port did not build"))
     translations = [FileTranslation(**state["translations"][s["key"]]) for s in state["sources"]]
     reference = "gpu-output" if ctx.expected is not None else "project-check"
-    launched = launched_kernels(ctx.out / "captures") if faithful.get("capture") else None
+    launched = set(check["launched"]) if check is not None and check.get("launched") is not None else None
     kernels = kernel_reports(project, translations, build["ok"], check_report, reference, launched)
     tunings = _kernel_tunings(state)
     for k in kernels:

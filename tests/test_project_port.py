@@ -406,9 +406,11 @@ def test_a_program_that_prints_no_verdict_leaves_its_kernels_unverified(tmp_path
     assert "nothing checked its results; --expected-output FILE" in console.export_text()
 
 
-def test_a_kernel_the_check_never_launches_is_reported_not_launched_not_correct(tmp_path):
+@pytest.mark.parametrize("tune", [True, False])
+def test_a_kernel_the_check_never_launches_is_reported_not_launched_not_correct(tmp_path, tune):
     """`halve` runs only when the program is given an argument, and the check gives none: its PASS
-    says nothing of `halve`. The launches the check's run recorded tell which kernels it checked."""
+    says nothing of `halve`. The launches the check's run recorded tell which kernels it checked,
+    whether or not the port tunes (and so captures) them."""
     root = tmp_path / "app"
     root.mkdir()
     (root / "main.cu").write_text(
@@ -418,8 +420,8 @@ def test_a_kernel_the_check_never_launches_is_reported_not_launched_not_correct(
         "  if (argc > 1) halve<<<1, 64>>>(d);\n"
         "  float h[64]; cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
         "  printf(h[10] == (argc > 1 ? 5.0f : 10.0f) ? \"PASS\\n\" : \"FAIL\\n\"); }\n")
-    code = port_repository(root, Settings(sandbox="local", budgets={"max_iters": 1}), out=tmp_path / "out", trace=None,
-                           check_commands=["./main"], console=Console(width=200))
+    code = port_repository(root, Settings(sandbox="local", tune=tune, budgets={"max_iters": 1}), out=tmp_path / "out",
+                           trace=None, check_commands=["./main"], console=Console(width=200))
     report = json.loads((tmp_path / "out" / "port_report.json").read_text())
     assert code == 0 and report["check"]["passed"]
     assert {k["name"]: (k["status"], k["reference_kind"]) for k in report["kernels"]} == {

@@ -145,9 +145,13 @@ LAUNCH_TIMES = "launch_times.tsv"
 def read_launch_times(directory: Path) -> dict[tuple[str, str], tuple[int, float]]:
     """(kernel, template arguments) -> (launches, seconds in them), summed over the processes of
     the captured run; empty where no process finished normally."""
-    totals: dict[tuple[str, str], tuple[int, float]] = {}
     path = directory / LAUNCH_TIMES
-    for line in path.read_text().splitlines() if path.is_file() else []:
+    return parse_launch_times(path.read_text()) if path.is_file() else {}
+
+
+def parse_launch_times(text: str) -> dict[tuple[str, str], tuple[int, float]]:
+    totals: dict[tuple[str, str], tuple[int, float]] = {}
+    for line in text.splitlines():
         fields = line.split("\t")
         if len(fields) != 4:
             continue
@@ -156,13 +160,9 @@ def read_launch_times(directory: Path) -> dict[tuple[str, str], tuple[int, float
     return totals
 
 
-def launched_kernels(directory: Path) -> set[str] | None:
-    """The kernels the captured run launched at all (None: no process of it finished normally, so
-    nothing is known)."""
-    path = directory / LAUNCH_TIMES
-    if not path.is_file():
-        return None
-    return {kernel.rpartition("::")[2] for kernel, _ in read_launch_times(directory)}
+def launched_kernels(launch_times: str) -> set[str]:
+    """The kernels a run launched at all, from its launch_times.tsv."""
+    return {kernel.rpartition("::")[2] for kernel, _ in parse_launch_times(launch_times)}
 
 
 def _split_top(text: str) -> list[str]:
