@@ -418,9 +418,12 @@ def final_result(state: KernelState, attempts: list[dict], stopped: str | None =
     status = "correct" if best else chosen["status"]
     if status not in (*FAILED, "correct", "unsupported"):
         status = "runtime_error"
+    failure = failure_reason(status, chosen.get("observations") or []) if status != "correct" else {}
+    if failure and (defects := (state.get("plan") or {}).get("source_defects")):
+        failure["reason"] = "; ".join([*defects, failure["reason"]])[:REASON_CHARS]  # the cause first
     return {
         **base,
-        **(failure_reason(status, chosen.get("observations") or []) if status != "correct" else {}),
+        **failure,
         "status": status,
         "attempt": chosen["n"],
         "reference_kind": chosen.get("reference_kind"),

@@ -58,8 +58,12 @@ class LiveToolbox:
             "launches": "given by the task",
         }
         if not task.launches:
-            launches, how, buffers = infer_launches(task, module)
+            launches, how, buffers, short = infer_launches(task, module)
             result["launches"] = how
+            if short:  # the source cannot compute what the reference does: said with any failure
+                result["source_defects"] = [
+                    f"the task's CUDA stores {written} of the {size} elements of {name} (its guards end the stores "
+                    f"whatever the grid): no faithful translation writes the rest" for name, (written, size) in short.items()]
             if launches:
                 changed = buffers != task.buffers
                 task = task.model_copy(update={"launches": launches, "buffers": buffers})
@@ -146,20 +150,21 @@ def lower(task: Task) -> tuple[str | None, list[Observation]]:
         return None, found or [Observation(kind="unsupported", message=f"lowering failed: {exc}")]
 
 
-def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str, list[Buffer]]:
+def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str, list[Buffer], dict[str, tuple[int, int]]]:
     """Launches for a task that gives none, and the task's buffers for them: with the scratch
     buffers they pass between kernels that the task lacks, and the padding past a buffer that the
     kernels store to; read from its kernels by tools.cuda.launch_inference (block from
     __launch_bounds__ or the indexing, grid from guards and extents, order from the data flow,
-    arguments by name). Verification decides if they were right."""
+    arguments by name). Verification decides if they were right. Last, the outputs the launches
+    store only in part (name -> elements stored, size)."""
     from tools.cuda.launch_inference import infer
 
     found = infer(task, module)
     if found.launches is None:
-        return None, f"not given, and not inferred: {found.explanation} (the task must list its launches)", task.buffers
+        return None, f"not given, and not inferred: {found.explanation} (the task must list its launches)", task.buffers, {}
     padded = [b.model_copy(update={"padding": max(b.padding, found.padding[b.name])}) if b.name in found.padding else b
               for b in task.buffers]
-    return found.launches, found.explanation, [*padded, *found.scratch]
+    return found.launches, found.explanation, [*padded, *found.scratch], found.short
 
 
 def _median(stats: Any) -> float | None:

@@ -196,8 +196,8 @@ def test_launches_are_not_guessed_where_one_1d_launch_is_not_safe():
     one = KernelInfo(name="scale_kernel", params=params, file="k.cu", line=1)
     assert infer_launches(task, CudaModule(filename="k.cu", kernels=[one]))[0] is not None
     two = CudaModule(filename="k.cu", kernels=[one, one.model_copy(update={"name": "other"})])
-    launches, why, _ = infer_launches(task, two)
+    launches, why, _, _ = infer_launches(task, two)
     assert launches is None and why.startswith("not given, and not inferred") and "other" in why
     odd = KernelInfo(name="k", params=[Param(name="zz", type="int")], file="k.cu", line=1)
-    launches, why, _ = infer_launches(task, CudaModule(filename="k.cu", kernels=[odd]))
+    launches, why, _, _ = infer_launches(task, CudaModule(filename="k.cu", kernels=[odd]))
     assert launches is None and "['zz'] match no buffer" in why

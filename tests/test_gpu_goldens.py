@@ -140,7 +140,7 @@ def _published_tasks(tmp_path_factory) -> dict[str, Path]:
             if task.name not in recorded:  # no CUDA run on the GPU with the launches inferred now
                 assert task.name in PUBLISHED_AWAITING_GOLDENS, f"{task.name}: no goldens, and none awaited"
                 continue
-            launches, _, buffers = infer_launches(task, parse_cuda(task.source(), str(task.source_path())))
+            launches, _, buffers, _ = infer_launches(task, parse_cuda(task.source(), str(task.source_path())))
             if launches:
                 raw = task.model_dump(mode="json", exclude_none=True)
                 raw.update(launches=[l.model_dump(mode="json") for l in launches],

@@ -349,6 +349,35 @@ def test_a_guard_that_leaves_part_of_an_output_unwritten_is_said():
     found = infer(task, _module(("default_function_kernel", ["float * compute", "float * ph_0"])))
     assert found.launches is not None
     assert "at this launch its stores reach 8 of the 10 elements of compute" in found.explanation
+    assert found.short == {"compute": (8, 10)}
+
+
+def test_agent_eval_says_when_the_record_s_cuda_cannot_write_what_its_reference_computes(tmp_path):
+    """A published record whose CUDA's guard stops its stores short of its C reference's output (as
+    topology_expansion_1's does): incorrect, and the reason names that cause before the mismatch."""
+    from rich.console import Console
+
+    from agent.commands.evaluate import run
+    from agent.configuration import load_settings
+
+    record = {
+        "op_name": "asinh",
+        "c_code": "void default_function_kernel(float* compute, float* ph_0) {\n"
+                  "  for (int32_t i = 0; i < 10; ++i) {\n    compute[i] = asinhf(ph_0[i]);\n  }\n}\n",
+        "cuda_code": UNGUARDED.replace("  compute[", "  if (((int)blockIdx.x) < 2) compute["),
+        "ir_code": "@I.ir_module\nclass Module:\n    @T.prim_func\n"
+                   "    def main(ph_0: T.Buffer((2, 5), \"float32\"), compute: T.Buffer((2, 5), \"float32\")):\n"
+                   "        T.func_attr({\"tir.noalias\": T.bool(True)})\n",
+        "op_args": [["asinh"]], "input_shape": [[2, 5]], "output_shape": [[2, 5]],
+    }
+    published = tmp_path / "IndependentOperator.json"
+    published.write_text(json.dumps([record]))
+    cfg = load_settings(llm="compiler", sandbox="local", jobs=1)
+    cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update={"max_iters": 1})})
+    run(published, cfg, out=tmp_path / "report", console=Console(file=io.StringIO(), width=200))
+    [row] = json.loads((tmp_path / "report" / "report.json").read_text())["tasks"]
+    assert row["status"] == "incorrect", row
+    assert row["detail"].startswith("the task's CUDA stores 8 of the 10 elements of compute"), row
 
 
 # A branch, as in a residual block: kernel_2 reads what kernel 0 wrote, not the latest buffer of
@@ -431,7 +460,7 @@ def test_a_branch_bound_by_the_reference_stages_compiles_correct(tmp_path):
     from tools.verify import check
 
     task = _branch_task(tmp_path, BRANCH_C)
-    launches, how, buffers = infer_launches(task, parse_cuda(task.source(), "branch.cu"))
+    launches, how, buffers, _ = infer_launches(task, parse_cuda(task.source(), "branch.cu"))
     assert launches, how
     task = task.model_copy(update={"launches": launches, "buffers": buffers})
     with LocalSandbox(root=tmp_path) as sandbox:

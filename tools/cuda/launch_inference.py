@@ -685,6 +685,21 @@ class Inference:
     # task buffer -> elements the kernels store past its end at these launches (TVM's CUDA made
     # for a padded extent, with no guard): allocated beyond the buffer, never compared
     padding: dict[str, int] = field(default_factory=dict)
+    # task output -> (elements stored, its size) where the launches store only part of it: the grid
+    # ends where the kernel's guards end its stores, so no launch of this code writes the rest
+    short: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def _short_outputs(task: Task, partial: list[dict[str, tuple[int, int]]], stored: set[str]) -> dict[str, tuple[int, int]]:
+    """The task's outputs that some launch stores in part and none stores whole (`stored`: the
+    buffers some launch stores every element of)."""
+    outputs = {b.name for b in task.buffers if b.role in ("output", "inout")}
+    short: dict[str, tuple[int, int]] = {}
+    for each in partial:
+        for name, (written, size) in each.items():
+            if name in outputs and name not in stored and written > short.get(name, (-1, 0))[0]:
+                short[name] = (written, size)
+    return short
 
 
 @dataclass
@@ -753,10 +768,12 @@ def _infer(task: Task, module) -> Inference:
                              "(so they are no intermediates either)")
     order, why_order = _order(kernels, {b.name for b in task.buffers if b.role in ("input", "inout")})
     scalars = {s.name: s.value for s in task.scalars}
-    launches, notes = [], []
+    launches, notes, partial, whole = [], [], [], set()
     stores: dict[str, int] = {}
     for k in order:
         cfg = _configure(k, sizes, scalars)
+        partial.append(cfg.partial)
+        whole |= {name for name in cfg.stores if name not in cfg.partial}
         for name, extent in cfg.extents.items():
             if name in scratch:
                 sizes[name] = max(sizes[name] or 0, extent)
@@ -774,7 +791,7 @@ def _infer(task: Task, module) -> Inference:
     if new:
         text += " | intermediates: " + ", ".join(f"{b.name} ({b.dtype}[{b.shape[0]}], scratch)" for b in new)
     padding = _padding(task, stores)
-    return Inference(launches, new, text + _padding_text(task, padding), padding)
+    return Inference(launches, new, text + _padding_text(task, padding), padding, _short_outputs(task, partial, whole))
 
 
 def _reach(buffer: Buffer) -> int:
@@ -928,7 +945,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
         if not versions[i].extent:
             raise InferenceError(f"no kernel accesses a known extent of intermediate buffer {versions[i].param}")
         new.append(Buffer(name=name, dtype=versions[i].dtype, shape=[versions[i].extent], role="scratch"))
-    launches, text = [], []
+    launches, text, partial, whole = [], [], [], set()
     stores: dict[str, int] = {}
     for info, cfg, binding, args in planned:
         def final(arg):
@@ -936,9 +953,13 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
             if isinstance(target, int):
                 return versions[target].buffer or scratch_names[target]
             return target
+
+        def buffer_of(name: str) -> str:
+            return final(int(name[1:])) if name.startswith("#") else name
         for name, extent in cfg.stores.items():
-            buffer = final(int(name[1:])) if name.startswith("#") else name
-            stores[buffer] = max(stores.get(buffer, 0), extent)
+            stores[buffer_of(name)] = max(stores.get(buffer_of(name), 0), extent)
+        partial.append({buffer_of(name): counts for name, counts in cfg.partial.items()})
+        whole |= {buffer_of(name) for name in cfg.stores if name not in cfg.partial}
         launches.append(Launch(kernel=info.name, grid=_trim(cfg.grid), block=_trim(cfg.block), args=[final(a) for a in args]))
         how = f"{_launch_text(launches[-1])}: block from {cfg.block_how}; " + "; ".join(cfg.grid_how)
         text.append(re.sub(r"#(\d+)", lambda m: final(int(m[1])), how))
@@ -948,7 +969,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     if new:
         out += " | intermediates: " + ", ".join(f"{b.name} ({b.dtype}[{b.shape[0]}], scratch)" for b in new)
     padding = _padding(task, stores)
-    return Inference(launches, new, out + _padding_text(task, padding), padding)
+    return Inference(launches, new, out + _padding_text(task, padding), padding, _short_outputs(task, partial, whole))
 
 
 def _choices(task: Task, info, pointers, writes, starts, versions, binding, pending) -> None:
