@@ -39,7 +39,7 @@ from tools.project.discover import SKIP_DIRS, Project
 from tools.project.smaller_runs import SmallerRun, launching_functions, problem_arguments, smaller_runs
 from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
                                 unmapped_library_calls)
-from tools.optimize import exact_for_any_arguments
+from tools.optimize import applied, exact_for_any_arguments
 from tools.spec import TaskError
 
 from .configuration import Settings
@@ -360,6 +360,8 @@ class PortContext:
     _kernels_lock: threading.Lock = field(default_factory=threading.Lock)  # the tune fan-out may run kernels at once
     tuning_started: float = 0.0  # when this process began tuning (the budget counts from there)
     ray_address: str | None = None  # tune each kernel as a Ray task on this cluster (--jobs of them at once)
+    # kernel -> the optimizer's transformations that paid on one of its specializations: tried first on the others
+    recipes: dict[str, list[str]] = field(default_factory=dict)
     # check commands too big for the check that passed as a smaller run (and why the first was too big):
     # later checks run that at once
     run_smaller: dict[str, tuple[SmallerRun, str]] = field(default_factory=dict)
@@ -707,7 +709,10 @@ def to_tune(state: PortState) -> list[Send] | str:
     budget may run out before the last)."""
     todo = [(name, task) for name, task in state["tasks"].items() if "key" in task and _needs_tuning(state, task["key"])]
     todo.sort(key=lambda item: (-(item[1].get("seconds") or 0.0), item[0]))
-    return [Send("tune", {**task, "label": name}) for name, task in todo] or "link"
+    # what paid on a specialization tuned in an earlier run of this port (this run's go to PortContext.recipes)
+    recipes = {task.get("kernel"): done["transforms"] for task in state["tasks"].values()
+               if (done := state.get("tunings", {}).get(task.get("key"))) and done.get("transforms")}
+    return [Send("tune", {**task, "label": name, "recipe": recipes.get(task.get("kernel"))}) for name, task in todo] or "link"
 
 
 def tune_(job: dict, ctx: PortContext) -> dict:
@@ -720,6 +725,8 @@ def tune_(job: dict, ctx: PortContext) -> dict:
                 "before this kernel; a rerun of the same command tunes it")
         ctx.writer.event("decision", node="tune", data={"kernel": kernel, "status": "skipped", "note": note})
         return {"tunings": {job["key"]: {"status": "skipped", "note": note, "retry": True}}}
+    if (recipe := ctx.recipes.get(job.get("kernel", "")) or job.get("recipe")) is not None:
+        _try_first(Path(job["task"]), recipe)
     try:
         outcome = ctx.kernels().run(Path(job["task"]), lambda _, __, text: ctx.on_step(f"tuning {kernel}: {text}"), left)
     except (UserError, TaskError) as exc:  # the faithful port stands; say why it was not tuned
@@ -756,11 +763,22 @@ def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome) -> dict:
     # the compiler's transformations that are exact by construction hold for any scalar values;
     # an LLM's code, or a transformation chosen by testing, only for the captured ones
     any_scalars = outcome.result.backend == "compiler" and exact_for_any_arguments(code)
-    source = tuned_dispatch_source(capture, json.loads(task_path.read_text()), code, pin_scalars=not any_scalars)
+    task = json.loads(task_path.read_text())
+    source = tuned_dispatch_source(capture, task, code, pin_scalars=not any_scalars)
     scope = "any scalar values" if any_scalars else "the captured scalar values"
-    return {"status": "tuned", "speedup": speedup,
-            "note": f"{outcome.result.backend}, {outcome.result.iterations} iterations; runs for {scope}",
+    if transforms := applied(code):
+        ctx.recipes.setdefault(capture.kernel, transforms)  # the kernel's other specializations try them first
+    first = f"; {', '.join(task['optimize_first'])} tried first (paid on a sibling)" if task.get("optimize_first") else ""
+    return {"status": "tuned", "speedup": speedup, "transforms": transforms or [],
+            "note": f"{outcome.result.backend}, {outcome.result.iterations} iterations; runs for {scope}{first}",
             "file": f"cpu_tuned_{kernel}.cpp", "beside": site.file, "source": source}
+
+
+def _try_first(task_path: Path, transforms: list[str]) -> None:
+    """The kernel task asks its optimizer to try `transforms` before the others."""
+    task = json.loads(task_path.read_text())
+    if task.get("optimize_first") != transforms:
+        task_path.write_text(json.dumps({**task, "optimize_first": transforms}, indent=2) + "\n")
 
 
 def link_(state: PortState, ctx: PortContext) -> dict:

@@ -157,6 +157,19 @@ def test_optimize_seam_result_is_correct_and_marked(cancel, box):
     assert optimize(task, code, sandbox=box, budget=FAST) is None  # already searched: nothing more to try
 
 
+def test_a_sibling_s_transformations_are_searched_alone_first_and_the_rest_only_where_they_gain_nothing(cancel, box):
+    task, faithful = cancel
+    keep_any = Budget(max_variants=3, timing_s=0.05, rounds=2, seeds=2, min_gain=0.0, max_loss=0.0)  # no timing decides
+    sibling = task.model_copy(update={"optimize_first": ["grid_stride_flat"]})
+    code, notes = optimize(sibling, faithful, sandbox=box, budget=keep_any)
+    assert C.applied(code) == ["grid_stride_flat"] and "tried first" in notes.splitlines()[0]
+    assert len(notes.splitlines()) == 2  # its one step: no other transformation was tried
+    # a sibling's step that does not apply here: the whole search runs
+    other = task.model_copy(update={"optimize_first": ["fast_math"]})
+    code, notes = optimize(other, faithful, sandbox=box, budget=keep_any)
+    assert "tried first" not in notes and len(notes.splitlines()) > 2
+
+
 def _stack(ctx: Context, code: str, names: list[str]) -> tuple[str, list[str]]:
     applied = []
     for name in names:

@@ -14,6 +14,7 @@ from rich.console import Console
 from agent.configuration import Settings
 from agent.project import port_repository
 from agent.port_graph import tuning_summary
+from tools.optimize import applied
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p.name for p in (ROOT / "examples" / "projects").iterdir() if p.is_dir())
@@ -436,3 +437,45 @@ def test_specializations_that_tuning_treated_alike_share_one_entry():
     assert tuning_summary(records) == ("<float> tuned: 1.8x; <T0>, <T1>, <T2> and 3 more skipped: its buffers hold "
                                        "9000 MiB; <int>, <char> correct")
     assert tuning_summary(records[:1]) == "tuned: 1.8x"
+
+
+TWO_SPECIALIZATIONS_APP = """#include <cstdio>
+template <typename T>
+__global__ void scale_add(T* y, const T* x, T a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+template <typename T> bool run() {
+  const int n = 16;
+  T hx[n], hy[n];
+  for (int i = 0; i < n; ++i) { hx[i] = T(i); hy[i] = T(1); }
+  T *x, *y;
+  cudaMalloc(&x, sizeof(hx)); cudaMalloc(&y, sizeof(hy));
+  cudaMemcpy(x, hx, sizeof(hx), cudaMemcpyHostToDevice); cudaMemcpy(y, hy, sizeof(hy), cudaMemcpyHostToDevice);
+  scale_add<T><<<1, n>>>(y, x, T(2), n);
+  cudaMemcpy(hy, y, sizeof(hy), cudaMemcpyDeviceToHost);
+  bool ok = true;
+  for (int i = 0; i < n; ++i) ok = ok && hy[i] == T(2 * i + 1);
+  return ok;
+}
+int main() { bool ok = run<float>() && run<double>(); printf(ok ? "PASS\\n" : "FAIL\\n"); return ok ? 0 : 1; }
+"""
+
+
+def test_a_specialization_tries_first_what_paid_on_its_sibling(tmp_path):
+    """One small launch per specialization, which the optimizer reliably makes many times faster
+    (the faithful lowering pays a parallel region for 16 threads): the first specialization tuned
+    finds its transformations by the whole search; the second tries those first, alone."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "main.cu").write_text(TWO_SPECIALIZATIONS_APP)
+    out = tmp_path / "out"
+    result = port(repo, out, "--max-iters", "2", "--jobs", "1")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    tasks = {d.name: json.loads((d / "task.json").read_text()) for d in (out / "kernels").iterdir() if (d / "task.json").is_file()}
+    [(first, _)] = [(name, t) for name, t in tasks.items() if not t.get("optimize_first")]
+    [(second, task)] = [(name, t) for name, t in tasks.items() if t.get("optimize_first")]
+    tuned_first = (out / "kernels" / first / f"{first}.cpp").read_text()
+    assert task["optimize_first"] == applied(tuned_first)
+    [kernel] = json.loads((out / "port_report.json").read_text())["kernels"]
+    assert kernel["tuning"].count("tuned:") == 2 and "tried first (paid on a sibling)" in kernel["tuning"], kernel["tuning"]

@@ -145,6 +145,9 @@ class Task(_Strict):
     tolerance: Tolerance = Tolerance()
     category: str | None = None
     description: str | None = None
+    # optimizer transformations to try before the others: those that paid on a sibling (another
+    # specialization of the same kernel template, in a repository's tuning)
+    optimize_first: list[str] = []
     # Set by load_task: the directory relative paths resolve against, and the file for messages.
     base_dir: Path | None = Field(None, exclude=True)
     origin: str | None = Field(None, exclude=True)

@@ -79,6 +79,7 @@ errno, and the check for it kept loops with sqrtf scalar); g++ 12 ignores it in 
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Sequence
 
@@ -90,8 +91,8 @@ from .base import Context, Transform
 from .pipeline import TRANSFORMS
 from .search import Budget, SearchResult, Step, search
 
-__all__ = ["Budget", "Context", "Proposal", "SearchResult", "Step", "TRANSFORMS", "Transform", "exact_for_any_arguments",
-           "optimize", "search"]
+__all__ = ["Budget", "Context", "Proposal", "SearchResult", "Step", "TRANSFORMS", "Transform", "applied",
+           "exact_for_any_arguments", "optimize", "search"]
 
 
 class Proposal(tuple):
@@ -111,7 +112,9 @@ def optimize(task: Task, code: str, observations: Sequence[Observation] = (), *,
     itself, marked as searched, when no variant was both correct and faster) with notes and the
     search's observations; None when the code was already searched or no transformation applies.
     `fast_math_ok` is the configuration's `compiler.fast_math_ok` (never assumed); `max_seconds`
-    shortens the search's wall time (what is left of the caller's budget)."""
+    shortens the search's wall time (what is left of the caller's budget). The task's
+    `optimize_first` transformations are searched alone first; the whole search runs only where
+    they gain nothing."""
     if is_marked(code):
         return None
     budget = budget or Budget()
@@ -122,14 +125,25 @@ def optimize(task: Task, code: str, observations: Sequence[Observation] = (), *,
         from sandboxes import open_sandbox
 
         sandbox = open_sandbox("local")
+    first = [t for name in task.optimize_first for t in TRANSFORMS if t.name == name]
     try:
-        result = search(task, code, sandbox, budget=budget, threads=threads, fast_math_ok=fast_math_ok)
+        result = None
+        if first:  # what paid on a sibling, alone: where it pays here too, the rest of the search is not needed
+            started = time.monotonic()
+            result = search(task, code, sandbox, budget=budget, threads=threads, fast_math_ok=fast_math_ok, transforms=first)
+            if not result.improved:
+                budget = replace(budget, max_seconds=max(0.0, budget.max_seconds - (time.monotonic() - started)))
+                result = None
+        from_sibling = result is not None
+        if result is None:
+            result = search(task, code, sandbox, budget=budget, threads=threads, fast_math_ok=fast_math_ok)
     finally:
         if own:
             sandbox.close()
     if not is_marked(result.code):
         return None
-    notes = "\n".join([result.summary()] + [o.message for o in result.observations])
+    summary = result.summary() + (" (what paid on a sibling specialization, tried first)" if from_sibling else "")
+    notes = "\n".join([summary] + [o.message for o in result.observations])
     return Proposal(result.code, notes, result.observations)
 
 
