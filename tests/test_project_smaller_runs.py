@@ -31,6 +31,7 @@ def test_a_count_passed_to_helpers_that_launch_and_to_a_repeated_reference_is_a_
 template <typename T> void reference(T* h, int n, int iterations) { for (int r = 0; r < iterations; r++) for (int i = 0; i < n; i++) h[i] += 1; }
 static void launch(float* d, int n) { k<<<(n + 255) / 256, 256>>>(d, n); }
 static void run(float* d, int n, int count) { int c; c = count; while (c-- > 0) launch(d, n); }
+static void check(float* h, int n, int count) { h[0] = n; }  // takes the count, and ignores it
 """
     assert found("""
 int main(int argc, char** argv) {
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   float* h = (float*)malloc(n * sizeof(float));
   run(d, n, passes);
   reference<float>(h, n, passes);
+  check(h, n, passes);
 }""", helpers) == [(1, "passes")]
 
 

@@ -207,9 +207,9 @@ class _Analysis:
             return None
         roles = [self._role(n, above, depth) for n, above in _walk(scope)
                  if n.kind == ci.CursorKind.DECL_REF_EXPR and _refers_to(n, var)]
-        if not roles or None in roles:
+        if None in roles:
             return None
-        return "repeats" if "repeats" in roles else "counts"
+        return "repeats" if "repeats" in roles else "counts"  # (a parameter a function ignores counts nothing)
 
     def _role(self, ref: ci.Cursor, above: list[ci.Cursor], depth: int) -> str | None:
         path = [*above, ref]
