@@ -546,7 +546,12 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
             # smaller problem, not fewer repetitions, can help).
             why = (f"timed out after {ctx.cfg.check_timeout_s:g} s" if o.verdict == "timeout" else
                    f"crashed as it does when out of memory (at most {ctx.cfg.check_memory} MiB)" if o.out_of_memory else "")
-            for smaller in ctx.smaller_runs(command) if why else []:
+            runs = ctx.smaller_runs(command) if why else []
+            if why and not runs:
+                notes.append(f"`{command}` {why}, and no smaller run of it could be made: none of its arguments is a "
+                             "repetition count or a size that could be cut (the problem's size may be fixed in the "
+                             "program); a longer --check-timeout, more --check-memory, or --run with other arguments")
+            for smaller in runs:
                 if o.out_of_memory and not smaller.smaller_problem:
                     continue
                 retry = run(smaller.command)  # its captures take the place of the killed run's (unfinished ones stay .part)

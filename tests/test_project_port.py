@@ -273,6 +273,8 @@ def test_a_check_that_never_reaches_its_verdict_leaves_the_kernels_unchecked(tmp
     assert [k["status"] for k in report["kernels"]] == [status]
     assert words in report["check"]["detail"], report["check"]["detail"]
     assert ("TIMED OUT" if status == "timeout" else "CRASHED") in console.export_text()
+    # nothing in its arguments to cut: the report says so, and what the user can do
+    assert any("no smaller run of it could be made" in note for note in report["check"]["notes"]), report["check"]
 
 
 REPEATING_APP = """#include <cstdio>
@@ -365,7 +367,8 @@ def test_headers_are_translated_with_what_their_includer_defines_and_may_lie_bes
     (tmp_path / "common").mkdir()
     (tmp_path / "inc").mkdir()
     (tmp_path / "app").mkdir()
-    (tmp_path / "inc" / "factor.h").write_text("#define FACTOR 3.0f\n")
+    (tmp_path / "inc" / "factor.h").write_text("#include <factor_value.h>\n#define FACTOR FACTOR_VALUE\n")
+    (tmp_path / "inc" / "factor_value.h").write_text("#define FACTOR_VALUE 3.0f\n")  # found through -I with <...>
     (tmp_path / "common" / "scale.cuh").write_text(
         "#pragma once\n__device__ inline float twice(float x) { return 2.0f * x; }\n"
         "__global__ void scale(float* a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -385,7 +388,7 @@ def test_headers_are_translated_with_what_their_includer_defines_and_may_lie_bes
     assert code == 0 and report["check"]["passed"], report["check"]["detail"]
     assert [(k["name"], k["file"], k["status"]) for k in report["kernels"]] == [("scale", "../common/scale.cuh", "correct")]
     assert "__global__" not in (out / "common" / "scale.cuh").read_text()  # translated, beside OUT/src
-    assert (out / "inc" / "factor.h").is_file()
+    assert (out / "inc" / "factor.h").is_file() and (out / "inc" / "factor_value.h").is_file()
     assert "__global__" in (tmp_path / "common" / "scale.cuh").read_text()  # the user's copy untouched
 
 

@@ -106,7 +106,9 @@ def test_sizes_are_cut_after_the_repetitions_by_a_power_of_two_that_divides_them
                                  "8388608; argument 3 (`m`) 1000 -> 125)", True)]
     assert smaller_runs("./main 4096 1 999", "main", args) == [("./main 256 1 999", "a smaller problem (argument 1 (`n`) "
                                                                 "4096 -> 256)", True)]  # 999: no power of two divides it
-    assert smaller_runs("./main 200 1 100", "main", args) == []  # already small
+    assert smaller_runs("./main 224 1 100", "main", args) == [("./main 28 1 25", "a smaller problem (argument 1 (`n`) "
+                                                               "224 -> 28; argument 3 (`m`) 100 -> 25)", True)]
+    assert smaller_runs("./main 24 1 20", "main", args) == []  # cut, they would fall under 16
 
 
 def test_option_values_read_by_getopt_or_by_comparing_argv_are_found_under_their_option():

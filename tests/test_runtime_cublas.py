@@ -287,3 +287,31 @@ def test_mixed_precision_gemm(tmp_path):
     assert np.allclose(from_half, expected_half, rtol=1e-5, atol=1e-5)
     assert np.allclose(from_bf16, product(bfloat16_round(a), bfloat16_round(b)), rtol=1e-5, atol=1e-5)
     assert np.allclose(half_result.astype(np.float64), expected_half, rtol=1e-3, atol=1e-3)
+
+
+CUBLAS_LT_PROGRAM = r"""
+#include <cublasLt.h>
+#include <cstdio>
+int main() {
+    cublasLtHandle_t lt;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t a;
+    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) return 1;
+    if (cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return 1;
+    cublasOperation_t t = CUBLAS_OP_T, back = CUBLAS_OP_N;
+    size_t written = 0;
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
+    cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &back, sizeof(back), &written);
+    cublasLtMatrixLayoutCreate(&a, CUDA_R_32F, 4, 4, 4);
+    float x[16] = {0};
+    cublasStatus_t product = cublasLtMatmul(lt, desc, x, x, a, x, a, x, x, a, x, a, nullptr, nullptr, 0, 0);
+    printf("%d %zu %d\n", back == CUBLAS_OP_T, written, product == CUBLAS_STATUS_NOT_SUPPORTED);
+    cublasLtMatrixLayoutDestroy(a);
+    cublasLtMatmulDescDestroy(desc);
+    return cublasLtDestroy(lt);
+}
+"""
+
+
+def test_cublaslt_handles_and_descriptors_work_and_its_matmul_says_it_is_not_provided(tmp_path):
+    assert run(build({"lt.cpp": CUBLAS_LT_PROGRAM}, tmp_path)).split() == ["1", str(4), "1"]

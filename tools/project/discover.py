@@ -196,6 +196,7 @@ def _files(root: Path) -> list[Path]:
 
 
 _INCLUDE = re.compile(r'(?m)^\s*#\s*include\s*"([^"]+)"')
+_ANY_INCLUDE = re.compile(r'(?m)^\s*#\s*include\s*(?:"([^"]+)"|<([^>]+)>)')
 
 
 def included_sources(root: Path, sources: list[SourceFile]) -> set[str]:
@@ -212,8 +213,9 @@ def included_sources(root: Path, sources: list[SourceFile]) -> set[str]:
 
 
 def included_closure(root: Path, source: str, include_dirs: list[str]) -> set[str]:
-    """The project files that `source` includes with `#include "..."`, directly or through other
-    project files (relative to the root; each looked up beside its includer, then in `include_dirs`)."""
+    """The project files that `source` includes, directly or through other project files (relative
+    to the root): `#include "..."` looked up beside its includer, then in `include_dirs`;
+    `#include <...>` in `include_dirs` only, as the compiler does (a system header is found in none)."""
     seen: set[str] = set()
     todo = [source]
     while todo:
@@ -222,9 +224,10 @@ def included_closure(root: Path, source: str, include_dirs: list[str]) -> set[st
             text = (root / current).read_text(errors="replace")
         except OSError:
             continue
-        for m in _INCLUDE.finditer(text):
-            for base in (Path(current).parent, *map(Path, include_dirs), Path(".")):
-                candidate = os.path.normpath(base / m[1])
+        for m in _ANY_INCLUDE.finditer(text):
+            bases = (Path(current).parent, *map(Path, include_dirs), Path(".")) if m[1] else map(Path, include_dirs)
+            for base in bases:
+                candidate = os.path.normpath(base / (m[1] or m[2]))
                 if (root / candidate).is_file():
                     if candidate not in seen:
                         seen.add(candidate)

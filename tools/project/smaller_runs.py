@@ -12,8 +12,8 @@ argument, a branch) leaves the argument alone.
 
 Where that is not enough (or there is no such count), the problem itself is made smaller: an argument
 whose value sizes an allocation (malloc, cudaMalloc, new[], a vector; through the variables and function
-parameters computed from it) is divided by up to SIZE_DIVISOR, by a power of two that divides it, so
-that a size that was a multiple of a block size stays one. The program's own check still judges the
+parameters computed from it) is divided by up to SIZE_DIVISOR, by a power of two that divides it (so
+that a size that was a multiple of a block size stays one) and leaves it at least SMALLEST_SIZE. The program's own check still judges the
 result; a smaller run that fails proves nothing either way, and the timed-out run stays the verdict.
 """
 
@@ -39,7 +39,9 @@ _WRAPPERS = (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR, ci.CursorKi
              ci.CursorKind.CONDITIONAL_OPERATOR)
 _DEPTH = 4  # calls followed from main, for a count passed down or a launch inside a helper
 SIZE_DIVISOR = 16
-_SMALLEST_CUT = 256  # a size below this is already one a CPU runs in no time
+# A cut size stays at least this: several sizes (224 x 224 images) may multiply with the program's
+# own loops into a problem too large, while a size under it is seldom what makes one so.
+SMALLEST_SIZE = 16
 
 
 @dataclass(frozen=True)
@@ -112,10 +114,8 @@ def smaller_runs(command: str, program: str, arguments: list[ProblemArgument]) -
 def _smaller(role: str, value: int) -> int | None:
     if role == "repeats":
         return 1 if value > 1 else None
-    if value < _SMALLEST_CUT:
-        return None
     divisor = SIZE_DIVISOR
-    while value % divisor:
+    while divisor > 1 and (value % divisor or value // divisor < SMALLEST_SIZE):
         divisor //= 2
     return value // divisor if divisor > 1 else None
 
