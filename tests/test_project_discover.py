@@ -44,6 +44,18 @@ def test_library_calls_are_listed():
     assert {"cublasSgemm", "cublasSaxpy", "cublasSdot", "cublasCreate"} <= calls
 
 
+def test_the_project_s_own_names_that_start_like_a_library_s_are_no_library_calls(tmp_path):
+    (tmp_path / "main.cu").write_text(
+        "#include <cublas_v2.h>\n#include <cublasLt.h>\n"
+        "void cublasCheck(cublasStatus_t status, const char* file, int line) { if (status) exit(1); }\n"
+        "#define cublasCheckLine(s) cublasCheck((s), __FILE__, __LINE__)\n"
+        "cublasHandle_t cublas_handle;\nstatic size_t cublaslt_workspace_size = 32;\n"
+        "__global__ void k(int* a) { a[0] = 1; }\n"
+        "int main() { cublasCheckLine(cublasCreate(&cublas_handle)); thrust::sort(v.begin(), v.end()); }\n")
+    calls = [(c.name, c.line) for c in discover(tmp_path).library_calls]
+    assert calls == [("cublasCreate", 8), ("thrust::sort", 8)]
+
+
 def test_no_build_file_gives_one_executable_per_main(tmp_path):
     (tmp_path / "app.cu").write_text("__global__ void k(int* a) { a[0] = 1; }\nint main() { return 0; }\n")
     (tmp_path / "lib.cu").write_text("__global__ void j(int* a) { a[0] = 2; }\n")

@@ -19,7 +19,12 @@ SKIP_DIRS = {".git", "build", "cmake-build-debug", "cmake-build-release", "__pyc
 _KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?(?:inline\s+)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
 _LAUNCH = re.compile(r"\b(\w+)\s*(?:<[^<>;]*>)?\s*<<<")
 _RUNTIME = re.compile(r"\b(cuda[A-Z]\w*)\s*\(")
-_LIBRARY = re.compile(r"\b(cublas\w+|cusparse\w+|cufft\w+|cudnn\w+|curand\w+|nccl\w+|thrust::\w+|cub::\w+)\s*[(<{]?")
+# a library's function called or class template named (not a variable of the project's own that
+# merely starts like one); preprocessor lines are no calls
+_LIBRARY = re.compile(r"\b(cublas\w+|cusparse\w+|cufft\w+|cudnn\w+|curand\w+|nccl\w+|thrust::\w+|cub::\w+)\s*[(<{]")
+_PREPROCESSOR_LINE = re.compile(r"(?m)^[ \t]*#.*$")
+# what a source defines: macros, and functions (a name, its parameters, then a body)
+_DEFINED = re.compile(r"#\s*define\s+(\w+)|\b(\w+)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*(?:const\s*)?\{")
 _USES_CUDA = re.compile(r"__global__|__device__|<<<|\bcuda[A-Z]\w*\s*\(|#\s*include\s*[<\"](cuda|cublas|curand|thrust|cub/)")
 _SELF_CHECK = re.compile(r"\b(PASS(ED)?|FAIL(ED)?|Test passed|Test failed|Result\s*=\s*PASS)\b", re.I)
 _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
@@ -167,7 +172,10 @@ def scan_source(root: Path, path: Path) -> SourceFile:
     src.kernels = [KernelSite(m[1], rel, _line_of(text, m.start())) for m in _KERNEL.finditer(text)]
     src.launches = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _LAUNCH.finditer(text)]
     src.runtime_calls = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _RUNTIME.finditer(text)]
-    src.library_calls = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _LIBRARY.finditer(text)]
+    defined = {m[1] or m[2] for m in _DEFINED.finditer(text)}
+    code = _PREPROCESSOR_LINE.sub(lambda m: " " * len(m[0]), text)
+    src.library_calls = [CallSite(m[1], rel, _line_of(code, m.start())) for m in _LIBRARY.finditer(code)
+                         if m[1] not in defined]
     return src
 
 
