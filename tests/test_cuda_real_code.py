@@ -919,6 +919,36 @@ def test_an_unsigned_index_that_wraps_below_zero_in_shared_memory_reaches_back(t
     assert run.stdout.strip() == "PASS", run.stdout + run.stderr
 
 
+REFERENCES_ACROSS_A_BARRIER = r"""
+#include <cstdio>
+__global__ void k(int* out) {
+  __shared__ int s[64];
+  int t = threadIdx.x;
+  int& mine = s[t];
+  const int& theirs = s[63 - t];
+  mine = t;  // through the reference, into shared memory
+  __syncthreads();
+  out[t] = theirs * 100 + mine;
+}
+int main() {
+  int* out;
+  cudaMallocManaged(&out, 64 * sizeof(int));
+  k<<<1, 64>>>(out);
+  cudaDeviceSynchronize();
+  bool ok = true;
+  for (int t = 0; t < 64; t++) ok = ok && out[t] == (63 - t) * 100 + t;
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_a_reference_that_lives_across_a_barrier_still_names_what_it_bound(tmp_path):
+    """A per-thread copy of `int& mine = s[t]` would take writes that never reach shared memory:
+    each thread keeps the address it bound instead."""
+    run = run_port(REFERENCES_ACROSS_A_BARRIER, tmp_path)
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr
+
+
 TWO_RUNS = r"""
 #include <cstdio>
 #include <cstring>

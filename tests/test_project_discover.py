@@ -56,6 +56,13 @@ def test_the_project_s_own_names_that_start_like_a_library_s_are_no_library_call
     assert calls == [("cublasCreate", 8), ("thrust::sort", 8)]
 
 
+def test_a_kernel_declared_before_its_definition_is_one_kernel(tmp_path):
+    (tmp_path / "main.cu").write_text(
+        "__global__ void step(float* a, int n);\n__global__ void only_declared(float* a);\n"
+        "int main() { return 0; }\n__global__ void step(float* a, int n)\n{ a[threadIdx.x] = n; }\n")
+    assert [(k.name, k.line) for k in discover(tmp_path).kernels] == [("only_declared", 2), ("step", 4)]
+
+
 def test_no_build_file_gives_one_executable_per_main(tmp_path):
     (tmp_path / "app.cu").write_text("__global__ void k(int* a) { a[0] = 1; }\nint main() { return 0; }\n")
     (tmp_path / "lib.cu").write_text("__global__ void j(int* a) { a[0] = 2; }\n")

@@ -482,3 +482,22 @@ def test_a_specialization_tries_first_what_paid_on_its_sibling(tmp_path):
     assert task["optimize_first"] == applied(tuned_first)
     [kernel] = json.loads((out / "port_report.json").read_text())["kernels"]
     assert kernel["tuning"].count("tuned:") == 2 and "tried first (paid on a sibling)" in kernel["tuning"], kernel["tuning"]
+
+
+def test_kernels_launched_through_a_macro_s_parameter_are_named_as_launched(tmp_path):
+    """`RUN(fill)` launches through the macro's parameter `kern`: the run records `fill` and `twice`,
+    not `kern`, so both kernels count as checked."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(
+        "#include <cstdio>\n__global__ void fill(float* a) { a[threadIdx.x] = threadIdx.x; }\n"
+        "__global__ void twice(float* a) { a[threadIdx.x] *= 2.0f; }\n"
+        "#define RUN(kern) \\\n  kern<<<1, 64>>>(d); \\\n  cudaDeviceSynchronize();\n"
+        "int main() { float* d; cudaMalloc(&d, 64 * 4); RUN(fill) RUN(twice)\n"
+        "  float h[64]; cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
+        "  printf(h[10] == 20.0f ? \"PASS\\n\" : \"FAIL\\n\"); }\n")
+    code = port_repository(root, Settings(sandbox="local", tune=False), out=tmp_path / "out", trace=None,
+                           check_commands=["./main"], console=Console(width=200))
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    assert code == 0, report["check"]
+    assert {k["name"]: k["status"] for k in report["kernels"]} == {"fill": "correct", "twice": "correct"}

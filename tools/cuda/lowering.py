@@ -132,11 +132,27 @@ class Var:
     drop_decl: bool = False  # recomputed where used, the original declaration is dead
     order: int = 0
 
+    @property
+    def reference(self) -> bool:
+        """An lvalue reference (`int& r = s[t];`): kept per thread as the address it binds to."""
+        return bool(re.search(r"[^&]&\s*$", self.type))
+
     def ref(self, tid: str | None) -> str:
         if self.promoted:
             assert tid is not None, f"per-thread variable {self.name} read at block level"
-            return f"{self.name}[{tid}]"
+            return f"(*{self.name}[{tid}])" if self.reference else f"{self.name}[{tid}]"
         return self.name
+
+    def bind(self, tid: str | None, value: str) -> str:
+        """The per-thread copy takes its initial value (a reference: its address)."""
+        if self.reference:
+            return f"{self.name}[{tid}] = &({value});"
+        return f"{self.ref(tid)} = {value};"
+
+    def per_thread_type(self) -> str:
+        if self.reference:
+            return re.sub(r"\s*&\s*$", "", self.type) + " *"  # const stays: it is the referenced object's
+        return _value_type(self.type)
 
 
 @dataclass(eq=False)
@@ -1493,7 +1509,7 @@ class KernelLowering:
                 tmp = self._fresh("init")
                 return (f"{{ const {_declarator(var.type, tmp)} = {init_text}; "
                         f"std::memcpy(&{ref}, &{tmp}, sizeof({tmp})); }}")
-            return f"{ref} = {init_text};"
+            return var.bind(tid, init_text)
         if init_text is not None:
             return f"{_declarator(var.type, var.name)} = {init_text};"
         if _is_array(var.type):
@@ -1559,7 +1575,7 @@ class KernelLowering:
         self.exit_flags = self.has_return and len(self.regions) > 1
         body = self._emit_items(self.items, "    " * 4)
         promoted = [v for v in sorted(self.vars, key=lambda v: v.order) if v.promoted]
-        state = [f"cudacpu::PerThread<{_value_type(v.type)}> {v.name}({n['nthreads']});" for v in promoted]
+        state = [f"cudacpu::PerThread<{v.per_thread_type()}> {v.name}({n['nthreads']});" for v in promoted]
         if self.exit_flags:
             state.append(f"cudacpu::PerThread<bool> {n['exited']}({n['nthreads']});")
         if self.sites:
@@ -1798,7 +1814,7 @@ class KernelLowering:
                 return []
             value = self.render(init, ictx, tid)
             if var.promoted:
-                return [f"{ind}{var.ref(tid)} = {value};"]
+                return [ind + (var.bind(tid, value) if tag == "decl" else f"{var.ref(tid)} = {value};")]
             return [f"{ind}{_declarator(var.type, var.name)} = {value};"]
         if tag == "expr":
             return _reindent(self.render(item[1], item[2], tid) + ";", item[1].extent.start.column, ind)

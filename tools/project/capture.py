@@ -43,6 +43,14 @@ def _template_args(text: str, start: int) -> tuple[str, int]:
     return "", start
 
 
+def _in_macro(text: str, offset: int) -> bool:
+    """Whether `offset` lies in a preprocessor directive (its lines joined by trailing backslashes)."""
+    start = text.rfind("\n", 0, offset) + 1
+    while start > 1 and text[start - 2] == "\\":  # the line before ends in a backslash: the same directive
+        start = text.rfind("\n", 0, start - 1) + 1
+    return text[start:offset].lstrip().startswith("#")
+
+
 def instrument(cpp: str) -> tuple[str, list[str]]:
     """Route the lowered kernel launches of a translated file through cudacpu_launch::launch.
 
@@ -60,8 +68,10 @@ def instrument(cpp: str) -> tuple[str, list[str]]:
         paren = after + rest.index("(")
         qualified = m[1] + (f"<{targs}>" if targs else "")
         spelled = f"cudacpu_launch::template_arguments<&{qualified}>()" if targs else '""'
+        # In a macro's body the name may be the macro's parameter: the expansion names the kernel.
+        name = f"cudacpu_launch::kernel_name<&{qualified}>()" if _in_macro(cpp, m.start()) else f'"{m[2]}"'
         out.append(cpp[pos:m.start()])
-        out.append(f'cudacpu_launch::launch("{m[2]}", {spelled}, &{qualified}, ')
+        out.append(f"cudacpu_launch::launch({name}, {spelled}, &{qualified}, ")
         pos = paren + 1
         kernels.append(m[2])
     if not kernels:

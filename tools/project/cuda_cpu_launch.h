@@ -330,6 +330,22 @@ inline std::string specialization_arguments(const std::string& pretty) {
                ? std::string() : pretty.substr(open + 1, close - open - 1);
 }
 
+// The name of a lowered kernel (`k` of "... [with auto Kernel = cudacpu_kernels::k<float>]"), for a
+// launch in a macro's body, where the kernel may be the macro's parameter.
+inline std::string kernel_identifier(const std::string& pretty) {
+    const std::string scope = "cudacpu_kernels::";
+    const auto at = pretty.find(scope);
+    if (at == std::string::npos) return std::string();
+    const auto start = at + scope.size();
+    return pretty.substr(start, pretty.find_first_of("<]; ", start) - start);
+}
+
+template <auto Kernel>
+const char* kernel_name() {
+    static const std::string text = kernel_identifier(__PRETTY_FUNCTION__);
+    return text.c_str();
+}
+
 template <auto Kernel>
 const char* template_arguments() {
     static const std::string text = specialization_arguments(__PRETTY_FUNCTION__);

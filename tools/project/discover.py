@@ -169,7 +169,10 @@ def scan_source(root: Path, path: Path) -> SourceFile:
     src = SourceFile(rel, uses, bool(re.search(r"\bint\s+main\s*\(", text)))
     if not uses:
         return src
-    src.kernels = [KernelSite(m[1], rel, _line_of(text, m.start())) for m in _KERNEL.finditer(text)]
+    found = [(m[1], _line_of(text, m.start()), _has_body(text, m.end() - 1)) for m in _KERNEL.finditer(text)]
+    defined = {name for name, _, body in found if body}
+    # a prototype (`__global__ void k(int*);` before main) is no kernel of its own where the file defines it
+    src.kernels = [KernelSite(name, rel, line) for name, line, body in found if body or name not in defined]
     src.launches = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _LAUNCH.finditer(text)]
     src.runtime_calls = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _RUNTIME.finditer(text)]
     defined = {m[1] or m[2] for m in _DEFINED.finditer(text)}
@@ -177,6 +180,17 @@ def scan_source(root: Path, path: Path) -> SourceFile:
     src.library_calls = [CallSite(m[1], rel, _line_of(code, m.start())) for m in _LIBRARY.finditer(code)
                          if m[1] not in defined]
     return src
+
+
+def _has_body(text: str, paren: int) -> bool:
+    """Whether the parameter list opening at text[paren] is followed by a body (`{`), not by `;`."""
+    depth = 0
+    for i in range(paren, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            rest = text[i + 1:].lstrip()
+            return rest.startswith("{")
+    return False
 
 
 def not_text(path: Path) -> str | None:
