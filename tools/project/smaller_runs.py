@@ -13,8 +13,12 @@ argument, a branch) leaves the argument alone.
 Where that is not enough (or there is no such count), the problem itself is made smaller: an argument
 whose value sizes an allocation (malloc, cudaMalloc, new[], a vector; through the variables and function
 parameters computed from it) is divided by up to SIZE_DIVISOR, by a power of two that divides it (so
-that a size that was a multiple of a block size stays one) and leaves it at least SMALLEST_SIZE. The program's own check still judges the
-result; a smaller run that fails proves nothing either way, and the timed-out run stays the verdict.
+that a size that was a multiple of a block size stays one) and leaves it at least SMALLEST_SIZE. The
+program's own check still judges the result; a smaller run that fails proves nothing either way, and
+the first run stays the verdict. (A run that crashed for memory tries only the smaller problem.)
+
+Arguments are positional (`argv[2]`) or options' values: getopt's `optarg` under `case 'n':`, or
+`argv[i + 1]` where `argv[i]` was compared with "-n".
 """
 
 from __future__ import annotations
