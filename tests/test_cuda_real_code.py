@@ -949,6 +949,44 @@ def test_a_reference_that_lives_across_a_barrier_still_names_what_it_bound(tmp_p
     assert run.stdout.strip() == "PASS", run.stdout + run.stderr
 
 
+LAUNCH_KERNEL_API = r"""
+#include <cstdio>
+__global__ void axpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += a * x[i];
+}
+template <int K> __global__ void fill(float* y) { y[threadIdx.x] = K; }
+int main() {
+  const int n = 300;
+  float *x, *y;
+  cudaMallocManaged(&x, n * sizeof(float)); cudaMallocManaged(&y, n * sizeof(float));
+  for (int i = 0; i < n; i++) { x[i] = i; y[i] = 1; }
+  float a = 2.0f;
+  int count = n;
+  void* args[] = {&a, &x, &y, &count};
+  cudaError_t by_address = cudaLaunchKernel((const void*)axpy, dim3((n + 127) / 128), dim3(128), args, 0, 0);
+  cudaError_t by_function = cudaLaunchKernel(axpy, dim3((n + 127) / 128), dim3(128), args, 0, 0);
+  cudaDeviceSynchronize();
+  bool ok = by_address == cudaSuccess && by_function == cudaSuccess;
+  for (int i = 0; i < n; i++) ok = ok && y[i] == 1 + 4.0f * i;
+  void* fill_args[] = {&y};
+  ok = ok && cudaLaunchKernel(fill<7>, dim3(1), dim3(4), fill_args) == cudaSuccess;
+  cudaDeviceSynchronize();
+  ok = ok && y[3] == 7.0f;
+  ok = ok && cudaLaunchKernel((const void*)&n, dim3(1), dim3(1), args) == cudaErrorInvalidDeviceFunction;
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_cuda_launch_kernel_runs_a_kernel_by_its_address_or_its_function(tmp_path):
+    """The host API's launch with the arguments as an array of pointers: by the kernel's address as
+    `const void*` (found among the translated kernels), by the function itself (a template's
+    specialization too); an address that is no kernel is cudaErrorInvalidDeviceFunction."""
+    run = run_port(LAUNCH_KERNEL_API, tmp_path)
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr
+
+
 TWO_RUNS = r"""
 #include <cstdio>
 #include <cstring>

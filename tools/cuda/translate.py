@@ -220,6 +220,9 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
         stub = _host_stub(cursor, tr) if keep_host else None  # host code only: a task's entry may bear the kernel's name
         if stub is not None:
             stubbed.add(name)
+            if not _template_head(cursor, tr) and sum(k.name == name for k in mod.kernels) == 1:
+                # cudaLaunchKernel((void*)k, ...) finds the stub by its address, with its arguments as void*
+                stub += f"\nstatic const bool cudacpu_registered_{name} = cuda_cpu::register_kernel<&{name}>();"
         edits.replace(start, end, f"// CUDA kernel {name} ({tr.filename}:{cursor.location.line}), lowered\n" + _wrap(text, kernel=True)
                       + (f"\n// its host stub: what a pointer to {name} points to\n{stub}" if stub else ""))
     for start, end, text in _explicit_instantiations(tr):

@@ -24,6 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #if defined(_OPENMP) || defined(CUDA_CPU_OPENMP)
@@ -811,6 +813,32 @@ inline int push_launch_configuration(dim3 grid, dim3 block, size_t shared = 0, c
     return 0;
 }
 
+// cudaLaunchKernel: a kernel's host stub called with its arguments given as an array of pointers.
+using KernelTrampoline = void (*)(void** args);
+
+inline std::map<const void*, KernelTrampoline>& kernel_trampolines() {
+    static std::map<const void*, KernelTrampoline> by_stub;
+    return by_stub;
+}
+
+template <class... P, std::size_t... I>
+void call_unpacked(void (*stub)(P...), void** args, std::index_sequence<I...>) {
+    stub(*static_cast<std::remove_cv_t<std::remove_reference_t<P>>*>(args[I])...);
+}
+
+template <class... P>
+constexpr std::size_t arity(void (*)(P...)) { return sizeof...(P); }
+
+template <auto Stub>
+void trampoline(void** args) { call_unpacked(Stub, args, std::make_index_sequence<arity(Stub)>{}); }
+
+// Each translated kernel's stub registers itself, so that a launch by the stub's address as void* finds it.
+template <auto Stub>
+bool register_kernel() {
+    kernel_trampolines()[reinterpret_cast<const void*>(Stub)] = &trampoline<Stub>;
+    return true;
+}
+
 inline LaunchConfiguration pop_launch_configuration(const char* kernel) {
     auto& pending = launch_configurations();
     if (pending.empty()) {
@@ -822,6 +850,26 @@ inline LaunchConfiguration pop_launch_configuration(const char* kernel) {
     return c;
 }
 }  // namespace cuda_cpu
+
+inline cudaError_t cudaLaunchKernel(const void* kernel, dim3 grid, dim3 block, void** args, size_t shared = 0,
+                                    cudaStream_t stream = nullptr) {
+    auto found = cuda_cpu::kernel_trampolines().find(kernel);
+    if (found == cuda_cpu::kernel_trampolines().end()) {
+        std::fprintf(stderr, "cudacpu: cudaLaunchKernel: %p is no kernel of the translated sources\n", kernel);
+        return cuda_cpu::last_error() = cudaErrorInvalidDeviceFunction;
+    }
+    cuda_cpu::push_launch_configuration(grid, block, shared, stream);
+    found->second(args);
+    return cudaSuccess;
+}
+
+template <class... P>
+inline cudaError_t cudaLaunchKernel(void (*kernel)(P...), dim3 grid, dim3 block, void** args, size_t shared = 0,
+                                    cudaStream_t stream = nullptr) {
+    cuda_cpu::push_launch_configuration(grid, block, shared, stream);
+    cuda_cpu::call_unpacked(kernel, args, std::index_sequence_for<P...>{});
+    return cudaSuccess;
+}
 
 // ---------------------------------------------------------------- kernels (attributes only)
 // Kernels are called directly by the lowered code; these queries accept any kernel symbol.
