@@ -956,6 +956,7 @@ __global__ void axpy(float a, const float* x, float* y, int n) {
   if (i < n) y[i] += a * x[i];
 }
 template <int K> __global__ void fill(float* y) { y[threadIdx.x] = K; }
+void axpy(float a, float* y, int n) { for (int i = 0; i < n; i++) y[i] += a; }  // a host function of the same name
 int main() {
   const int n = 300;
   float *x, *y;
@@ -964,8 +965,9 @@ int main() {
   float a = 2.0f;
   int count = n;
   void* args[] = {&a, &x, &y, &count};
-  cudaError_t by_address = cudaLaunchKernel((const void*)axpy, dim3((n + 127) / 128), dim3(128), args, 0, 0);
-  cudaError_t by_function = cudaLaunchKernel(axpy, dim3((n + 127) / 128), dim3(128), args, 0, 0);
+  typedef void (*axpy_kernel)(float, const float*, float*, int);  // the kernel, not the host axpy
+  cudaError_t by_address = cudaLaunchKernel((const void*)(axpy_kernel)axpy, dim3((n + 127) / 128), dim3(128), args, 0, 0);
+  cudaError_t by_function = cudaLaunchKernel((axpy_kernel)axpy, dim3((n + 127) / 128), dim3(128), args, 0, 0);
   cudaDeviceSynchronize();
   bool ok = by_address == cudaSuccess && by_function == cudaSuccess;
   for (int i = 0; i < n; i++) ok = ok && y[i] == 1 + 4.0f * i;

@@ -222,7 +222,10 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
             stubbed.add(name)
             if not _template_head(cursor, tr) and sum(k.name == name for k in mod.kernels) == 1:
                 # cudaLaunchKernel((void*)k, ...) finds the stub by its address, with its arguments as void*
-                stub += f"\nstatic const bool cudacpu_registered_{name} = cuda_cpu::register_kernel<&{name}>();"
+                # (the stub's own type named: a host function may share the kernel's name)
+                types = ", ".join(p.type.spelling for p in fe.params_of(cursor))
+                stub += (f"\nstatic const bool cudacpu_registered_{name} = "
+                         f"cuda_cpu::register_kernel<static_cast<void (*)({types})>(&{name})>();")
         edits.replace(start, end, f"// CUDA kernel {name} ({tr.filename}:{cursor.location.line}), lowered\n" + _wrap(text, kernel=True)
                       + (f"\n// its host stub: what a pointer to {name} points to\n{stub}" if stub else ""))
     for start, end, text in _explicit_instantiations(tr):
