@@ -314,9 +314,9 @@ def test_stores_past_a_buffer_with_no_guard_pad_it_instead_of_failing_the_launch
     assert "padded: compute by 2 element(s)" in found.explanation
 
 
-def test_agent_eval_allocates_the_padding_a_published_kernel_stores_to(tmp_path):
-    """A published-format record whose CUDA stores past its output (as it does on a GPU, harmlessly)
-    comes out correct: the harness allocates the padding and compares the buffer's own elements."""
+def _evaluate_record(tmp_path, cuda_code: str) -> tuple[dict, int]:
+    """`agent eval` (compiler, one attempt) of a published-format record: an asinh over a (2, 5)
+    buffer with `cuda_code` as its CUDA; its report row and the exit status."""
     from rich.console import Console
 
     from agent.commands.evaluate import run
@@ -326,7 +326,7 @@ def test_agent_eval_allocates_the_padding_a_published_kernel_stores_to(tmp_path)
         "op_name": "asinh",
         "c_code": "void default_function_kernel(float* compute, float* ph_0) {\n"
                   "  for (int32_t i = 0; i < 10; ++i) {\n    compute[i] = asinhf(ph_0[i]);\n  }\n}\n",
-        "cuda_code": UNGUARDED,
+        "cuda_code": cuda_code,
         "ir_code": "@I.ir_module\nclass Module:\n    @T.prim_func\n"
                    "    def main(ph_0: T.Buffer((2, 5), \"float32\"), compute: T.Buffer((2, 5), \"float32\")):\n"
                    "        T.func_attr({\"tir.noalias\": T.bool(True)})\n",
@@ -338,6 +338,13 @@ def test_agent_eval_allocates_the_padding_a_published_kernel_stores_to(tmp_path)
     cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update={"max_iters": 1})})
     status = run(published, cfg, out=tmp_path / "report", console=Console(file=io.StringIO(), width=200))
     [row] = json.loads((tmp_path / "report" / "report.json").read_text())["tasks"]
+    return row, status
+
+
+def test_agent_eval_allocates_the_padding_a_published_kernel_stores_to(tmp_path):
+    """A published-format record whose CUDA stores past its output (as it does on a GPU, harmlessly)
+    comes out correct: the harness allocates the padding and compares the buffer's own elements."""
+    row, status = _evaluate_record(tmp_path, UNGUARDED)
     assert row["status"] == "correct" and status == 0, row
     assert "padded: compute by 2 element(s)" in _plan_of(tmp_path / "report")
 
@@ -355,27 +362,7 @@ def test_a_guard_that_leaves_part_of_an_output_unwritten_is_said():
 def test_agent_eval_says_when_the_record_s_cuda_cannot_write_what_its_reference_computes(tmp_path):
     """A published record whose CUDA's guard stops its stores short of its C reference's output (as
     topology_expansion_1's does): incorrect, and the reason names that cause before the mismatch."""
-    from rich.console import Console
-
-    from agent.commands.evaluate import run
-    from agent.configuration import load_settings
-
-    record = {
-        "op_name": "asinh",
-        "c_code": "void default_function_kernel(float* compute, float* ph_0) {\n"
-                  "  for (int32_t i = 0; i < 10; ++i) {\n    compute[i] = asinhf(ph_0[i]);\n  }\n}\n",
-        "cuda_code": UNGUARDED.replace("  compute[", "  if (((int)blockIdx.x) < 2) compute["),
-        "ir_code": "@I.ir_module\nclass Module:\n    @T.prim_func\n"
-                   "    def main(ph_0: T.Buffer((2, 5), \"float32\"), compute: T.Buffer((2, 5), \"float32\")):\n"
-                   "        T.func_attr({\"tir.noalias\": T.bool(True)})\n",
-        "op_args": [["asinh"]], "input_shape": [[2, 5]], "output_shape": [[2, 5]],
-    }
-    published = tmp_path / "IndependentOperator.json"
-    published.write_text(json.dumps([record]))
-    cfg = load_settings(llm="compiler", sandbox="local", jobs=1)
-    cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update={"max_iters": 1})})
-    run(published, cfg, out=tmp_path / "report", console=Console(file=io.StringIO(), width=200))
-    [row] = json.loads((tmp_path / "report" / "report.json").read_text())["tasks"]
+    row, _ = _evaluate_record(tmp_path, UNGUARDED.replace("  compute[", "  if (((int)blockIdx.x) < 2) compute["))
     assert row["status"] == "incorrect", row
     assert row["detail"].startswith("the task's CUDA stores 8 of the 10 elements of compute"), row
 

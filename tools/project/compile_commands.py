@@ -154,7 +154,8 @@ def _parse_compiler(words: list[str], cwd: str) -> _Parsed:
         elif w in ("-L",) or (w.startswith("-L") and len(w) > 2):
             p.link_flags.append("-L" + normalize(cwd, value if value is not None else w[2:]))
         elif w in ("-fopenmp", "-pthread"):
-            p.flags += [w] if w == "-fopenmp" else []
+            if w == "-fopenmp":  # _OPENMP in its host code
+                p.flags.append(w)
             p.link_flags.append(w)
         elif not w.startswith("-") and value is None:
             path = normalize(cwd, w)

@@ -170,9 +170,9 @@ def scan_source(root: Path, path: Path) -> SourceFile:
     if not uses:
         return src
     found = [(m[1], _line_of(text, m.start()), _has_body(text, m.end() - 1)) for m in _KERNEL.finditer(text)]
-    defined = {name for name, _, body in found if body}
+    with_body = {name for name, _, body in found if body}
     # a prototype (`__global__ void k(int*);` before main) is no kernel of its own where the file defines it
-    src.kernels = [KernelSite(name, rel, line) for name, line, body in found if body or name not in defined]
+    src.kernels = [KernelSite(name, rel, line) for name, line, body in found if body or name not in with_body]
     src.launches = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _LAUNCH.finditer(text)]
     src.runtime_calls = [CallSite(m[1], rel, _line_of(text, m.start())) for m in _RUNTIME.finditer(text)]
     defined = {m[1] or m[2] for m in _DEFINED.finditer(text)}

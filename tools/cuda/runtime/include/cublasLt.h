@@ -89,26 +89,30 @@ typedef struct {
     int reserved[4];
 } cublasLtMatmulHeuristicResult_t;
 
+namespace cuda_cpu {
+template <class T, class... Fields>
+cublasStatus_t lt_create(T** made, Fields... fields) {
+    if (!made) return CUBLAS_STATUS_INVALID_VALUE;
+    *made = new T{{}, fields...};  // the attributes, then the object's own fields in order
+    return CUBLAS_STATUS_SUCCESS;
+}
+template <class T>
+cublasStatus_t lt_destroy(T* made) {
+    delete made;
+    return CUBLAS_STATUS_SUCCESS;
+}
+}  // namespace cuda_cpu
+
 inline cublasStatus_t cublasLtCreate(cublasLtHandle_t* handle) {
     if (!handle) return CUBLAS_STATUS_INVALID_VALUE;
     *handle = new cublasLtContext();
     return CUBLAS_STATUS_SUCCESS;
 }
-inline cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) {
-    delete handle;
-    return CUBLAS_STATUS_SUCCESS;
-}
+inline cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) { return cuda_cpu::lt_destroy(handle); }
 inline cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute, cudaDataType_t scale) {
-    if (!desc) return CUBLAS_STATUS_INVALID_VALUE;
-    *desc = new cublasLtMatmulDescOpaque_t();
-    (*desc)->compute = compute;
-    (*desc)->scale = scale;
-    return CUBLAS_STATUS_SUCCESS;
+    return cuda_cpu::lt_create(desc, compute, scale);
 }
-inline cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
-    delete desc;
-    return CUBLAS_STATUS_SUCCESS;
-}
+inline cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) { return cuda_cpu::lt_destroy(desc); }
 inline cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
                                                      const void* buf, size_t bytes) {
     return desc ? desc->set(attribute, buf, bytes) : CUBLAS_STATUS_NOT_INITIALIZED;
@@ -119,30 +123,18 @@ inline cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t desc, 
 }
 inline cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType_t type, uint64_t rows,
                                                  uint64_t cols, int64_t ld) {
-    if (!layout) return CUBLAS_STATUS_INVALID_VALUE;
-    *layout = new cublasLtMatrixLayoutOpaque_t();
-    (*layout)->type = type;
-    (*layout)->rows = rows;
-    (*layout)->cols = cols;
-    (*layout)->ld = ld;
-    return CUBLAS_STATUS_SUCCESS;
+    return cuda_cpu::lt_create(layout, type, rows, cols, ld);
 }
-inline cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
-    delete layout;
-    return CUBLAS_STATUS_SUCCESS;
-}
+inline cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) { return cuda_cpu::lt_destroy(layout); }
 inline cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attribute,
                                                        const void* buf, size_t bytes) {
     return layout ? layout->set(attribute, buf, bytes) : CUBLAS_STATUS_NOT_INITIALIZED;
 }
 inline cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* preference) {
-    if (!preference) return CUBLAS_STATUS_INVALID_VALUE;
-    *preference = new cublasLtMatmulPreferenceOpaque_t();
-    return CUBLAS_STATUS_SUCCESS;
+    return cuda_cpu::lt_create(preference);
 }
 inline cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t preference) {
-    delete preference;
-    return CUBLAS_STATUS_SUCCESS;
+    return cuda_cpu::lt_destroy(preference);
 }
 inline cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t preference,
                                                            cublasLtMatmulPreferenceAttributes_t attribute, const void* buf,
