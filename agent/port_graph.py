@@ -285,32 +285,38 @@ class KernelRuns:
             self._translators[spec] = make_translator(spec, self.cfg)
         return self._translators[spec]
 
-    def run(self, task_path: Path, on_step: Callable[[str, str, str], None], wall_s: float | None = None):
-        """`wall_s`: the seconds this kernel may take (what is left of the port's tuning budget)."""
+    def run(self, task_path: Path, on_step: Callable[[str, str, str], None], wall_s: float | None = None,
+            again: bool = False):
+        """`wall_s`: the seconds this kernel may take (what is left of the port's tuning budget);
+        `again`: as run_kernel's."""
         from tools.spec import load_task
 
         from .runner import open_kernel_sandbox, run_kernel
 
         task = load_task(task_path)
         if self.ray is not None:
-            return self._run_on_ray(task, task_path, on_step, wall_s)
+            return self._run_on_ray(task, task_path, on_step, wall_s, again)
         box = open_kernel_sandbox(self.cfg, task)
         try:
             return run_kernel(task, self.cfg, out=self.out, trace=self.trace, saver=self.saver, sandbox=box,
-                              usage=self.usage, translator_for=self.translator, on_step=on_step, wall_s=wall_s)
+                              usage=self.usage, translator_for=self.translator, on_step=on_step, wall_s=wall_s,
+                              again=again)
         finally:
             box.close()
 
-    def _run_on_ray(self, task, task_path: Path, on_step: Callable[[str, str, str], None], wall_s: float | None):
-        """The kernel's graph on a worker; its checkpoint, trace and result files recorded here. A
-        worker's failure past Ray's retries raises (the tune node reports it and a rerun retries it)."""
+    def _run_on_ray(self, task, task_path: Path, on_step: Callable[[str, str, str], None], wall_s: float | None,
+                    again: bool):
+        """The kernel's graph on a worker; its checkpoint, trace and result files recorded here (a new
+        search in place of the one before). A worker's failure past Ray's retries raises (the tune node
+        reports it and a rerun retries it)."""
         from .graph import build_graph
         from .ray_runner import cluster_error, finished_outcome, record_reply, task_payload
-        from .runner import finished_earlier, thread_config, thread_id_for
+        from .runner import finished_earlier, stopped_by_budget, thread_config, thread_id_for
 
         graph = build_graph(None, checkpointer=self.saver)
         thread_id = thread_id_for(task, self.cfg.llm)
-        if finished_earlier(graph.get_state(thread_config(thread_id))):
+        snapshot = graph.get_state(thread_config(thread_id))
+        if finished_earlier(snapshot) and not (again and stopped_by_budget(snapshot)):
             return finished_outcome(task, thread_id, graph=graph, out=self.out, trace=self.trace, skipped=True,
                                     node="earlier run")
         on_step(task.name, "ray", "sent to the Ray cluster")
@@ -547,13 +553,14 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
             why = (f"timed out after {ctx.cfg.check_timeout_s:g} s" if o.verdict == "timeout" else
                    f"crashed as it does when out of memory (at most {ctx.cfg.check_memory} MiB)" if o.out_of_memory else "")
             runs = ctx.smaller_runs(command) if why else []
+            if o.out_of_memory:  # fewer repetitions allocate as much
+                runs = [smaller for smaller in runs if smaller.smaller_problem]
             if why and not runs:
-                notes.append(f"`{command}` {why}, and no smaller run of it could be made: none of its arguments is a "
-                             "repetition count or a size that could be cut (the problem's size may be fixed in the "
-                             "program); a longer --check-timeout, more --check-memory, or --run with other arguments")
+                cut = "a size that could be cut" if o.out_of_memory else "a repetition count or a size that could be cut"
+                notes.append(f"`{command}` {why}, and no smaller run of it could be made: none of its arguments is "
+                             f"{cut} (the problem's size may be fixed in the program); a longer --check-timeout, "
+                             "more --check-memory, or --run with other arguments")
             for smaller in runs:
-                if o.out_of_memory and not smaller.smaller_problem:
-                    continue
                 retry = run(smaller.command)  # its captures take the place of the killed run's (unfinished ones stay .part)
                 notes.append(f"`{command}` {why}; checked with `{smaller.command}` instead, {smaller.change}"
                              + ("" if retry.passed else f", which did not pass either: {retry.detail}"))
@@ -577,16 +584,21 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
                          runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail,
                                         verdict=o.verdict)
                                for o in outcomes], notes=notes)
-    # the kernels its runs launched; None where no process ended normally to say (a killed run writes nothing)
-    launched = (sorted(launched_kernels(box.get(f"captures/{LAUNCH_TIMES}").decode(errors="replace")))
-                if LAUNCH_TIMES in box.run(["ls", "captures"]).stdout.split() else None)
+    # the kernels its runs launched (a run that launches none writes nothing); None where a run was
+    # killed before it could say
+    if LAUNCH_TIMES in box.run(["ls", "captures"]).stdout.split():
+        launched = sorted(launched_kernels(box.get(f"captures/{LAUNCH_TIMES}").decode(errors="replace")))
+    else:
+        launched = None if any(o.verdict in ("timeout", "crashed") for o in outcomes) else []
     record = {"report": report.model_dump(mode="json"), "output": "\n".join(o.stdout for o in outcomes),
               "launched": launched}
     return key, record, {"checks": {key: record}}
 
 
-def _passed(state: PortState, check_key: str | None) -> bool:
-    return check_key is not None and state["checks"][check_key]["report"]["passed"]
+def _worth_tuning(record: dict) -> bool:
+    """The faithful port's check passed, or ran out of time: the kernels its runs captured may then be
+    tuned, and the port with its tuned versions in checked in time."""
+    return record["report"]["passed"] or CheckReport(**record["report"]).verdict == "timeout"
 
 
 def build_(state: PortState, ctx: PortContext) -> dict:
@@ -599,8 +611,9 @@ def check_(state: PortState, ctx: PortContext) -> dict:
     tree, _ = ctx.tree(state, [])
     tree_key = state["faithful"]["tree"]
     key, record, update = _check(state, ctx, tree, tree_key, state["builds"][tree_key], "check", capture=ctx.cfg.tune)
-    if ctx.cfg.tune and "checks" in update and record["report"]["passed"]:
-        # This check run captured the launches: the capture step keeps them instead of running again.
+    if ctx.cfg.tune and "checks" in update and _worth_tuning(record):
+        # This check run captured the launches: the capture step keeps them instead of running again
+        # (a run killed for time leaves whole captures of the launches it finished).
         dest = ctx.out / "captures"
         collect_captures(ctx.sandbox_with(tree, tree_key), dest)
         update["captures"] = {_capture_key(ctx, tree_key): {"files": {p.name: file_sha(p) for p in sorted(dest.iterdir())}}}
@@ -717,7 +730,9 @@ def to_tune(state: PortState) -> list[Send] | str:
     # what paid on a specialization tuned in an earlier run of this port (this run's go to PortContext.recipes)
     recipes = {task.get("kernel"): done["transforms"] for task in state["tasks"].values()
                if (done := state.get("tunings", {}).get(task.get("key"))) and done.get("transforms")}
-    return [Send("tune", {**task, "label": name, "recipe": recipes.get(task.get("kernel"))}) for name, task in todo] or "link"
+    # a kernel an earlier run left for a rerun to tune: a search its budget cut short searches anew
+    return [Send("tune", {**task, "label": name, "recipe": recipes.get(task.get("kernel")),
+                          "again": task["key"] in state.get("tunings", {})}) for name, task in todo] or "link"
 
 
 def tune_(job: dict, ctx: PortContext) -> dict:
@@ -733,7 +748,8 @@ def tune_(job: dict, ctx: PortContext) -> dict:
     if (recipe := ctx.recipes.get(job.get("kernel", "")) or job.get("recipe")) is not None:
         _try_first(Path(job["task"]), recipe)
     try:
-        outcome = ctx.kernels().run(Path(job["task"]), lambda _, __, text: ctx.on_step(f"tuning {kernel}: {text}"), left)
+        outcome = ctx.kernels().run(Path(job["task"]), lambda _, __, text: ctx.on_step(f"tuning {kernel}: {text}"), left,
+                                    again=job.get("again", False))
     except (UserError, TaskError) as exc:  # the faithful port stands; say why it was not tuned
         ctx.console.print(f"[yellow]{kernel} not tuned:[/] {exc}", highlight=False, soft_wrap=True)
         record = {"status": "skipped", "note": str(exc)}
@@ -742,12 +758,13 @@ def tune_(job: dict, ctx: PortContext) -> dict:
                                                      "traceback": traceback.format_exc(limit=10)})
         record = {"status": "failed", "note": f"the per-kernel run failed: {type(exc).__name__}: {exc}", "retry": True}
     else:
-        record = _tuning(ctx, kernel, Path(job["task"]), outcome)
+        record = _tuning(ctx, kernel, Path(job["task"]), outcome, left)
     ctx.writer.event("decision", node="tune", data={"kernel": kernel, **{k: v for k, v in record.items() if k != "source"}})
     return {"tunings": {job["key"]: record}}
 
 
-def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome) -> dict:
+def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome, given_s: float) -> dict:
+    """The tuning record of a kernel's search, which had `given_s` seconds of the port's budget."""
     code_path = outcome.out_dir / f"{kernel}.cpp"
     if outcome.result.status != "correct" or not code_path.is_file():
         return {"status": "failed", "note": f"per-kernel run: {outcome.result.status}"}
@@ -758,9 +775,13 @@ def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome) -> dict:
             if outcome.result.iterations >= ctx.cfg.budgets.max_iters:  # a rerun would stop at the same count
                 return {"status": "faithful", "note": f"no faster version within its attempts ({outcome.result.stopped}); "
                                                       "a larger --max-iters searches further"}
+            if given_s >= ctx.cfg.tune_budget_s:  # a rerun would give it no more time
+                return {"status": "skipped", "note": f"not tuned: the port's tuning budget ended its search "
+                                                     f"({outcome.result.stopped}); a larger --tune-budget searches further"}
             return {"status": "skipped", "retry": True,
-                    "note": f"not tuned: the port's tuning budget ended its search ({outcome.result.stopped}); "
-                            "a rerun of the same command tunes it"}
+                    "note": f"not tuned: the port's tuning budget ended its search ({outcome.result.stopped}), "
+                            f"which had {given_s:.0f} s of the budget's {ctx.cfg.tune_budget_s:g} s left to it; "
+                            "a rerun of the same command searches again with more"}
         return {"status": "faithful", "note": "no correct version faster than the faithful lowering"}
     capture = next(c for c in read_captures(ctx.out / "captures") if c.label == kernel)
     site = next(k for k in ctx.project.kernels if k.name == capture.kernel)
@@ -828,6 +849,11 @@ def report_(state: PortState, ctx: PortContext) -> dict:
         output.unlink(missing_ok=True)
     check_report = (CheckReport(**check["report"]) if check
                     else CheckReport(command=None, passed=False, detail="the port did not build"))
+    if check_key != faithful.get("check") and (first := state["checks"].get(faithful.get("check"))):
+        if not first["report"]["passed"]:  # the faithful port's check ran out of time; the tuned port's did not
+            check_report.notes.insert(0, f"the faithful port's check did not end in time ({first['report']['detail']}); "
+                                         "its kernels were tuned on the launches that run captured, and the port "
+                                         "with the tuned versions in was checked instead")
     translations = [FileTranslation(**state["translations"][s["key"]]) for s in state["sources"]]
     reference = "gpu-output" if ctx.expected is not None else "project-check"
     launched = set(check["launched"]) if check is not None and check.get("launched") is not None else None
@@ -926,6 +952,11 @@ def _traced(name: str, body: Callable[[Any, PortContext], dict], ctx: PortContex
     return node
 
 
+def _tunable(state: PortState) -> bool:
+    key = state["faithful"]["check"]
+    return key is not None and _worth_tuning(state["checks"][key])
+
+
 def build_port_graph(ctx: PortContext | None, *, checkpointer: Any = None):
     """The compiled repository-port graph. `ctx` may be None for a graph only used to read state."""
     graph = StateGraph(PortState)
@@ -938,7 +969,7 @@ def build_port_graph(ctx: PortContext | None, *, checkpointer: Any = None):
     graph.add_conditional_edges("discover", to_translate, ["translate", "build"])
     graph.add_edge("translate", "build")
     graph.add_edge("build", "check")
-    graph.add_conditional_edges("check", lambda s: "capture" if tune and _passed(s, s["faithful"]["check"]) else "report",
+    graph.add_conditional_edges("check", lambda s: "capture" if tune and _tunable(s) else "report",
                                 ["capture", "report"])
     graph.add_conditional_edges("capture", to_tune, ["tune", "link"])
     graph.add_edge("tune", "link")

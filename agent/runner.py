@@ -265,6 +265,24 @@ def finished_earlier(snapshot) -> bool:
     return bool(snapshot.values.get("result")) and not snapshot.next
 
 
+def stopped_by_budget(snapshot) -> bool:
+    """A finished kernel graph whose search a budget ended while the translator had more to try."""
+    return finished_earlier(snapshot) and bool(snapshot.values["result"].get("stopped"))
+
+
+def nth_search(first: str, n: int) -> str:
+    """The thread of a kernel's nth search (see run_kernel's `again`); `first` is the first's."""
+    return first if n == 1 else f"{first}~{n}"
+
+
+def searches_of(graph, first: str) -> int:
+    """How many searches of the kernel whose first thread is `first` have been checkpointed (at least 1)."""
+    n = 1
+    while graph.get_state(thread_config(nth_search(first, n + 1))).values:
+        n += 1
+    return n
+
+
 def run_kernel(
     task: Task,
     settings: Settings,
@@ -278,13 +296,19 @@ def run_kernel(
     on_step: Callable[[str, str, str], None] | None = None,
     interrupt_before: list[str] | None = None,
     wall_s: float | None = None,
+    again: bool = False,
 ) -> KernelOutcome:
     """Run (or resume, or skip when finished) one kernel's graph and write its result files.
-    `wall_s`: the seconds it may take, where the caller's budget leaves less than the run's."""
+    `wall_s`: the seconds it may take, where the caller's budget leaves less than the run's.
+    `again`: a run that finished because a budget stopped its search searches anew."""
     spec = settings.llm
-    thread_id = thread_id_for(task, spec)
     ctx = GraphContext(settings=settings, trace=trace, tools=LiveToolbox(settings, sandbox), translator_for=translator_for, on_step=on_step)
     graph = build_graph(ctx, checkpointer=saver, interrupt_before=interrupt_before)
+    first = thread_id_for(task, spec)
+    searches = searches_of(graph, first)
+    if again and stopped_by_budget(graph.get_state(thread_config(nth_search(first, searches)))):
+        searches += 1  # in a thread of its own: the earlier one stays as it ended
+    thread_id = nth_search(first, searches)
     config = thread_config(thread_id, settings)
     snapshot = graph.get_state(config)
     resumed = skipped = False

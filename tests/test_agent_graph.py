@@ -88,14 +88,17 @@ def test_a_budget_that_ends_the_search_is_on_the_result_and_leaves_the_kernel_to
     (tmp_path / "k.cpp").write_text("int x;")
     outcome = SimpleNamespace(out_dir=tmp_path, result=KernelResult(**stopped))
     port = SimpleNamespace(cfg=cfg)
-    record = _tuning(port, "k", tmp_path / "task.json", outcome)
+    record = _tuning(port, "k", tmp_path / "task.json", outcome, cfg.tune_budget_s / 3)
     assert record["status"] == "skipped" and record["retry"] and "budget ended its search" in record["note"]
+    # given the whole budget: a rerun would give it no more, so it is not retried
+    record = _tuning(port, "k", tmp_path / "task.json", outcome, cfg.tune_budget_s)
+    assert record["status"] == "skipped" and not record.get("retry") and "a larger --tune-budget" in record["note"]
     # stopped by its count of attempts: a rerun would stop there again, so it is not retried
     outcome.result.iterations = cfg.budgets.max_iters
-    record = _tuning(port, "k", tmp_path / "task.json", outcome)
+    record = _tuning(port, "k", tmp_path / "task.json", outcome, cfg.tune_budget_s / 3)
     assert record["status"] == "faithful" and not record.get("retry") and "--max-iters" in record["note"]
     outcome.result.stopped = None
-    assert _tuning(port, "k", tmp_path / "task.json", outcome)["status"] == "faithful"
+    assert _tuning(port, "k", tmp_path / "task.json", outcome, cfg.tune_budget_s / 3)["status"] == "faithful"
 
 
 def test_result_is_the_best_correct_attempt_even_after_later_failures():

@@ -114,3 +114,27 @@ def test_a_run_into_an_output_directory_in_use_is_refused(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f"pid {os.getpid()}" in result.stderr and str(out) in result.stderr
     assert not (out / "trace.jsonl").exists()
+
+
+def test_a_search_a_budget_cut_short_is_searched_anew_only_when_asked(tmp_path):
+    """The port's tune node asks again (`again`) for a kernel an earlier run left to a rerun: its
+    finished search, stopped by the wall-time budget, is then searched anew in a thread of its own;
+    without `again`, a finished search is not redone."""
+    from agent.port_graph import KernelRuns
+
+    task = tmp_path / "tasks" / "vector_add"
+    shutil.copytree(TESTS / "kernels" / "vector_add", task)
+    runs = KernelRuns(load_settings(sandbox="local"), tmp_path / "out")
+    try:
+        def run(**kwargs):
+            return runs.run(task / "task.json", lambda *_: None, 0.01, **kwargs)
+
+        first = run()
+        assert first.result.status == "correct" and "wall-time budget" in first.result.stopped
+        assert run().skipped and run().thread_id == first.thread_id
+        second = run(again=True)
+        assert not second.skipped and second.thread_id == f"{first.thread_id}~2" and second.result.stopped
+        assert run(again=True).thread_id == f"{first.thread_id}~3"
+        assert run().thread_id == f"{first.thread_id}~3" and run().skipped  # the latest search is the kernel's
+    finally:
+        runs.close()

@@ -277,6 +277,23 @@ def test_a_check_that_never_reaches_its_verdict_leaves_the_kernels_unchecked(tmp
     assert any("no smaller run of it could be made" in note for note in report["check"]["notes"]), report["check"]
 
 
+def test_a_check_that_times_out_still_has_its_captured_kernels_tuned(tmp_path):
+    """A faithful port too slow for its check may be fast enough once tuned: the kernels the killed
+    run captured are tuned and the port with them in is checked. Here that check sleeps too, so the
+    tuned version is not let in, and the report says which check ran out of time."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(UNCHECKED_APP)
+    code = port_repository(root, Settings(sandbox="local", check_timeout_s=2, budgets={"max_iters": 2}),
+                           out=tmp_path / "out", trace=None, check_commands=["./main sleep"], console=Console(width=200))
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    assert code != 0 and [k["status"] for k in report["kernels"]] == ["timeout"]
+    assert json.loads((tmp_path / "out" / "kernels" / "fill" / "task.json").read_text())["launches"][0]["block"] == [256, 1, 1]
+    tuning = report["kernels"][0]["tuning"]
+    assert tuning.startswith("failed: reverted: the project check failed with it") or tuning.startswith("faithful"), tuning
+    assert "timed out after 2s" in report["check"]["detail"]
+
+
 REPEATING_APP = """#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -358,6 +375,21 @@ def test_a_check_that_crashes_out_of_memory_is_run_again_on_a_smaller_problem_on
         in (tmp_path / "out" / "PORT_REPORT.md").read_text()
 
 
+def test_a_check_that_crashes_out_of_memory_with_only_a_count_to_cut_says_nothing_could_help(tmp_path):
+    """The problem's size is fixed in the program and its only argument repeats the launches: no
+    smaller run can help, and the report says so rather than nothing."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(ALLOCATING_APP.replace("const int n = atoi(argv[1]), repeat = atoi(argv[2]);",
+                                                         "const int n = 268435456, repeat = atoi(argv[1]);"))
+    code = port_repository(root, Settings(sandbox="local", tune=False, check_memory_mb=768), out=tmp_path / "out",
+                           trace=None, check_commands=["./main 3"], console=Console(width=200))
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    assert code != 0 and [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == [("./main 3", "crashed")]
+    assert any("no smaller run of it could be made: none of its arguments is a size that could be cut" in note
+               for note in report["check"]["notes"]), report["check"]["notes"]
+
+
 def test_headers_are_translated_with_what_their_includer_defines_and_may_lie_beside_the_project(tmp_path):
     """`app/main.cu` defines FACTOR's header first, then includes a kernel header from a sibling
     folder (`../common/scale.cuh`) that uses FACTOR without defining it, and one found through
@@ -431,6 +463,23 @@ def test_a_kernel_the_check_never_launches_is_reported_not_launched_not_correct(
     assert {k["name"]: (k["status"], k["reference_kind"]) for k in report["kernels"]} == {
         "fill": ("correct", "project-check"), "halve": ("not_launched", None)}
     assert "not_launched" in (tmp_path / "out" / "PORT_REPORT.md").read_text()
+
+
+def test_kernels_of_a_run_that_stops_before_any_launch_are_not_launched_not_incorrect(tmp_path):
+    """A usage line and exit 1 before the first launch: the check failed, and it says nothing of the kernel."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(
+        "#include <cstdio>\n#include <cstdlib>\n__global__ void k(int* d) { d[threadIdx.x] = 1; }\n"
+        "int main(int argc, char** argv) {\n"
+        "  if (argc != 2) { printf(\"Usage: %s <repeat>\\n\", argv[0]); return 1; }\n"
+        "  int* d; cudaMalloc(&d, 32 * sizeof(int)); for (int r = 0; r < atoi(argv[1]); r++) k<<<1, 32>>>(d);\n"
+        "  printf(\"PASS\\n\"); }\n")
+    code = port_repository(root, Settings(sandbox="local", tune=False), out=tmp_path / "out", trace=None,
+                           check_commands=["./main"], console=Console(width=200))
+    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    assert code != 0 and not report["check"]["passed"] and "Usage" in report["check"]["detail"]
+    assert [k["status"] for k in report["kernels"]] == ["not_launched"]
 
 
 def test_specializations_that_tuning_treated_alike_share_one_entry():

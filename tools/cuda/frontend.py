@@ -516,6 +516,17 @@ def body_of(fn: ci.Cursor) -> ci.Cursor | None:
     return None
 
 
+def returns_of(root: ci.Cursor) -> list[ci.Cursor]:
+    """The return statements below `root` that return from its function, not from a lambda inside it."""
+    found, todo = [], [root]
+    while todo:
+        c = todo.pop()
+        if c.kind == ci.CursorKind.RETURN_STMT:
+            found.append(c)
+        todo.extend(ch for ch in c.get_children() if ch.kind != ci.CursorKind.LAMBDA_EXPR)
+    return sorted(found, key=lambda r: r.extent.start.offset)
+
+
 def walk_with_parents(root: ci.Cursor):
     """(node, parent) for root (parent None) and every cursor below it, depth first."""
     stack = [(root, None)]
@@ -706,6 +717,8 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[Def
     if not is_kernel(fn) and any("volatile" in p.type.spelling for p in params_of(fn)):
         sync = True  # warp-synchronous code on volatile memory: inlined and run in lockstep
         feats.add("warp-synchronous volatile code")
+    if is_kernel(fn) and returns_of(fn):
+        feats.add("early return")
     for c in fn.walk_preorder():
         k = c.kind
         if k == ci.CursorKind.DECL_REF_EXPR and c.spelling in BUILTIN_VARS and not tr.in_main(c.referenced or c):
@@ -739,8 +752,6 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[Def
             feats.add("constant memory")
         elif k == ci.CursorKind.ASM_STMT:
             feats.add("unsupported:inline PTX asm")
-        elif k == ci.CursorKind.RETURN_STMT and is_kernel(fn):
-            feats.add("early return")
         if k in (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.OVERLOADED_DECL_REF) and \
                 c.spelling in tr.run_time_device_variables():
             feats.add(RUN_TIME_DEVICE_VARIABLES)

@@ -240,6 +240,22 @@ def _tokens(c: ci.Cursor) -> list[ci.Token]:
     return list(c.get_tokens())
 
 
+def _captures_by_value(lambda_expr: ci.Cursor) -> bool:
+    """A lambda whose capture list (`[=]`, `[x]`, `[this]`, `[&, x]`) copies a value."""
+    tokens = [t.spelling for t in _tokens(lambda_expr)]
+    if not tokens or tokens[0] != "[" or "]" not in tokens:
+        return True
+    items, item = [], []
+    for t in tokens[1:tokens.index("]")]:
+        if t == ",":
+            items.append(item)
+            item = []
+        else:
+            item.append(t)
+    items.append(item)
+    return any(part and part[0] != "&" for part in items)
+
+
 def _children(c: ci.Cursor) -> list[ci.Cursor]:
     return list(c.get_children())
 
@@ -695,8 +711,16 @@ class KernelLowering:
             if rank[kind] > rank[worst]:
                 worst = kind
 
+        lambda_bodies: list[tuple[int, int]] = []  # what they do happens where they are called
         for c in expr.walk_preorder():
             k = c.kind
+            if any(lo < c.extent.start.offset and c.extent.end.offset <= hi for lo, hi in lambda_bodies):
+                continue
+            if k == K.LAMBDA_EXPR and not _captures_by_value(c):
+                # a lambda of references only is the same wherever it is made again
+                bump("remat")
+                lambda_bodies.append((c.extent.start.offset, c.extent.end.offset))
+                continue
             if k == K.DECL_REF_EXPR:
                 ref = c.referenced
                 if ref is None:
@@ -759,7 +783,7 @@ class KernelLowering:
             out[-1].closed = True
 
     def lower_body(self) -> None:
-        self.has_return = any(c.kind == K.RETURN_STMT for c in fe.body_of(self.kernel).walk_preorder())
+        self.has_return = bool(fe.returns_of(fe.body_of(self.kernel)))
         self.lower_seq(_stmt_list(fe.body_of(self.kernel)), self.ctx, (), self.items, in_loop=False)
 
     def lower_seq(self, stmts: list[ci.Cursor], ctx: Ctx, masks: tuple, out: list, in_loop: bool) -> None:
@@ -1044,7 +1068,7 @@ class KernelLowering:
         if depth:
             raise _unsupported("recursion", call, f"recursive synchronizing function {fn.spelling}")
         body = _stmt_list(fe.body_of(fn))
-        returns = [x for x in fe.body_of(fn).walk_preorder() if x.kind == K.RETURN_STMT]
+        returns = fe.returns_of(fe.body_of(fn))
         result_type = fn.result_type.spelling
         tail = body[-1] if body and body[-1].kind == K.RETURN_STMT else None
         if len(returns) > 1 or (returns and returns[0] is not tail and returns[0] != tail):
@@ -1205,6 +1229,11 @@ class KernelLowering:
                 if var.promoted and re.search(r"\bauto\b|dependent", var.type):
                     raise _unsupported("per-thread auto variable", var.cursor or self.kernel,
                                        f"variable {var.name} lives across a barrier but its type ({var.type}) is not known")
+                if var.promoted and "(lambda at " in var.type:
+                    raise _unsupported("per-thread lambda", var.cursor or self.kernel,
+                                       f"lambda {var.name} copies values ([=], [x]) and is used across a barrier; "
+                                       "a lambda cannot be stored per thread (capture by reference, [&], or define "
+                                       "it after the barrier)")
 
     def _add_remat(self, var: Var, region: Region) -> None:
         if var in region.remat:
@@ -1213,7 +1242,11 @@ class KernelLowering:
         for c in init.walk_preorder():
             if c.kind == K.DECL_REF_EXPR:
                 dep = self.lookup(c.referenced, ictx)
-                if dep is not None and not dep.block_level:
+                if dep is None or dep.block_level:
+                    continue
+                if dep.promoted or dep.kind == "none" or dep.init is None:
+                    dep.promoted = True  # referenced from a lambda made again here: the thread's own copy
+                else:
                     self._add_remat(dep, region)
         region.remat.append(var)  # after its dependencies
 
@@ -1359,7 +1392,8 @@ class KernelLowering:
         out.append(self.tr.text(pos, max(pos, end), file))
         return "".join(out)
 
-    def _collect(self, x: ci.Cursor, ctx: Ctx, tid: str | None, reps: list, nest: int, lo: int, hi: int) -> None:
+    def _collect(self, x: ci.Cursor, ctx: Ctx, tid: str | None, reps: list, nest: int, lo: int, hi: int,
+                 in_lambda: bool = False) -> None:
         s, e = x.extent.start.offset, x.extent.end.offset
         if e <= lo or s >= hi:
             return
@@ -1381,7 +1415,7 @@ class KernelLowering:
         if k == K.DECL_STMT and s >= lo and e <= hi and self._decl_needs_rewrite(x, ctx):
             reps.append((s, self._after_semicolon(e, x), self._render_decl(x, ctx, tid)))
             return
-        if k == K.RETURN_STMT and ctx.is_kernel and tid is not None:
+        if k == K.RETURN_STMT and ctx.is_kernel and tid is not None and not in_lambda:
             reps.append((s, self._after_semicolon(e, x), self._return_text(tid, nest)))
             return
         region = self._cur_region
@@ -1410,8 +1444,10 @@ class KernelLowering:
             self._keyword_spacing(x, KEYWORD_STATEMENTS[k], reps)
         if k in LOOPS or k == K.SWITCH_STMT:
             nest += 1
+        # a lambda's statements are its own: a return in it returns from it, not from the kernel
+        in_lambda = in_lambda or k == K.LAMBDA_EXPR
         for ch in x.get_children():
-            self._collect(ch, ctx, tid, reps, nest, lo, hi)
+            self._collect(ch, ctx, tid, reps, nest, lo, hi, in_lambda)
 
     def _shared_window_index(self, subscript: ci.Cursor) -> tuple[int, int] | None:
         """The extent of a subscript's index where it is a 32-bit unsigned value that a subtraction or
@@ -1510,8 +1546,8 @@ class KernelLowering:
                 return (f"{{ const {_declarator(var.type, tmp)} = {init_text}; "
                         f"std::memcpy(&{ref}, &{tmp}, sizeof({tmp})); }}")
             return var.bind(tid, init_text)
-        if init_text is not None:
-            return f"{_declarator(var.type, var.name)} = {init_text};"
+        if init_text is not None:  # a lambda's type has no spelling
+            return f"{'auto ' + var.name if '(lambda at ' in var.type else _declarator(var.type, var.name)} = {init_text};"
         if _is_array(var.type):
             return f"{_declarator(var.type, var.name)};"
         return f"{_declarator(var.type, var.name)}{(' ' + tail) if tail else ''};"

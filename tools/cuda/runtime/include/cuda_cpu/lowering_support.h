@@ -8,17 +8,27 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <omp.h>
 #include <type_traits>
 
 namespace cudacpu {
 
-// One value per thread of a block (T may be an array type).
+// One value per thread of a block (T may be an array type). A type with no default constructor
+// (a struct with only `Acc(float, int)`) starts as zeroed bytes: the lowered code assigns each
+// thread's value where the thread declares it, as device code's types are plain data.
 template <class T>
 class PerThread {
+  static constexpr bool kConstructed = std::is_default_constructible<T>::value;
+  static_assert(kConstructed || std::is_trivially_copyable<T>::value,
+                "a per-thread variable's type needs a default constructor or must be plain data");
+
  public:
-  explicit PerThread(std::size_t n) : data_(new T[n ? n : 1]()), size_(n) {}
-  ~PerThread() { delete[] data_; }
+  explicit PerThread(std::size_t n) : data_(allocate(n ? n : 1)), size_(n) {}
+  ~PerThread() {
+    if constexpr (kConstructed) delete[] data_;
+    else ::operator delete[](static_cast<void*>(data_), std::align_val_t(alignof(T)));
+  }
   PerThread(const PerThread&) = delete;
   PerThread& operator=(const PerThread&) = delete;
   T& operator[](std::size_t i) { return data_[i]; }
@@ -27,6 +37,16 @@ class PerThread {
   }
 
  private:
+  static T* allocate(std::size_t n) {
+    if constexpr (kConstructed) {
+      return new T[n]();
+    } else {
+      void* bytes = ::operator new[](n * sizeof(T), std::align_val_t(alignof(T)));
+      std::memset(bytes, 0, n * sizeof(T));
+      return static_cast<T*>(bytes);
+    }
+  }
+
   T* data_;
   std::size_t size_;
 };
