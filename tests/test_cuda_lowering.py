@@ -567,3 +567,50 @@ def test_lambdas_and_structs_without_default_constructor_across_barriers(tmp_pat
     by_value = LAMBDAS_AND_PLAIN_STRUCTS.replace("auto clamp = [&]", "auto clamp = [=]")
     problems = [str(u) for u in lower_source(by_value, "k.cu").unsupported]
     assert len(problems) == 1 and "per-thread lambda" in problems[0] and "k.cu:13" in problems[0], problems
+
+
+COMPILE_TIME_NAMES = r"""
+template <int N, int P = 1>  // P is left to its default by the call below
+__device__ float mirrored(const float* a) {
+    constexpr int M = N * P;  // sizes a __shared__ array, which lives outside the thread loops
+    typedef float value_t;
+    __shared__ value_t s[M];
+    s[threadIdx.x] = a[threadIdx.x];
+    __syncthreads();
+    return s[M - 1 - threadIdx.x];
+}
+__global__ void k(const float* a, float* b) {
+    typedef float2 pair_t;  // used after the barrier, by a declaration recomputed there
+    pair_t* pairs = (pair_t*)b;
+    float v = mirrored<32>(a);
+    __syncthreads();
+    if (threadIdx.x < 16) pairs[threadIdx.x].y = v;
+}
+"""
+
+COMPILE_TIME_NAMES_MAIN = r"""
+int main() {
+    float a[32], b[32];
+    for (int i = 0; i < 32; ++i) { a[i] = i; b[i] = -1; }
+    cudacpu_kernels::k(dim3(1), dim3(32), 0, a, b);
+    for (int i = 0; i < 16; ++i)
+        if (b[2 * i] != -1 || b[2 * i + 1] != 31 - i) { std::printf("%d: %f %f\n", i, b[2 * i], b[2 * i + 1]); return 1; }
+    std::printf("ok\n");
+    return 0;
+}
+"""
+
+
+def test_constants_aliases_and_default_template_arguments_outlive_the_split(tmp_path):
+    """A kernel's or an inlined function's constexpr and typedef are seen by whatever names them
+    after a barrier or outside the thread loops; a template parameter left to its default takes it."""
+    assert build_and_run(lowered(COMPILE_TIME_NAMES), COMPILE_TIME_NAMES_MAIN, tmp_path).strip() == "ok"
+
+
+def test_an_early_return_in_a_synchronizing_function_is_reported_not_a_crash():
+    source = ("__device__ void body(float* a, int n) { if (n <= 0) return; __shared__ float s;\n"
+              "  if (threadIdx.x == 0) s = 2.0f; __syncthreads(); a[threadIdx.x] = s; }\n"
+              "__global__ void k(float* a, int n) { body(a, n); }\n")
+    problems = [str(u) for u in lower_source(source, "k.cu").unsupported]
+    assert problems == ["k.cu:3: unsupported early return in synchronizing function: body returns before its end; "
+                        "only a final return is supported in functions with barriers"], problems

@@ -408,6 +408,8 @@ class KernelLowering:
         self.coord_functions = coord_functions  # ... that read thread coordinates
         self.ctx = Ctx(fn=kernel)
         self.ctx.written = self._written(kernel)
+        self.inlined: list[Ctx] = []  # each inlined call of a __device__ function
+        self.hoisted_aliases: set[int] = set()  # typedef and using statements declared above the block loop
         self.regions: list[Region] = []
         self.items: list = []
         self.vars: list[Var] = []
@@ -1071,11 +1073,12 @@ class KernelLowering:
         returns = fe.returns_of(fe.body_of(fn))
         result_type = fn.result_type.spelling
         tail = body[-1] if body and body[-1].kind == K.RETURN_STMT else None
-        if len(returns) > 1 or (returns and returns[0] is not tail and returns[0] != tail):
+        if len(returns) > 1 or (returns and (tail is None or returns[0] != tail)):
             raise _unsupported("early return in synchronizing function", call, f"{fn.spelling} returns before its end; "
                                "only a final return is supported in functions with barriers")
         callee_ctx = Ctx(fn=fn, parent=ctx, prefix=self._fresh(fn.spelling) + "_")
         callee_ctx.written = self._written(fn)
+        self.inlined.append(callee_ctx)
         args = _children(call)[1:]
         params = fe.params_of(fn)
         if len(args) != len(params):
@@ -1124,6 +1127,8 @@ class KernelLowering:
                 size = next((n for p, a in zip(params, args)
                              if (n := tile_size_argument(p.type, a.type, tp.spelling)) is not None), None)
                 if size is None:
+                    size = self._template_default(tp, callee_ctx)
+                if size is None:
                     raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {fn.spelling}")
                 callee_ctx.subst[tp.hash] = size
                 continue
@@ -1138,8 +1143,20 @@ class KernelLowering:
                     if m and atype.rstrip().endswith("*"):
                         callee_ctx.subst[tp.hash] = re.sub(r"^const\s+", "", atype.rstrip()[:-1].strip())
                         break
+            if tp.hash not in callee_ctx.subst and (default := self._template_default(tp, callee_ctx)) is not None:
+                callee_ctx.subst[tp.hash] = default
             if tp.hash not in callee_ctx.subst:
                 raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {fn.spelling}")
+
+    def _template_default(self, tparam: ci.Cursor, callee_ctx: Ctx) -> str | None:
+        """A template parameter's default argument (`int P = 0`, `class T = float`), in terms of the
+        parameters bound before it; None where it has none."""
+        tokens = [t.spelling for t in _tokens(tparam)]
+        if "=" not in tokens:
+            return None
+        text = " ".join(tokens[tokens.index("=") + 1:])
+        return self._subst_type(text, callee_ctx) if tparam.kind == K.TEMPLATE_TYPE_PARAMETER \
+            else f"({self._subst_type(text, callee_ctx)})"
 
     def _arg_type(self, a: ci.Cursor, ctx: Ctx) -> str:
         t = a.type.spelling
@@ -1591,24 +1608,34 @@ class KernelLowering:
 
     # ---- emitting the lowered function ------------------------------------------------------
 
-    def _constants_used(self, hoisted: list[str]) -> list[str]:
-        """The kernel's own top-level `constexpr` and type alias declarations, as written, where
-        the per-thread and shared declarations hoisted above its body name them
-        (`float x[kNChunks][kNElts]`, `vec_t`)."""
+    def _compile_time_declarations(self) -> list[str]:
+        """The `constexpr` and type alias declarations at the top of the kernel's body and of each
+        inlined function's: the per-thread, shared and recomputed declarations, in any region,
+        may name them (`float x[kNChunks][kNElts]`, `vec_t`, an inlined function's `N`). Aliases
+        keep their names; an inlined function's constants take its prefix."""
         aliases = (K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL)
-        body = fe.body_of(self.kernel)
-        decls = [s for s in _children(body) if s.kind == K.DECL_STMT and (
-            any(t.spelling == "constexpr" for t in s.get_tokens()) or all(v.kind in aliases for v in _children(s)))
-                 ] if body is not None else []
-        names = {v.spelling for d in decls for v in _children(d) if v.kind in (K.VAR_DECL, *aliases)}
-        if not any(re.search(rf"\b{re.escape(name)}\b", line) for name in names for line in hoisted):
-            return []
-        return [self.tr.text(d.extent.start.offset, self._after_semicolon(d.extent.end.offset, d), _file_of(d)).strip()
-                for d in decls]
+        lines = []
+        for ctx in (self.ctx, *self.inlined):
+            body = fe.body_of(ctx.fn)
+            for d in _children(body) if body is not None else []:
+                parts = _children(d)
+                if d.kind != K.DECL_STMT or not parts:
+                    continue
+                as_written = self.tr.text(d.extent.start.offset, self._after_semicolon(d.extent.end.offset, d),
+                                          _file_of(d)).strip()
+                if all(v.kind in aliases for v in parts):
+                    lines.append(as_written if ctx is self.ctx else self._subst_type(as_written, ctx))
+                    self.hoisted_aliases.add(d.hash)  # not declared again where it was written
+                elif any(t.spelling == "constexpr" for t in d.get_tokens()):
+                    lines += [as_written] if ctx is self.ctx else [
+                        self._decl_text(var, None) for v in parts if (var := self.lookup(v, ctx)) is not None]
+        return lines
 
     def emit_function(self) -> str:
         n = self.n
         self.exit_flags = self.has_return and len(self.regions) > 1
+        # what is declared outside a thread loop (split or shared) may name them
+        compile_time = self._compile_time_declarations() if len(self.regions) > 1 or self.shared else []
         body = self._emit_items(self.items, "    " * 4)
         promoted = [v for v in sorted(self.vars, key=lambda v: v.order) if v.promoted]
         state = [f"cudacpu::PerThread<{v.per_thread_type()}> {v.name}({n['nthreads']});" for v in promoted]
@@ -1628,7 +1655,7 @@ class KernelLowering:
             block_head.append(f"{n['exited']}.fill(false);")
         lines = [self._signature() + " {"]
         ind = "    "
-        lines += [ind + text for text in self._constants_used(state + block_head)]
+        lines += [ind + text for text in compile_time]
         if any(re.search(rf"\b{n['nthreads']}\b", x) for x in state + body):
             lines.append(f"{ind}const unsigned int {n['nthreads']} = blockDim.x * blockDim.y * blockDim.z;")
         # A kernel that spins on memory other blocks write relies on its blocks being resident
@@ -1714,6 +1741,9 @@ class KernelLowering:
                     text_v = re.sub(rf"\b{re.escape(v.spelling)}\b", name, text_v, count=1)
             else:
                 type_text = self._subst_type(v.type.spelling, ctx) if ctx is not None else v.type.spelling
+                for var in (ctx.vars.values() if ctx is not None else ()):  # an inlined function's constants
+                    if var.cursor is not None and var.name != var.cursor.spelling:
+                        type_text = re.sub(rf"\b{re.escape(var.cursor.spelling)}\b", var.name, type_text)
                 text_v = _declarator(type_text, name)
             out.append(f"{text_v};  // __shared__: one per block")
         return out
@@ -1833,6 +1863,8 @@ class KernelLowering:
         tag = item[0]
         if tag == "stmt":
             s, ctx = item[1], item[2]
+            if s.hash in self.hoisted_aliases:
+                return []
             text = self.render(s, ctx, tid)
             if not text.strip():
                 return []
