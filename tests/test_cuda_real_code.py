@@ -355,6 +355,8 @@ __global__ void gather(T* out, const T* in, int n, Stride stride) {
 }
 template <typename I>
 __global__ void count_to(I* c, const I n) { if (threadIdx.x == 0) *c = n; }
+template <int Scale, typename T>
+__global__ void scale(T* out, int n) { int i = threadIdx.x; if (i < n) out[i] *= Scale; }
 template <typename T, typename I = int>
 int run(int n) {
   T *in, *out;
@@ -363,9 +365,10 @@ int run(int n) {
   for (int i = 0; i < 2 * n; i++) in[i] = (T)i;
   gather<<<(n + 63) / 64, 64>>>(out, in, n, 2);  // T and Stride deduced when run<T> is instantiated
   count_to<<<1, 32>>>(c, n);  // I bound twice: the host's I by c, int by n (equal in run<T, int>)
+  scale<3><<<1, 32>>>(out, 32);  // Scale written, T deduced
   cudaDeviceSynchronize();
   int ok = *c == n;
-  for (int i = 0; i < n; i++) ok &= out[i] == (T)(2 * i);
+  for (int i = 0; i < n; i++) ok &= out[i] == (T)(2 * i * (i < 32 ? 3 : 1));
   return ok;
 }
 int main() { printf("%s\n", run<float>(100) && run<double>(70) ? "PASS" : "FAIL"); }
@@ -379,8 +382,8 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
 
     translated = translate_file(HOST_TEMPLATE, "host_template.cu").cpp
     routed, kernels = instrument(translated)
-    assert kernels == ["gather", "count_to"] and "&cudacpu_kernels::gather<T, int>" in routed
-    assert "&cudacpu_kernels::count_to<I>" in routed
+    assert kernels == ["gather", "count_to", "scale"] and "&cudacpu_kernels::gather<T, int>" in routed
+    assert "&cudacpu_kernels::count_to<I>" in routed and "&cudacpu_kernels::scale<3, T>" in routed
     cpp = tmp_path / "host_template.cpp"
     cpp.write_text(routed)
     exe = tmp_path / "host_template"
@@ -398,9 +401,11 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
     # specialization is captured once, at its first launch, and its launches are timed.
     from tools.project.capture import read_captures, read_launch_times
     spelled = {c.label: c.template_args for c in read_captures(captured)}
-    assert spelled == {"gather": "float, int", "gather__s1": "double, int", "count_to": "int"}
+    assert spelled == {"gather": "float, int", "gather__s1": "double, int", "count_to": "int",
+                       "scale": "3, float", "scale__s1": "3, double"}
     launches = {key: n for key, (n, _) in read_launch_times(captured).items()}
-    assert launches == {("gather", "float, int"): 1, ("gather", "double, int"): 1, ("count_to", "int"): 2}
+    assert launches == {("gather", "float, int"): 1, ("gather", "double, int"): 1, ("count_to", "int"): 2,
+                        ("scale", "3, float"): 1, ("scale", "3, double"): 1}
     # Past its byte budget the capture writes nothing more and says so; the run itself is unchanged.
     small = tmp_path / "small_captures"
     small.mkdir()

@@ -899,8 +899,9 @@ def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
         return Launch(info=info, start=start, end=end, kernel_text=kernel_text, config=config, args_text=args_text,
                       through_pointer=True)
     deduced = _template_arguments(call.referenced)
-    if deduced is None and not m.group(2):
-        deduced = _dependent_template_arguments(call, m.group(1).split("::")[-1], tr)
+    if deduced is None:  # in a host template: those not written (`k<256><<<g, b>>>(payoff)`) from the arguments
+        written = _split_top(m.group(3)) if m.group(2) else []
+        deduced = _dependent_template_arguments(call, m.group(1).split("::")[-1], tr, written)
     if deduced is not None:
         # Template arguments deduced from the launch's arguments (or defaulted) are spelled
         # out: the lowered kernel is called through a pointer, which deduces nothing.
@@ -969,11 +970,12 @@ def _template_parameters(specialization: ci.Cursor) -> list[ci.Cursor]:
 _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "&", "&&"}
 
 
-def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation) -> str | None:
+def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation, written: list[str]) -> str | None:
     """`T, int` for a launch inside a host template (`k<<<g, b>>>(d_out, d_in, n, 1)` with `T* d_out`),
-    whose deduction libclang leaves to the instantiation: each kernel template parameter is what the
-    argument's type has in the place of the parameter's type (`T *` against `const T *`). None where
-    a template parameter is bound by nothing."""
+    whose deduction libclang leaves to the instantiation: the `written` arguments first, then each
+    kernel template parameter is what the argument's type has in the place of the parameter's type
+    (`T *` against `const T *`). None where a template parameter is bound by nothing, or where
+    everything was written."""
     templates = [c for c in tr.kernel_definitions if c.spelling == kernel and c.kind == ci.CursorKind.FUNCTION_TEMPLATE]
     if not templates:  # a kernel template of a header: the candidates the dependent call names
         named = [d for c in call.walk_preorder() if c.kind == ci.CursorKind.OVERLOADED_DECL_REF and c.spelling == kernel
@@ -987,9 +989,9 @@ def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation)
              if c.kind in (ci.CursorKind.TEMPLATE_TYPE_PARAMETER, ci.CursorKind.TEMPLATE_NON_TYPE_PARAMETER)]
     params = [c.type.spelling for c in template.get_children() if c.kind == ci.CursorKind.PARM_DECL]
     args = [c.type.spelling for c in list(call.get_children())[2:]]  # after the callee and the configuration
-    if not names or len(args) != len(params):
+    if len(names) <= len(written) or len(args) != len(params):
         return None
-    bound: dict[str, str] = {}
+    bound: dict[str, str] = dict(zip(names, written))
     for param, arg in zip(params, args):
         p_words = [w for w in param.replace("*", " * ").split() if w not in _QUALIFIERS]
         a_words = [w for w in arg.replace("*", " * ").split() if w not in _QUALIFIERS]
