@@ -62,6 +62,9 @@ def port(
                                                   "command may run (default 300)"),
     check_memory: Optional[int] = typer.Option(None, "--check-memory", help="repositories: MiB of address space "
                                                "each check command may use (default: three quarters of this machine's memory)"),
+    make_var: Optional[list[str]] = typer.Option(
+        None, "--make-var", help="repositories: NAME=VALUE for make where it reads the project's Makefile, as "
+        "`make NAME=VALUE` (repeatable; e.g. VERIFY=yes where the project checks its results only when asked)"),
     tune: Optional[bool] = typer.Option(None, "--tune/--no-tune", help="repositories: tune kernels on captured launches"),
     tune_budget: Optional[float] = typer.Option(None, "--tune-budget", help="repositories: seconds all kernels' "
                                                 "tuning may take (default 90)"),
@@ -81,7 +84,7 @@ def port(
     if budget_usd is not None:
         budgets["budget_usd"] = budget_usd
     cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune, check_timeout_s=check_timeout, tune_budget_s=tune_budget,
-                   check_memory_mb=check_memory, ray_address=ray)
+                   check_memory_mb=check_memory, ray_address=ray, make_variables=make_var or None)
     if budgets:
         cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update=budgets)})
     raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_commands=run or None, console=console,

@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     tune_budget_s: float = Field(90.0, gt=0, description="repository ports: seconds the tuning of all kernels may "
                                  "take, spent on those that took the most time in the check run first; kernels not "
                                  "tuned by then keep their faithful lowering (a rerun goes on tuning them)")
+    make_variables: list[str] = Field(default_factory=list, description="repository ports: NAME=VALUE given to make "
+                                      "where it reads the project's Makefile, as `make NAME=VALUE` (e.g. VERIFY=yes "
+                                      "where the project checks its results only when asked)")
     ray_address: str | None = Field(None, description="agent eval: run each task on this Ray cluster (HOST:PORT, "
                                     "ray://HOST:PORT or auto); RAY_ADDRESS when unset; needs the ray extra")
     state_dir: Path = Field(Path(".agent"), description="checkpoints and default traces")
@@ -119,6 +122,14 @@ class Settings(BaseSettings):
         if kind != "compiler" and not value.partition(":")[2]:
             raise ValueError(f"{kind} needs a model name, e.g. {kind}:MODEL")
         return value
+
+    @field_validator("make_variables")
+    @classmethod
+    def _check_make_variables(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", value):
+                raise ValueError(f"{value!r} is not NAME=VALUE")
+        return values
 
     @classmethod
     def settings_customise_sources(
@@ -235,7 +246,9 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "(root)"
-        where = ", ".join(str(p) for p in Settings.model_construct().config_files()) or "environment"
+        given = {k for k, v in overrides.items() if v is not None}
+        where = ("the command line" if err["loc"] and err["loc"][0] in given
+                 else ", ".join(str(p) for p in Settings.model_construct().config_files()) or "environment")
         raise ConfigError(f"bad configuration value for '{field}' ({where}): {err['msg']}") from None
     except Exception as exc:  # a TOML syntax error
         raise ConfigError(f"cannot read configuration: {exc}") from None

@@ -35,7 +35,7 @@ def port_repository(root: Path, cfg: Settings, *, out: Path | None, trace: Path 
     failed); what was written under OUT stays, and the next run resumes from it."""
     started = time.monotonic()
     try:
-        project = discover(root)
+        project = discover(root, cfg.make_variables)
     except DiscoveryError as exc:
         raise UserError(str(exc)) from None
     out = (out or Path("port-out") / project.root.name).resolve()

@@ -482,6 +482,35 @@ def test_kernels_of_a_run_that_stops_before_any_launch_are_not_launched_not_inco
     assert [k["status"] for k in report["kernels"]] == ["not_launched"]
 
 
+VERIFY_ONLY_WHEN_ASKED = {
+    "Makefile": "VERIFY = no\nCFLAGS = -O2\nifeq ($(VERIFY),yes)\n  CFLAGS += -DVERIFY\nendif\n"
+                "main: main.cu\n\tnvcc $(CFLAGS) -o main main.cu\nrun: main\n\t./main\n",
+    "main.cu": "#include <cstdio>\n__global__ void twice(int* d) { d[threadIdx.x] *= 2; }\n"
+               "int main() { int h[32], *d; for (int i = 0; i < 32; i++) h[i] = i;\n"
+               "  cudaMalloc(&d, sizeof(h)); cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice); twice<<<1, 32>>>(d);\n"
+               "  cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
+               "#ifdef VERIFY\n  bool ok = true; for (int i = 0; i < 32; i++) ok = ok && h[i] == 2 * i;\n"
+               "  printf(\"%s\\n\", ok ? \"PASS\" : \"FAIL\");\n#endif\n}\n",
+}
+
+
+def test_make_variables_reach_the_makefile_as_on_make_s_command_line(tmp_path):
+    """The project checks its results only when built with VERIFY=yes: given that variable, the
+    port is built as make would build it and its check has a verdict."""
+    root = tmp_path / "app"
+    root.mkdir()
+    for name, text in VERIFY_ONLY_WHEN_ASKED.items():
+        (root / name).write_text(text)
+    for variables, verdict in (([], "ran"), (["VERIFY=yes"], "passed")):
+        out = tmp_path / f"out{len(variables)}"
+        port_repository(root, Settings(sandbox="local", tune=False, make_variables=variables), out=out, trace=None,
+                        check_commands=None, console=Console(width=200))
+        report = json.loads((out / "port_report.json").read_text())
+        assert [r["verdict"] for r in report["check"]["runs"]] == [verdict], report["check"]
+    with pytest.raises(ValueError, match="'VERIFY' is not NAME=VALUE"):
+        Settings(make_variables=["VERIFY"])
+
+
 def test_specializations_that_tuning_treated_alike_share_one_entry():
     skipped = {"status": "skipped", "note": "its buffers hold 9000 MiB"}
     records = [("float", {"status": "tuned", "note": "1.8x"}), *((f"T{i}", skipped) for i in range(6)),

@@ -73,11 +73,12 @@ def _printed_commands(root: Path, makefile: Path, output: str) -> list[Command]:
     return commands
 
 
-def parse_makefile(root: Path, path: Path) -> BuildSystem:
+def parse_makefile(root: Path, path: Path, variables: list[str] = ()) -> BuildSystem:
+    """`variables`: NAME=VALUE given to make, as on its command line."""
     rel = str(path.relative_to(root))
     here = str(path.parent.relative_to(root)) or "."
     try:
-        built = _make(root, path, ["-B"])
+        built = _make(root, path, [*variables, "-B"])
     except FileNotFoundError:
         return BuildSystem("make", rel, [], notes=["`make` is not installed: the Makefile could not be read"])
     except subprocess.TimeoutExpired:
@@ -92,7 +93,7 @@ def parse_makefile(root: Path, path: Path) -> BuildSystem:
     keep = [arg for name in outputs for arg in ("-o", name)]
     for goal in CHECK_TARGETS:
         try:
-            run = _make(root, path, [*keep, goal])
+            run = _make(root, path, [*variables, *keep, goal])
         except subprocess.TimeoutExpired:
             continue
         if run.returncode != 0:
@@ -148,21 +149,19 @@ def parse_cmake(root: Path, path: Path) -> BuildSystem:
     return BuildSystem("cmake", str(path.relative_to(root)), targets, checks, str(here) or ".")
 
 
-_PARSERS = (("CMakeLists.txt", parse_cmake), ("Makefile", parse_makefile), ("makefile", parse_makefile),
-            ("GNUmakefile", parse_makefile))
+BUILD_FILES = ("CMakeLists.txt", "Makefile", "makefile", "GNUmakefile")  # read in this order
 
 
-def read_build_system(root: Path) -> BuildSystem:
+def read_build_system(root: Path, make_variables: list[str] = ()) -> BuildSystem:
     """The first build file, top-most first, that names an executable; else `none`, its notes
-    saying why each build file gave nothing."""
+    saying why each build file gave nothing. `make_variables` (NAME=VALUE) are given to make."""
     root = root.resolve()  # make reports the directories it enters resolved
-    candidates = [root / name for name, _ in _PARSERS if (root / name).is_file()]
-    for name, _ in _PARSERS:
+    candidates = [root / name for name in BUILD_FILES if (root / name).is_file()]
+    for name in BUILD_FILES:
         candidates += [p for p in sorted(root.rglob(name)) if p.parent != root and p not in candidates]
-    parsers = dict(_PARSERS)
     notes: list[str] = []
     for path in candidates:
-        build = parsers[path.name](root, path)
+        build = parse_cmake(root, path) if path.name == "CMakeLists.txt" else parse_makefile(root, path, make_variables)
         if build.targets:
             return build
         notes += build.notes or [f"{build.file} names no executable that we can read"]

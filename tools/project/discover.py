@@ -297,7 +297,8 @@ def _executables(root: Path, build: BuildSystem, sources: list[SourceFile]) -> l
     return [Target(str(Path(s.path).with_suffix("")), [CompileUnit(s.path), *shared]) for s in compiled if s.has_main]
 
 
-def discover(root: Path) -> Project:
+def discover(root: Path, make_variables: list[str] = ()) -> Project:
+    """The project at `root`; `make_variables` (NAME=VALUE) are given to make where it reads a Makefile."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise DiscoveryError(f"{root}: not a directory")
@@ -314,7 +315,7 @@ def discover(root: Path) -> Project:
     sources = [scan_source(root, p) for p in texts]
     if not any(s.uses_cuda for s in sources):
         raise DiscoveryError(f"{root}: no CUDA found (no .cu/.cuh files, kernels, launches or CUDA runtime calls)")
-    build = read_build_system(root)
+    build = read_build_system(root, make_variables)
     build.notes += skipped
     executables = _executables(root, build, sources)
     outside, notes = outside_files(root, sources, executables)
