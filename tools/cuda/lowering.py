@@ -323,6 +323,17 @@ def _if_parts(c: ci.Cursor) -> tuple[ci.Cursor, ci.Cursor, ci.Cursor | None, boo
     return head[-1], rest[0], (rest[1] if len(rest) > 1 else None), len(head) > 1
 
 
+def _early_return_condition(s: ci.Cursor) -> ci.Cursor | None:
+    """c of a statement `if (c) return;` (or `{ return; }`), with no else and no init-statement."""
+    if s.kind != K.IF_STMT:
+        return None
+    cond, then, orelse, has_init = _if_parts(s)
+    inner = _children(then) if then.kind == K.COMPOUND_STMT else [then]
+    if orelse is not None or has_init or len(inner) != 1 or inner[0].kind != K.RETURN_STMT or _children(inner[0]):
+        return None
+    return cond
+
+
 def _for_parts(c: ci.Cursor):
     rp, semis = _paren_close(c)
     init = cond = inc = body = None
@@ -847,6 +858,36 @@ class KernelLowering:
             raise _unsupported("barrier in switch", s, "a barrier or warp intrinsic inside a switch/goto")
         self._lower_sync_statement(s, ctx, masks, out)
 
+    def _branch_mask(self, cond: ci.Cursor, ctx: Ctx, tainted: bool, masks: tuple, out: list) -> Var:
+        """Each thread's value of a thread-dependent condition, kept for the regions it masks."""
+        mask = Var(name=self._fresh("took_branch"), type="bool", cursor=None, ctx=ctx, synthetic=True, branch=True,
+                   promoted=True, tainted=tainted, order=len(self.vars))
+        self.vars.append(mask)
+        self.region(out, masks).items.append(("assign", mask, (cond, ctx)))
+        self.cut(out)
+        return mask
+
+    def _lower_guarded(self, stmts: list[ci.Cursor], ctx: Ctx, masks: tuple, out: list) -> None:
+        """The statements of an inlined void function, where `if (c) return;` leaves the rest to the
+        threads for which c is false (at block level where c is uniform)."""
+        for i, s in enumerate(stmts):
+            cond = _early_return_condition(s)
+            if cond is None:
+                self.lower_stmt(s, ctx, masks, out, in_loop=False)
+                continue
+            kind, tainted = self.expr_class(cond, ctx)
+            if kind == "uniform" and not masks:
+                self.cut(out)
+                rest: list = []
+                self._lower_guarded(stmts[i + 1:], ctx, masks, rest)
+                self.cut(rest)
+                out.append(BIf((cond, ctx), [], rest))
+            else:
+                mask = self._branch_mask(cond, ctx, tainted, masks, out)
+                self._lower_guarded(stmts[i + 1:], ctx, masks + ((mask, False),), out)
+                self.cut(out)
+            return
+
     def _lower_if(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list, in_loop: bool,
                   parts: tuple[ci.Cursor, ci.Cursor, ci.Cursor | None, bool]) -> None:
         """An if (or a ?: statement) around code with barriers: `parts` are its condition, branches and
@@ -876,11 +917,7 @@ class KernelLowering:
         if in_loop and any(x is not None and self._escapes(x) for x in (then, orelse)):
             raise _unsupported("break in divergent code", s, "break/continue under a thread-dependent condition in a "
                                "loop with barriers")
-        mask = Var(name=self._fresh("took_branch"), type="bool", cursor=None, ctx=ctx, synthetic=True, branch=True,
-                   promoted=True, tainted=tainted, order=len(self.vars))
-        self.vars.append(mask)
-        self.region(out, masks).items.append(("assign", mask, (cond, ctx)))
-        self.cut(out)
+        mask = self._branch_mask(cond, ctx, tainted, masks, out)
         self.lower_seq(_stmt_list(then), ctx, masks + ((mask, True),), out, in_loop)
         self.cut(out)
         if orelse is not None:
@@ -1070,12 +1107,17 @@ class KernelLowering:
         if depth:
             raise _unsupported("recursion", call, f"recursive synchronizing function {fn.spelling}")
         body = _stmt_list(fe.body_of(fn))
-        returns = fe.returns_of(fe.body_of(fn))
         result_type = fn.result_type.spelling
         tail = body[-1] if body and body[-1].kind == K.RETURN_STMT else None
+        guards = {s.extent.start.offset for s in body if _early_return_condition(s) is not None} \
+            if result_type == "void" else set()
+        returns = [r for r in fe.returns_of(fe.body_of(fn)) if not any(
+            s.extent.start.offset in guards and r.extent.start.offset > s.extent.start.offset
+            and r.extent.end.offset <= s.extent.end.offset for s in body)]
         if len(returns) > 1 or (returns and (tail is None or returns[0] != tail)):
             raise _unsupported("early return in synchronizing function", call, f"{fn.spelling} returns before its end; "
-                               "only a final return is supported in functions with barriers")
+                               "only a final return, and `if (...) return;` at the top level of a void function, "
+                               "are supported in functions with barriers")
         callee_ctx = Ctx(fn=fn, parent=ctx, prefix=self._fresh(fn.spelling) + "_")
         callee_ctx.written = self._written(fn)
         self.inlined.append(callee_ctx)
@@ -1099,7 +1141,7 @@ class KernelLowering:
             var.init = (a, ctx)
             var.kind, var.tainted = ("none", False) if p.hash in callee_ctx.written else self.expr_class(a, ctx)
             self.region(out, masks).items.append(("decl", var, (a, ctx)))
-        self.lower_seq(body[:-1] if tail is not None else body, callee_ctx, masks, out, in_loop=False)
+        self._lower_guarded(body[:-1] if tail is not None else body, callee_ctx, masks, out)
         if tail is not None and result_type != "void":
             value = _children(tail)[0]
             if exchanges := self._lower_sync_calls(self._own_sync_calls(value, skip_stmts=True), callee_ctx, masks, out):
