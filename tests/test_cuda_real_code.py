@@ -1028,3 +1028,50 @@ def test_captures_of_several_processes_keep_each_specialization_once(tmp_path):
         assert run.stdout.strip() == "PASS", run.stderr
     found = {c.label: (c.template_args, c.grid[0]) for c in read_captures(captured)}
     assert found == {"scale": ("float", 1), "scale__s1": ("double", 64)}  # float from the first, smaller run
+
+
+CLASS_READING_COORDINATES = r"""
+#include <cstdio>
+struct Where {
+  unsigned row, lane;
+  __device__ Where(int width) : row(blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32), lane(threadIdx.x % 32) { (void)width; }
+  __device__ unsigned column() const { return threadIdx.x % 32; }
+};
+__global__ void rowsum(const float* in, float* out, int width) {
+  const Where w(width);
+  float v = in[w.row * 32 + w.column()];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+  if (w.lane == 0) out[w.row] = v;
+}
+__device__ unsigned warp_of() { return threadIdx.x / 32; }  // a function that reads coordinates too
+__global__ void warps(unsigned* out) { out[blockIdx.x * blockDim.x + threadIdx.x] = warp_of(); }
+__global__ void plain(float* out) {
+  const Where w(0);
+  out[w.row * 32 + w.lane] = w.row;
+}
+int main() {
+  const int rows = 64;
+  float h[rows * 32], r[rows], p[rows * 32];
+  for (int i = 0; i < rows * 32; i++) h[i] = i % 5;
+  float *d, *dr, *dp;
+  cudaMalloc(&d, sizeof(h)); cudaMalloc(&dr, sizeof(r)); cudaMalloc(&dp, sizeof(p));
+  cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);
+  unsigned* dw; cudaMalloc(&dw, 256 * sizeof(unsigned));
+  warps<<<2, 128>>>(dw);
+  rowsum<<<rows / 4, 128>>>(d, dr, 32);
+  plain<<<rows / 4, 128>>>(dp);
+  cudaMemcpy(r, dr, sizeof(r), cudaMemcpyDeviceToHost);
+  cudaMemcpy(p, dp, sizeof(p), cudaMemcpyDeviceToHost);
+  bool ok = true;
+  for (int i = 0; i < rows; i++) { float s = 0; for (int j = 0; j < 32; j++) { s += h[i * 32 + j]; ok = ok && p[i * 32 + j] == i; } ok = ok && r[i] == s; }
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_constructors_and_methods_that_read_thread_coordinates_see_the_thread_s(tmp_path):
+    """`const Where w(width)` computes a row from blockIdx and threadIdx in its constructor: the
+    lowered kernel sets the coordinates that device classes read, in split kernels and plain ones,
+    beside a __device__ function that reads them too."""
+    run = run_port(CLASS_READING_COORDINATES, tmp_path, "where")
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr

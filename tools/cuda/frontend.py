@@ -269,6 +269,7 @@ class Translation:
     kernel_definitions: list[ci.Cursor] = field(default_factory=list)  # every one: overloads, specializations
     functions: dict[DefinitionKey, ci.Cursor] = field(default_factory=dict)  # definition_key -> device fn definition
     # (of this file, and of the project's headers where this file's code calls them)
+    members: dict[DefinitionKey, ci.Cursor] = field(default_factory=dict)  # device constructors and methods, alike
     identifiers: set[str] = field(default_factory=set)
     module: CudaModule | None = None
     _main_cursors: list[ci.Cursor] | None = None
@@ -330,6 +331,11 @@ class Translation:
         found = self.function_definition(callee(call))
         if found is not None:
             return found
+        if (ref := call.referenced) is not None and ref.kind in MEMBER_KINDS:  # `Local l(p)`, `acc.add(v)`
+            member = self.members.get(definition_key(ref)) or (
+                self.members.get(definition_key(ref.get_definition())) if ref.get_definition() else None)
+            if member is not None:
+                return member
         name = call_name(call)
         same = [f for f in self.functions.values() if f.spelling == name]
         return same[0] if len(same) == 1 else None
@@ -410,6 +416,12 @@ def _header_functions(tr: "Translation") -> None:
             if candidates[0] is None:
                 candidates = [d for x in c.walk_preorder() if x.kind == ci.CursorKind.OVERLOADED_DECL_REF
                               for d in _overloads(x)][:16]
+            if (ref := c.referenced) is not None and ref.kind in MEMBER_KINDS and in_project_header(ref):
+                d = ref if ref.is_definition() else ref.get_definition()
+                if d is not None and is_device(d) and definition_key(d) not in seen:
+                    seen.add(definition_key(d))
+                    tr.members[definition_key(d)] = d
+                    pending.append(d)
             for cand in candidates:
                 if cand is None or not in_project_header(cand):
                     continue
@@ -457,6 +469,9 @@ def parse_translation(source: str, filename: str = "input.cu", include_dirs: lis
             tr.kernel_definitions.append(cur)
         elif is_device(cur):
             tr.functions[definition_key(cur)] = cur
+    for cur in tr.walk_main():
+        if cur.kind in MEMBER_KINDS and tr.in_main(cur) and cur.is_definition() and is_device(cur):
+            tr.members[definition_key(cur)] = cur
     _header_functions(tr)
     tr.module = _build_module(tr)
     return tr
@@ -691,7 +706,7 @@ def launch_bounds(fn: ci.Cursor, tr: Translation) -> str | None:
 def _device_fn_facts(tr: Translation) -> dict[DefinitionKey, tuple[bool, bool, set[str]]]:
     """Per device function (by definition_key): (uses coordinates, has sync, features), closed over calls."""
     direct: dict[DefinitionKey, tuple[bool, bool, set[str], set[DefinitionKey]]] = {}
-    for off, fn in tr.functions.items():
+    for off, fn in (tr.functions | tr.members).items():
         coords, sync, feats, callees = _scan(fn, tr)
         direct[off] = (coords, sync, feats, callees)
     closed: dict[DefinitionKey, tuple[bool, bool, set[str]]] = {}
@@ -915,6 +930,10 @@ def parse_launch(call: ci.Cursor, tr: Translation) -> Launch | None:
                       file=tr.filename, line=call.location.line)
     return Launch(info=info, start=start, end=end, kernel_text=kernel_text, config=config, args_text=args_text)
 
+
+# Functions of a class: what a constructor or a method call calls.
+MEMBER_KINDS = (ci.CursorKind.CONSTRUCTOR, ci.CursorKind.CXX_METHOD, ci.CursorKind.DESTRUCTOR,
+                ci.CursorKind.CONVERSION_FUNCTION)
 
 # Declarations whose name, launched, is a pointer to a kernel rather than a kernel.
 _POINTER_HOLDERS = (ci.CursorKind.VAR_DECL, ci.CursorKind.PARM_DECL, ci.CursorKind.FIELD_DECL)

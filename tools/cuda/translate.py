@@ -72,8 +72,8 @@ class LoweredModule(BaseModel):
 
 def _facts(tr: Translation) -> tuple[set[fe.DefinitionKey], set[fe.DefinitionKey]]:
     facts = fe._device_fn_facts(tr)
-    sync = {off for off, (_, s, _) in facts.items() if s}
-    coords = {off for off, (c, s, _) in facts.items() if c and not s}
+    sync = {off for off, (_, s, _) in facts.items() if s and off in tr.functions}  # a member is not inlined
+    coords = {off for off, (c, s, _) in facts.items() if c and not (s and off in tr.functions)}
     return sync, coords
 
 
@@ -232,7 +232,9 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
         edits.replace(start, end, text)
     # Device functions of the project's headers are compiled as the headers write them: those
     # that read thread coordinates need the variables the lowered kernels set.
-    coord_fn_kept = any(fe.in_project_header(fn) and fe.definition_key(fn) in coords for fn in tr.functions.values())
+    # So do the constructors and methods of device classes, which are kept as written.
+    coord_fn_kept = any(fe.in_project_header(fn) and fe.definition_key(fn) in coords for fn in tr.functions.values()) \
+        or any(key in coords for key in tr.members)
     for c in tr.walk_main():
         if not tr.in_main(c) or c.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
             continue
