@@ -170,3 +170,22 @@ int main(int argc, char** argv) {
     assert problem_arguments(main, "main.cu", [], []) == []  # nothing here says dilate launches
     assert problem_arguments(main, "main.cu", [], [], launching_elsewhere=frozenset({"step", "dilate"})) == [
         ProblemArgument(1, "repeat", "repeats")]
+
+
+def test_counts_and_sizes_stored_in_a_struct_s_fields_are_found():
+    helpers = """
+struct Params { int n; unsigned repeat; float scale; };
+static void run(const Params& p, float* d) { for (unsigned r = 0; r < p.repeat; r++) k<<<(p.n + 255) / 256, 256>>>(d, p.n); }
+"""
+    main = """
+int main(int argc, char** argv) {
+  Params p;
+  p.n = atoi(argv[1]);
+  p.repeat = (unsigned)atoi(argv[2]);
+  p.scale = atof(argv[3]);
+  float* d; cudaMalloc(&d, p.n * sizeof(float));
+  run(p, d);
+  printf("scale %f\\n", p.scale);
+}"""
+    assert found(main, helpers) == [(2, "repeat")]
+    assert found(main, helpers, role="size") == [(1, "n")]

@@ -41,6 +41,9 @@ _ALLOCATIONS = {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign"
 _WRAPPERS = (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR, ci.CursorKind.CALL_EXPR,
              ci.CursorKind.CSTYLE_CAST_EXPR, ci.CursorKind.CXX_STATIC_CAST_EXPR, ci.CursorKind.CXX_FUNCTIONAL_CAST_EXPR,
              ci.CursorKind.CONDITIONAL_OPERATOR)
+# What a value read from argv may be stored into and followed from: a variable or parameter, a struct's field.
+_VARIABLES = (ci.CursorKind.VAR_DECL, ci.CursorKind.PARM_DECL, ci.CursorKind.FIELD_DECL)
+_NAMED_STORES = (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.MEMBER_REF_EXPR)
 _DEPTH = 4  # calls followed from main, for a count passed down or a launch inside a helper
 SIZE_DIVISOR = 16
 # A cut size stays at least this: several sizes (224 x 224 images) may multiply with the program's
@@ -169,14 +172,10 @@ class _Analysis:
     def _sizes(self, var: ci.Cursor, depth: int, seen: set[tuple]) -> bool:
         """Some allocation's size is computed from `var`: in the call's arguments, or through a variable
         or a parameter of a project function computed from it."""
-        scope = var.semantic_parent
-        if scope is None or depth > _DEPTH or _key(var) in seen or scope.kind not in (
-                ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD):
+        if depth > _DEPTH or _key(var) in seen:
             return False
         seen.add(_key(var))
-        for ref, above in _walk(scope):
-            if ref.kind != ci.CursorKind.DECL_REF_EXPR or not _refers_to(ref, var):
-                continue
+        for ref, above in self._uses(var):
             path = [*above, ref]
             for i in range(len(path) - 2, -1, -1):
                 node, below = path[i], path[i + 1]
@@ -194,7 +193,7 @@ class _Analysis:
                 if node.kind in (ci.CursorKind.BINARY_OPERATOR, ci.CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) \
                         and operator_of(node).endswith("=") and operator_of(node) not in ("==", "!=", "<=", ">="):
                     target = strip(next(node.get_children()))
-                    if not _same(target, below) and target.kind == ci.CursorKind.DECL_REF_EXPR \
+                    if not _same(target, below) and target.kind in _NAMED_STORES \
                             and target.referenced is not None and self._sizes(target.referenced, depth, seen):
                         return True
                     break
@@ -205,12 +204,9 @@ class _Analysis:
     def _roles(self, var: ci.Cursor, depth: int) -> str | None:
         """"repeats" where every use of `var` is a repeating one and one of them bounds a loop that launches
         kernels; "counts" where every use is but none launches; None where some other use is."""
-        scope = var.semantic_parent
-        if scope is None or depth > _DEPTH or scope.kind not in (
-                ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD):
+        if depth > _DEPTH:
             return None
-        roles = [self._role(n, above, depth) for n, above in _walk(scope)
-                 if n.kind == ci.CursorKind.DECL_REF_EXPR and _refers_to(n, var)]
+        roles = [self._role(n, above, depth) for n, above in self._uses(var)]
         if None in roles:
             return None
         return "repeats" if "repeats" in roles else "counts"  # (a parameter a function ignores counts nothing)
@@ -226,7 +222,7 @@ class _Analysis:
         if op == "=" or parent.kind == ci.CursorKind.VAR_DECL:
             copy = parent if parent.kind == ci.CursorKind.VAR_DECL else strip(next(parent.get_children()))
             copy = copy if copy.kind == ci.CursorKind.VAR_DECL else copy.referenced
-            return self._roles(copy, depth + 1) if copy is not None and copy.kind == ci.CursorKind.VAR_DECL else None
+            return self._roles(copy, depth + 1) if copy is not None and copy.kind in _VARIABLES else None
         if op == "/" and not _same(next(parent.get_children()), child):
             return "counts"  # a divisor: an average over the repetitions
         if parent.kind == ci.CursorKind.UNARY_OPERATOR and operator_of(parent) == "&" \
@@ -237,6 +233,21 @@ class _Analysis:
         if parent.kind == ci.CursorKind.CALL_EXPR:
             return self._passed_on(parent, child, depth)
         return self._bounded_loop(path)
+
+    def _uses(self, var: ci.Cursor):
+        """(use, its ancestors) of a variable or parameter in its function; of a struct's field
+        (`p.repeat`), in every function of the file."""
+        if var.kind == ci.CursorKind.FIELD_DECL:
+            for top in self.tr.tu.cursor.get_children():
+                if self.tr.in_main(top):
+                    yield from ((n, above) for n, above in _walk(top) if n.kind == ci.CursorKind.MEMBER_REF_EXPR
+                                and _refers_to(n, var))
+            return
+        scope = var.semantic_parent
+        if scope is not None and scope.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE,
+                                                ci.CursorKind.CXX_METHOD):
+            yield from ((n, above) for n, above in _walk(scope) if n.kind == ci.CursorKind.DECL_REF_EXPR
+                        and _refers_to(n, var))
 
     def _passed_on(self, call: ci.Cursor, arg: ci.Cursor, depth: int) -> str | None:
         param = _parameter_for(call, arg)
@@ -369,12 +380,12 @@ def _stored_into(above: list[ci.Cursor]) -> ci.Cursor | None:
             return node
         if node.kind == ci.CursorKind.BINARY_OPERATOR and operator_of(node) == "=":
             target = strip(next(node.get_children()))
-            return target.referenced if target.kind == ci.CursorKind.DECL_REF_EXPR else None
+            return target.referenced if target.kind in _NAMED_STORES else None
         if node.kind == ci.CursorKind.CALL_EXPR and call_name(node) == "sscanf":
             outputs = [strip(a) for a in list(node.get_arguments())[2:]]
             refs = [next(a.get_children(), None) for a in outputs if a.kind == ci.CursorKind.UNARY_OPERATOR]
             refs = [strip(r) for r in refs if r is not None]
-            return refs[0].referenced if len(refs) == 1 and refs[0].kind == ci.CursorKind.DECL_REF_EXPR else None
+            return refs[0].referenced if len(refs) == 1 and refs[0].kind in _NAMED_STORES else None
         if node.kind not in _WRAPPERS:
             return None
     return None
