@@ -189,3 +189,17 @@ int main(int argc, char** argv) {
 }"""
     assert found(main, helpers) == [(2, "repeat")]
     assert found(main, helpers, role="size") == [(1, "n")]
+
+
+def test_a_size_put_in_a_shape_container_and_multiplied_out_by_a_helper_is_found():
+    helpers = "static size_t product(const std::vector<int>& dims) { size_t r = 1; for (int d : dims) r *= d; return r; }\n"
+    assert found("""
+int main(int argc, char** argv) {
+  const int dim = atoi(argv[1]);
+  std::vector<int> shape;
+  for (int i = 0; i < 3; i++) shape.push_back(dim);
+  size_t n = product(shape);
+  float* h = (float*)malloc(n * sizeof(float));
+  float* d; cudaMalloc(&d, n * sizeof(float));
+  k<<<(n + 255) / 256, 256>>>(d, n);
+}""", helpers, role="size") == [(1, "dim")]

@@ -44,6 +44,9 @@ _WRAPPERS = (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR, ci.CursorKi
 # What a value read from argv may be stored into and followed from: a variable or parameter, a struct's field.
 _VARIABLES = (ci.CursorKind.VAR_DECL, ci.CursorKind.PARM_DECL, ci.CursorKind.FIELD_DECL)
 _NAMED_STORES = (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.MEMBER_REF_EXPR)
+_FUNCTIONS = (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD)
+_CONTAINER_STORES = {"push_back", "emplace_back", "push_front", "emplace_front", "insert", "emplace", "assign",
+                     "resize"}
 _DEPTH = 4  # calls followed from main, for a count passed down or a launch inside a helper
 SIZE_DIVISOR = 16
 # A cut size stays at least this: several sizes (224 x 224 images) may multiply with the program's
@@ -170,36 +173,53 @@ class _Analysis:
         return found
 
     def _sizes(self, var: ci.Cursor, depth: int, seen: set[tuple]) -> bool:
-        """Some allocation's size is computed from `var`: in the call's arguments, or through a variable
-        or a parameter of a project function computed from it."""
+        """Some allocation's size is computed from `var`: in the call's arguments, or through a variable,
+        a container it is put in, a parameter of a project function or what such a function returns."""
         if depth > _DEPTH or _key(var) in seen:
             return False
         seen.add(_key(var))
-        for ref, above in self._uses(var):
-            path = [*above, ref]
-            for i in range(len(path) - 2, -1, -1):
-                node, below = path[i], path[i + 1]
-                if node.kind == ci.CursorKind.CXX_NEW_EXPR or \
-                        node.kind == ci.CursorKind.CALL_EXPR and call_name(node) in _ALLOCATIONS:
-                    return True
-                if node.kind == ci.CursorKind.CALL_EXPR and (param := _parameter_for(node, below)) is not None:
-                    if self._sizes(param, depth + 1, seen):
-                        return True
-                    break
-                if node.kind == ci.CursorKind.VAR_DECL:
-                    if self._sizes(node, depth, seen):
-                        return True
-                    break
-                if node.kind in (ci.CursorKind.BINARY_OPERATOR, ci.CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) \
-                        and operator_of(node).endswith("=") and operator_of(node) not in ("==", "!=", "<=", ">="):
-                    target = strip(next(node.get_children()))
-                    if not _same(target, below) and target.kind in _NAMED_STORES \
-                            and target.referenced is not None and self._sizes(target.referenced, depth, seen):
-                        return True
-                    break
-                if node.kind.is_statement():
-                    break
+        return any(self._sized_from([*above, ref], depth, seen) for ref, above in self._uses(var))
+
+    def _sized_from(self, path: list[ci.Cursor], depth: int, seen: set[tuple]) -> bool:
+        """The value at the end of `path` (a use, and its ancestors from its function down) sizes an allocation."""
+        for i in range(len(path) - 2, -1, -1):
+            node, below = path[i], path[i + 1]
+            if node.kind == ci.CursorKind.CXX_NEW_EXPR or \
+                    node.kind == ci.CursorKind.CALL_EXPR and call_name(node) in _ALLOCATIONS:
+                return True
+            if node.kind == ci.CursorKind.CALL_EXPR and (param := _parameter_for(node, below)) is not None:
+                return self._sizes(param, depth + 1, seen)
+            if node.kind == ci.CursorKind.CALL_EXPR and call_name(node) in _CONTAINER_STORES:
+                container = _object_of(node)  # `shape.push_back(n)`: the container holds the size
+                return container is not None and self._sizes(container, depth, seen)
+            if node.kind == ci.CursorKind.VAR_DECL:
+                return self._sizes(node, depth, seen)
+            if node.kind in (ci.CursorKind.BINARY_OPERATOR, ci.CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) \
+                    and operator_of(node).endswith("=") and operator_of(node) not in ("==", "!=", "<=", ">="):
+                target = strip(next(node.get_children()))
+                return not _same(target, below) and target.kind in _NAMED_STORES \
+                    and target.referenced is not None and self._sizes(target.referenced, depth, seen)
+            if node.kind == ci.CursorKind.CXX_FOR_RANGE_STMT:  # `for (int d : dims)`: d takes the values
+                element = next(node.get_children(), None)
+                return element is not None and element.kind == ci.CursorKind.VAR_DECL and not _same(element, below) \
+                    and self._sizes(element, depth, seen)
+            if node.kind == ci.CursorKind.RETURN_STMT:  # what the function returns, where it is called
+                return depth < _DEPTH and any(self._sized_from([*above, call], depth + 1, seen)
+                                              for call, above in self._calls_of(path[0]))
+            if node.kind.is_statement():
+                return False
         return False
+
+    def _calls_of(self, fn: ci.Cursor):
+        """(call, its ancestors from its function down) of each call of `fn` in the file."""
+        key = _key(fn)
+        for top in self.tr.tu.cursor.get_children():
+            if self.tr.in_main(top) and top.kind in _FUNCTIONS:
+                for node, above in _walk(top):
+                    target = callee(node) if node.kind == ci.CursorKind.CALL_EXPR else None
+                    definition = target.get_definition() if target is not None else None
+                    if definition is not None and _key(definition) == key:
+                        yield node, above
 
     def _roles(self, var: ci.Cursor, depth: int) -> str | None:
         """"repeats" where every use of `var` is a repeating one and one of them bounds a loop that launches
@@ -244,8 +264,7 @@ class _Analysis:
                                 and _refers_to(n, var))
             return
         scope = var.semantic_parent
-        if scope is not None and scope.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE,
-                                                ci.CursorKind.CXX_METHOD):
+        if scope is not None and scope.kind in _FUNCTIONS:
             yield from ((n, above) for n, above in _walk(scope) if n.kind == ci.CursorKind.DECL_REF_EXPR
                         and _refers_to(n, var))
 
@@ -299,6 +318,14 @@ def _parameter_for(call: ci.Cursor, arg: ci.Cursor) -> ci.Cursor | None:
     position = next((i for i, a in enumerate(call.get_arguments()) if _same(a, arg)), None)
     params = [c for c in definition.get_children() if c.kind == ci.CursorKind.PARM_DECL]
     return params[position] if position is not None and position < len(params) else None
+
+
+def _object_of(call: ci.Cursor) -> ci.Cursor | None:
+    """The variable a method is called on (`shape` of `shape.push_back(n)`), or None."""
+    member = next(call.get_children(), None)
+    target = strip(next(member.get_children(), None)) if member is not None and \
+        member.kind == ci.CursorKind.MEMBER_REF_EXPR and next(member.get_children(), None) is not None else None
+    return target.referenced if target is not None and target.kind in _NAMED_STORES else None
 
 
 def _walk(root: ci.Cursor, above: list[ci.Cursor] | None = None):
