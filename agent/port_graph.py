@@ -36,7 +36,7 @@ from tools.project.capture import (LAUNCH_TIMES, Capture, capture_to_task, instr
                                    read_launch_times, standalone_source, tuned_dispatch_source)
 from tools.project.check import BuildOutcome, CheckOutcome, build_in_sandbox, run_check
 from tools.project.discover import SKIP_DIRS, Project
-from tools.project.smaller_runs import SmallerRun, launching_functions, problem_arguments, smaller_runs
+from tools.project.smaller_runs import Elsewhere, SmallerRun, file_facts, problem_arguments, smaller_runs
 from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
                                 unmapped_library_calls)
 from tools.optimize import applied, exact_for_any_arguments
@@ -390,16 +390,17 @@ class PortContext:
             if not mains:
                 continue
             try:
-                # the functions of the program's other files that launch kernels (a repetition loop in main
-                # may call them): only where one of those files launches at all
-                elsewhere: set[str] = set()
+                # what the program's other files do: the functions that launch kernels (a repetition loop in
+                # main may call them), the struct fields they use (main may store a count in one); only where
+                # one of those files launches at all
+                elsewhere = Elsewhere()
                 for other in self.project.sources:
                     if other.launches and other.path != mains[0] and other.path in target.sources:
                         try:
-                            elsewhere |= parsed(other.path, launching_functions)
+                            elsewhere |= parsed(other.path, file_facts)
                         except CudaParseError:
                             continue
-                arguments = parsed(mains[0], lambda *a: problem_arguments(*a, launching_elsewhere=frozenset(elsewhere)))
+                arguments = parsed(mains[0], lambda *a: problem_arguments(*a, elsewhere=elsewhere))
             except CudaParseError:
                 continue
             except Exception as exc:  # a defect of the analysis: the timed-out run stays the verdict

@@ -4,7 +4,7 @@ whatever the variable is called."""
 
 import pytest
 
-from tools.project.smaller_runs import ProblemArgument, launching_functions, problem_arguments, smaller_runs
+from tools.project.smaller_runs import Elsewhere, ProblemArgument, file_facts, problem_arguments, smaller_runs
 
 KERNEL = "__global__ void k(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1.0f; }\n"
 
@@ -156,7 +156,7 @@ static void step(float* d, int n) { k<<<(n + 255) / 256, 256>>>(d, n); }
 extern "C" void dilate(float* d, int n) { step(d, n); }
 void reference(float* h, int n) { for (int i = 0; i < n; i++) h[i] += 1; }
 """
-    assert launching_functions(wrappers, "filters.cu", [], []) == {"step", "dilate"}
+    assert file_facts(wrappers, "filters.cu", [], []).launching == {"step", "dilate"}
     main = """#include <cstdlib>
 extern "C" void dilate(float* d, int n);
 void reference(float* h, int n);
@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < checks; r++) reference(h, 1024);
 }"""
     assert problem_arguments(main, "main.cu", [], []) == []  # nothing here says dilate launches
-    assert problem_arguments(main, "main.cu", [], [], launching_elsewhere=frozenset({"step", "dilate"})) == [
+    assert problem_arguments(main, "main.cu", [], [], elsewhere=Elsewhere(frozenset({"step", "dilate"}))) == [
         ProblemArgument(1, "repeat", "repeats")]
 
 
@@ -203,3 +203,22 @@ int main(int argc, char** argv) {
   float* d; cudaMalloc(&d, n * sizeof(float));
   k<<<(n + 255) / 256, 256>>>(d, n);
 }""", helpers, role="size") == [(1, "dim")]
+
+
+def test_a_count_stored_in_a_field_and_used_in_another_file_is_found_there():
+    header = "struct Params { int n; unsigned repeat; };\nvoid run(const Params& p, float* d);\n"
+    kernels = "#include <cstdio>\n" + header + KERNEL + """
+void run(const Params& p, float* d) { for (unsigned r = 0; r < p.repeat; r++) k<<<(p.n + 255) / 256, 256>>>(d, p.n); }
+"""
+    main = "#include <cstdlib>\n" + header + """
+int main(int argc, char** argv) {
+  Params p;
+  p.n = 1 << 20;
+  p.repeat = atoi(argv[1]);
+  float* d; cudaMalloc(&d, p.n * sizeof(float));
+  run(p, d);
+}"""
+    facts = file_facts(kernels, "kernels.cu", [], [])
+    assert facts.launching == {"run"} and facts.fields["Params.repeat"] == ("repeats", False)
+    assert problem_arguments(main, "main.cu", [], []) == []  # nothing here says what run does with it
+    assert problem_arguments(main, "main.cu", [], [], elsewhere=facts) == [ProblemArgument(1, "repeat", "repeats")]

@@ -72,19 +72,41 @@ class ProblemArgument:
         return f"option {self.option} (`{self.name}`)" if self.option else f"argument {self.index} (`{self.name}`)"
 
 
+class Elsewhere(NamedTuple):
+    """What the program's other files do with what main may pass them."""
+    launching: frozenset[str] = frozenset()  # the functions they define that launch kernels
+    # per struct field they use (`Params.repeat`): its role there (as _Analysis._roles), and whether it sizes
+    # an allocation there
+    fields: dict[str, tuple[str | None, bool]] = {}
+
+    def __or__(self, other: "Elsewhere") -> "Elsewhere":
+        fields = dict(self.fields)
+        for name, (role, sizes) in other.fields.items():
+            before = fields.get(name)
+            fields[name] = (role, sizes) if before is None else (
+                _joined([before[0], role]), before[1] or sizes)
+        return Elsewhere(self.launching | other.launching, fields)
+
+
 def problem_arguments(source: str, filename: str, include_dirs: list[str], options: list[str],
-                      launching_elsewhere: frozenset[str] = frozenset()) -> list[ProblemArgument]:
+                      elsewhere: Elsewhere = Elsewhere()) -> list[ProblemArgument]:
     """The arguments of the file's `main` that only repeat its kernel launches, and those that size its data.
-    `launching_elsewhere`: the functions of the program's other files that launch kernels."""
-    return _Analysis(parse_translation(source, filename, include_dirs, options), launching_elsewhere).arguments()
+    `elsewhere`: what the program's other files do (file_facts of each)."""
+    return _Analysis(parse_translation(source, filename, include_dirs, options), elsewhere).arguments()
 
 
-def launching_functions(source: str, filename: str, include_dirs: list[str], options: list[str]) -> set[str]:
-    """The functions defined in the file that launch kernels, directly or through the functions they call."""
+def file_facts(source: str, filename: str, include_dirs: list[str], options: list[str]) -> Elsewhere:
+    """The functions defined in the file that launch kernels (directly or through the functions they
+    call), and what the file does with each struct field it uses."""
     analysis = _Analysis(parse_translation(source, filename, include_dirs, options))
-    return {c.spelling for c in analysis.tr.walk_main()
-            if c.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) and c.is_definition()
-            and (body := body_of(c)) is not None and analysis.launches(body, 0)}
+    launching = frozenset(c.spelling for c in analysis.tr.walk_main()
+                          if c.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE)
+                          and c.is_definition() and (body := body_of(c)) is not None and analysis.launches(body, 0))
+    fields = {_field_name(f): (analysis._roles(f, 0), analysis._sizes(f, 0, set()))
+              for f in {_key(n.referenced): n.referenced for n in analysis.tr.walk_main()
+                        if n.kind == ci.CursorKind.MEMBER_REF_EXPR and n.referenced is not None
+                        and n.referenced.kind == ci.CursorKind.FIELD_DECL}.values()}
+    return Elsewhere(launching, fields)
 
 
 class SmallerRun(NamedTuple):
@@ -131,10 +153,10 @@ def _smaller(role: str, value: int) -> int | None:
 
 
 class _Analysis:
-    def __init__(self, tr: Translation, launching_elsewhere: frozenset[str] = frozenset()) -> None:
+    def __init__(self, tr: Translation, elsewhere: Elsewhere = Elsewhere()) -> None:
         self.tr = tr
         self.launching: dict[tuple, bool] = {}
-        self.launching_elsewhere = launching_elsewhere
+        self.elsewhere = elsewhere
 
     def arguments(self) -> list[ProblemArgument]:
         main = next((c for c in self.tr.tu.cursor.get_children() if c.kind == ci.CursorKind.FUNCTION_DECL
@@ -178,6 +200,8 @@ class _Analysis:
         if depth > _DEPTH or _key(var) in seen:
             return False
         seen.add(_key(var))
+        if var.kind == ci.CursorKind.FIELD_DECL and self.elsewhere.fields.get(_field_name(var), (None, False))[1]:
+            return True
         return any(self._sized_from([*above, ref], depth, seen) for ref, above in self._uses(var))
 
     def _sized_from(self, path: list[ci.Cursor], depth: int, seen: set[tuple]) -> bool:
@@ -227,9 +251,9 @@ class _Analysis:
         if depth > _DEPTH:
             return None
         roles = [self._role(n, above, depth) for n, above in self._uses(var)]
-        if None in roles:
-            return None
-        return "repeats" if "repeats" in roles else "counts"  # (a parameter a function ignores counts nothing)
+        if var.kind == ci.CursorKind.FIELD_DECL and (there := self.elsewhere.fields.get(_field_name(var))):
+            roles.append(there[0])
+        return _joined(roles)
 
     def _role(self, ref: ci.Cursor, above: list[ci.Cursor], depth: int) -> str | None:
         path = [*above, ref]
@@ -295,7 +319,7 @@ class _Analysis:
                 return True
             fn = callee(c)
             definition = fn.get_definition() if fn is not None else None
-            if definition is None and fn is not None and fn.spelling in self.launching_elsewhere:
+            if definition is None and fn is not None and fn.spelling in self.elsewhere.launching:
                 return True  # defined in another file of the program, where it launches
             if definition is None or depth >= _DEPTH or not in_project_header(definition):
                 continue
@@ -318,6 +342,18 @@ def _parameter_for(call: ci.Cursor, arg: ci.Cursor) -> ci.Cursor | None:
     position = next((i for i, a in enumerate(call.get_arguments()) if _same(a, arg)), None)
     params = [c for c in definition.get_children() if c.kind == ci.CursorKind.PARM_DECL]
     return params[position] if position is not None and position < len(params) else None
+
+
+def _joined(roles: list[str | None]) -> str | None:
+    """The role of a value from those of its uses (see _Analysis._roles)."""
+    if None in roles:
+        return None
+    return "repeats" if "repeats" in roles else "counts"  # (a parameter a function ignores counts nothing)
+
+
+def _field_name(field: ci.Cursor) -> str:
+    """`Params.repeat`: a struct field as every file of the program names it."""
+    return f"{field.semantic_parent.spelling}.{field.spelling}"
 
 
 def _object_of(call: ci.Cursor) -> ci.Cursor | None:
