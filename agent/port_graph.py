@@ -778,7 +778,7 @@ def _tuning(ctx: PortContext, kernel: str, task_path: Path, outcome, given_s: fl
             if outcome.result.iterations >= ctx.cfg.budgets.max_iters:  # a rerun would stop at the same count
                 return {"status": "faithful", "note": f"no faster version within its attempts ({outcome.result.stopped}); "
                                                       "a larger --max-iters searches further"}
-            if given_s >= ctx.cfg.tune_budget_s:  # a rerun would give it no more time
+            if given_s >= 0.95 * ctx.cfg.tune_budget_s:  # it started first: a rerun would give it no more time
                 return {"status": "skipped", "note": f"not tuned: the port's tuning budget ended its search "
                                                      f"({outcome.result.stopped}); a larger --tune-budget searches further"}
             return {"status": "skipped", "retry": True,
