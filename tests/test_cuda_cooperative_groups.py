@@ -320,3 +320,38 @@ def test_coalesced_groups_are_the_lanes_that_run_together(tmp_path, threads):
         assert all(got["sizes"][i] == len(lanes) for i in lanes)
         assert all(got["anys"][i] == int(any(flags[j] > 1 for j in lanes)) for i in lanes)
     assert all(got["slots"][i] == -1 for i in range(128) if not flags[i])
+
+
+NAMESPACE_IN_THE_KERNEL = r"""
+#include <cooperative_groups.h>
+__global__ void mirrored_pairs(const float* in, float* out) {
+    namespace cg = cooperative_groups;  // in the kernel's body, as some codes write it
+    using namespace cooperative_groups;
+    cg::thread_block block = cg::this_thread_block();
+    __shared__ float s[64];
+    s[threadIdx.x] = in[threadIdx.x];
+    block.sync();
+    thread_block_tile<32> tile = tiled_partition<32>(block);  // after the barrier: the names still hold
+    float v = s[63 - threadIdx.x];
+    v += tile.shfl_xor(v, 1);
+    out[threadIdx.x] = v;
+}
+"""
+
+NAMESPACE_IN_THE_KERNEL_MAIN = r"""
+#include <cstdio>
+int main() {
+    float in[64], out[64];
+    for (int i = 0; i < 64; ++i) in[i] = i;
+    cudacpu_kernels::mirrored_pairs(dim3(1), dim3(64), 0, in, out);
+    for (int i = 0; i < 64; ++i)
+        if (out[i] != (63 - i) + (63 - (i ^ 1))) { std::printf("%d: %f\n", i, out[i]); return 1; }
+    std::printf("ok\n");
+}
+"""
+
+
+def test_namespace_aliases_and_using_directives_in_a_kernel_outlive_its_barriers(tmp_path):
+    mod = lower_source(NAMESPACE_IN_THE_KERNEL, "k.cu")
+    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
+    assert build_and_run(mod.cpp, NAMESPACE_IN_THE_KERNEL_MAIN, tmp_path).strip() == "ok"

@@ -1651,11 +1651,11 @@ class KernelLowering:
     # ---- emitting the lowered function ------------------------------------------------------
 
     def _compile_time_declarations(self) -> list[str]:
-        """The `constexpr` and type alias declarations at the top of the kernel's body and of each
+        """The `constexpr`, alias and `using` declarations at the top of the kernel's body and of each
         inlined function's: the per-thread, shared and recomputed declarations, in any region,
         may name them (`float x[kNChunks][kNElts]`, `vec_t`, an inlined function's `N`). Aliases
         keep their names; an inlined function's constants take its prefix."""
-        aliases = (K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL)
+        aliases = (K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL, K.NAMESPACE_ALIAS, K.USING_DIRECTIVE, K.USING_DECLARATION)
         lines = []
         for ctx in (self.ctx, *self.inlined):
             body = fe.body_of(ctx.fn)
