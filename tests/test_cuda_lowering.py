@@ -574,10 +574,15 @@ template <int N, int P = 1>  // P is left to its default by the call below
 __device__ float mirrored(const float* a) {
     constexpr int M = N * P;  // sizes a __shared__ array, which lives outside the thread loops
     typedef float value_t;
+    using pair_of_values = value_t[M / 16];
     __shared__ value_t s[M];
-    s[threadIdx.x] = a[threadIdx.x];
+    value_t kept[M / 16];  // per thread, across the barrier: its type names M
+    pair_of_values twice;
+    kept[0] = a[threadIdx.x];
+    twice[1] = 2 * kept[0];
+    s[threadIdx.x] = kept[0];
     __syncthreads();
-    return s[M - 1 - threadIdx.x];
+    return s[M - 1 - threadIdx.x] + (twice[1] - 2 * kept[0]);
 }
 __global__ void k(const float* a, float* b) {
     typedef float2 pair_t;  // used after the barrier, by a declaration recomputed there

@@ -704,6 +704,13 @@ class KernelLowering:
         return None
 
     def _subst_type(self, text: str, ctx: Ctx) -> str:
+        """A type (or an alias declaration) as `ctx` spells it: its template arguments in the place of
+        its template parameters, and an inlined function's constants by their new names
+        (`float[NUM_ROWS]` -> `float[body_2_NUM_ROWS]`)."""
+        for var in ctx.vars.values():
+            if var.cursor is not None and var.cursor.kind == K.VAR_DECL and var.name != var.cursor.spelling \
+                    and var.cursor.type.is_const_qualified():
+                text = re.sub(rf"\b{re.escape(var.cursor.spelling)}\b", var.name, text)
         if not ctx.subst:
             return text
         for c in ctx.fn.get_children():
@@ -1783,9 +1790,6 @@ class KernelLowering:
                     text_v = re.sub(rf"\b{re.escape(v.spelling)}\b", name, text_v, count=1)
             else:
                 type_text = self._subst_type(v.type.spelling, ctx) if ctx is not None else v.type.spelling
-                for var in (ctx.vars.values() if ctx is not None else ()):  # an inlined function's constants
-                    if var.cursor is not None and var.name != var.cursor.spelling:
-                        type_text = re.sub(rf"\b{re.escape(var.cursor.spelling)}\b", var.name, type_text)
                 text_v = _declarator(type_text, name)
             out.append(f"{text_v};  // __shared__: one per block")
         return out
