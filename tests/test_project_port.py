@@ -480,6 +480,7 @@ def test_kernels_of_a_run_that_stops_before_any_launch_are_not_launched_not_inco
                            check_commands=["./main"], console=Console(width=200))
     report = json.loads((tmp_path / "out" / "port_report.json").read_text())
     assert code != 0 and not report["check"]["passed"] and "Usage" in report["check"]["detail"]
+    assert "it printed how to call it: the command's arguments are not those it expects" in report["check"]["detail"]
     assert [k["status"] for k in report["kernels"]] == ["not_launched"]
 
 

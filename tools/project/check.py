@@ -153,7 +153,9 @@ def run_check(
                        f"under that limit crashes many programs (--check-memory MIB, or smaller arguments with --run)")
         return outcome(False, "; ".join([detail, *result.notes]), result.returncode, "crashed", out_of_memory)
     if result.returncode != 0:
-        return outcome(False, f"exit status {result.returncode}: {result.tail(300)}", result.returncode)
+        hint = ("; it printed how to call it: the command's arguments are not those it expects "
+                "(--run 'CMD ARGS' with the ones it wants)") if _USAGE.search(out) else ""
+        return outcome(False, f"exit status {result.returncode}: {result.tail(300)}{hint}", result.returncode)
     if (line := failure_line(result.stdout)) is not None:
         return outcome(False, f"printed a failure: {line[:200]}", 0)
     if expected_output is not None:
@@ -168,6 +170,7 @@ def run_check(
 
 
 _ALLOCATION_FAILURE_SIGNALS = (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGKILL)
+_USAGE = re.compile(r"^\s*usage\s*:", re.I | re.M)  # `Usage: ./main <n> <repeat>`
 
 
 def _killed_by(result) -> int | None:
