@@ -21,6 +21,17 @@ EXAMPLES = sorted(p.name for p in (ROOT / "examples" / "projects").iterdir() if 
 AGENT = [sys.executable, "-m", "agent"]
 
 
+def port_app(tmp_path: Path, main_cu: str, settings: Settings, commands: list[str] | None,
+             console: Console | None = None) -> tuple[int, dict]:
+    """A project of one file, `main_cu`, ported from tmp_path/app into tmp_path/out: (exit status, its port_report.json)."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(main_cu)
+    code = port_repository(root, settings, out=tmp_path / "out", trace=None, check_commands=commands,
+                           console=console or Console(width=200))
+    return code, json.loads((tmp_path / "out" / "port_report.json").read_text())
+
+
 def port(path: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([*AGENT, "port", str(path), "-o", str(out), "--sandbox", "local", *extra],
                           capture_output=True, text=True, timeout=900, cwd=ROOT)
@@ -262,13 +273,9 @@ int main(int argc, char** argv) {
 def test_a_check_that_never_reaches_its_verdict_leaves_the_kernels_unchecked(tmp_path, run, settings, status, words):
     """A check killed by its time limit or by a signal says nothing of the kernels: they are not
     'incorrect', and a crash names the memory limit that may have caused it."""
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.cu").write_text(UNCHECKED_APP)
     console = Console(record=True, width=200)
-    code = port_repository(root, Settings(sandbox="local", tune=False, **settings), out=tmp_path / "out", trace=None,
-                           check_commands=[run], console=console)
-    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    code, report = port_app(tmp_path, UNCHECKED_APP, Settings(sandbox="local", tune=False, **settings),
+                            [run], console=console)
     assert code != 0 and report["build_ok"]
     assert [k["status"] for k in report["kernels"]] == [status]
     assert words in report["check"]["detail"], report["check"]["detail"]
@@ -281,12 +288,8 @@ def test_a_check_that_times_out_still_has_its_captured_kernels_tuned(tmp_path):
     """A faithful port too slow for its check may be fast enough once tuned: the kernels the killed
     run captured are tuned and the port with them in is checked. Here that check sleeps too, so the
     tuned version is not let in, and the report says which check ran out of time."""
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.cu").write_text(UNCHECKED_APP)
-    code = port_repository(root, Settings(sandbox="local", check_timeout_s=2, budgets={"max_iters": 2}),
-                           out=tmp_path / "out", trace=None, check_commands=["./main sleep"], console=Console(width=200))
-    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    settings = Settings(sandbox="local", check_timeout_s=2, budgets={"max_iters": 2})
+    code, report = port_app(tmp_path, UNCHECKED_APP, settings, ["./main sleep"])
     assert code != 0 and [k["status"] for k in report["kernels"]] == ["timeout"]
     assert json.loads((tmp_path / "out" / "kernels" / "fill" / "task.json").read_text())["launches"][0]["block"] == [256, 1, 1]
     tuning = report["kernels"][0]["tuning"]
@@ -324,13 +327,9 @@ def test_a_check_that_times_out_is_run_again_with_fewer_repetitions_then_a_small
     repeats the launches (and the program's own reference computation), so the check runs `./main
     4096 1`. `./main 65536 2` still takes 3.3 s at one repetition: its first argument sizes the
     allocations, so the check runs it 16 times smaller. The report says which ran."""
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.cu").write_text(REPEATING_APP)
     console = Console(record=True, width=300)
-    code = port_repository(root, Settings(sandbox="local", tune=False, check_timeout_s=3), out=tmp_path / "out",
-                           trace=None, check_commands=[command], console=console)
-    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    code, report = port_app(tmp_path, REPEATING_APP, Settings(sandbox="local", tune=False, check_timeout_s=3),
+                            [command], console=console)
     assert code == 0, console.export_text()
     assert [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == runs
     assert [k["status"] for k in report["kernels"]] == ["correct"]
@@ -361,13 +360,9 @@ def test_a_check_that_crashes_out_of_memory_is_run_again_on_a_smaller_problem_on
     """`./main 268435456 3` allocates 1 GiB on the host at once: under a 768 MiB limit malloc returns
     null and the program faults. Fewer repetitions would not help (the retry skips `./main 268435456 1`);
     16 times fewer elements fit, and that run's own check passes."""
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.cu").write_text(ALLOCATING_APP)
     console = Console(record=True, width=300)
-    code = port_repository(root, Settings(sandbox="local", tune=False, check_memory_mb=768), out=tmp_path / "out",
-                           trace=None, check_commands=["./main 268435456 3"], console=console)
-    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    code, report = port_app(tmp_path, ALLOCATING_APP, Settings(sandbox="local", tune=False, check_memory_mb=768),
+                            ["./main 268435456 3"], console=console)
     assert code == 0, console.export_text()
     assert [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == [
         ("./main 268435456 3", "crashed"), ("./main 16777216 1", "passed")]
@@ -378,13 +373,9 @@ def test_a_check_that_crashes_out_of_memory_is_run_again_on_a_smaller_problem_on
 def test_a_check_that_crashes_out_of_memory_with_only_a_count_to_cut_says_nothing_could_help(tmp_path):
     """The problem's size is fixed in the program and its only argument repeats the launches: no
     smaller run can help, and the report says so rather than nothing."""
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.cu").write_text(ALLOCATING_APP.replace("const int n = atoi(argv[1]), repeat = atoi(argv[2]);",
-                                                         "const int n = 268435456, repeat = atoi(argv[1]);"))
-    code = port_repository(root, Settings(sandbox="local", tune=False, check_memory_mb=768), out=tmp_path / "out",
-                           trace=None, check_commands=["./main 3"], console=Console(width=200))
-    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+    fixed_size = ALLOCATING_APP.replace("const int n = atoi(argv[1]), repeat = atoi(argv[2]);",
+                                        "const int n = 268435456, repeat = atoi(argv[1]);")
+    code, report = port_app(tmp_path, fixed_size, Settings(sandbox="local", tune=False, check_memory_mb=768), ["./main 3"])
     assert code != 0 and [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == [("./main 3", "crashed")]
     assert any("no smaller run of it could be made: none of its arguments is a size that could be cut" in note
                for note in report["check"]["notes"]), report["check"]["notes"]
@@ -427,16 +418,13 @@ def test_headers_are_translated_with_what_their_includer_defines_and_may_lie_bes
 def test_a_program_that_prints_no_verdict_leaves_its_kernels_unverified(tmp_path):
     """Exit 0 and numbers with neither PASS nor FAIL: the port ran, but nothing judged its results.
     The kernels say `unverified` (not `correct`), and the report says how to check them."""
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.cu").write_text(
+    console = Console(record=True, width=300)
+    code, report = port_app(
+        tmp_path,
         "#include <cstdio>\n__global__ void fill(float* a) { a[threadIdx.x] = threadIdx.x; }\n"
         "int main() { float* d; cudaMalloc(&d, 64 * 4); fill<<<1, 64>>>(d); float h[64];\n"
-        "  cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost); printf(\"sum %f\\n\", h[10] + h[20]); }\n")
-    console = Console(record=True, width=300)
-    code = port_repository(root, Settings(sandbox="local", tune=False), out=tmp_path / "out", trace=None,
-                           check_commands=["./main"], console=console)
-    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+        "  cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost); printf(\"sum %f\\n\", h[10] + h[20]); }\n",
+        Settings(sandbox="local", tune=False), ["./main"], console=console)
     assert code == 0 and report["check"]["passed"]
     assert [(k["status"], k["reference_kind"]) for k in report["kernels"]] == [("unverified", None)]
     printed = console.export_text()
@@ -448,18 +436,15 @@ def test_a_kernel_the_check_never_launches_is_reported_not_launched_not_correct(
     """`halve` runs only when the program is given an argument, and the check gives none: its PASS
     says nothing of `halve`. The launches the check's run recorded tell which kernels it checked,
     whether or not the port tunes (and so captures) them."""
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.cu").write_text(
+    code, report = port_app(
+        tmp_path,
         "#include <cstdio>\n__global__ void fill(float* a) { a[threadIdx.x] = threadIdx.x; }\n"
         "__global__ void halve(float* a) { a[threadIdx.x] *= 0.5f; }\n"
         "int main(int argc, char** argv) { float* d; cudaMalloc(&d, 64 * 4); fill<<<1, 64>>>(d);\n"
         "  if (argc > 1) halve<<<1, 64>>>(d);\n"
         "  float h[64]; cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
-        "  printf(h[10] == (argc > 1 ? 5.0f : 10.0f) ? \"PASS\\n\" : \"FAIL\\n\"); }\n")
-    code = port_repository(root, Settings(sandbox="local", tune=tune, budgets={"max_iters": 1}), out=tmp_path / "out",
-                           trace=None, check_commands=["./main"], console=Console(width=200))
-    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+        "  printf(h[10] == (argc > 1 ? 5.0f : 10.0f) ? \"PASS\\n\" : \"FAIL\\n\"); }\n",
+        Settings(sandbox="local", tune=tune, budgets={"max_iters": 1}), ["./main"])
     assert code == 0 and report["check"]["passed"]
     assert {k["name"]: (k["status"], k["reference_kind"]) for k in report["kernels"]} == {
         "fill": ("correct", "project-check"), "halve": ("not_launched", None)}
@@ -468,17 +453,14 @@ def test_a_kernel_the_check_never_launches_is_reported_not_launched_not_correct(
 
 def test_kernels_of_a_run_that_stops_before_any_launch_are_not_launched_not_incorrect(tmp_path):
     """A usage line and exit 1 before the first launch: the check failed, and it says nothing of the kernel."""
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.cu").write_text(
+    code, report = port_app(
+        tmp_path,
         "#include <cstdio>\n#include <cstdlib>\n__global__ void k(int* d) { d[threadIdx.x] = 1; }\n"
         "int main(int argc, char** argv) {\n"
         "  if (argc != 2) { printf(\"Usage: %s <repeat>\\n\", argv[0]); return 1; }\n"
         "  int* d; cudaMalloc(&d, 32 * sizeof(int)); for (int r = 0; r < atoi(argv[1]); r++) k<<<1, 32>>>(d);\n"
-        "  printf(\"PASS\\n\"); }\n")
-    code = port_repository(root, Settings(sandbox="local", tune=False), out=tmp_path / "out", trace=None,
-                           check_commands=["./main"], console=Console(width=200))
-    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+        "  printf(\"PASS\\n\"); }\n",
+        Settings(sandbox="local", tune=False), ["./main"])
     assert code != 0 and not report["check"]["passed"] and "Usage" in report["check"]["detail"]
     assert "it printed how to call it: the command's arguments are not those it expects" in report["check"]["detail"]
     assert [k["status"] for k in report["kernels"]] == ["not_launched"]
@@ -569,17 +551,14 @@ def test_a_specialization_tries_first_what_paid_on_its_sibling(tmp_path):
 def test_kernels_launched_through_a_macro_s_parameter_are_named_as_launched(tmp_path):
     """`RUN(fill)` launches through the macro's parameter `kern`: the run records `fill` and `twice`,
     not `kern`, so both kernels count as checked."""
-    root = tmp_path / "app"
-    root.mkdir()
-    (root / "main.cu").write_text(
+    code, report = port_app(
+        tmp_path,
         "#include <cstdio>\n__global__ void fill(float* a) { a[threadIdx.x] = threadIdx.x; }\n"
         "__global__ void twice(float* a) { a[threadIdx.x] *= 2.0f; }\n"
         "#define RUN(kern) \\\n  kern<<<1, 64>>>(d); \\\n  cudaDeviceSynchronize();\n"
         "int main() { float* d; cudaMalloc(&d, 64 * 4); RUN(fill) RUN(twice)\n"
         "  float h[64]; cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
-        "  printf(h[10] == 20.0f ? \"PASS\\n\" : \"FAIL\\n\"); }\n")
-    code = port_repository(root, Settings(sandbox="local", tune=False), out=tmp_path / "out", trace=None,
-                           check_commands=["./main"], console=Console(width=200))
-    report = json.loads((tmp_path / "out" / "port_report.json").read_text())
+        "  printf(h[10] == 20.0f ? \"PASS\\n\" : \"FAIL\\n\"); }\n",
+        Settings(sandbox="local", tune=False), ["./main"])
     assert code == 0, report["check"]
     assert {k["name"]: k["status"] for k in report["kernels"]} == {"fill": "correct", "twice": "correct"}
