@@ -332,19 +332,20 @@ class Translation:
         if found is not None:
             return found
         if (ref := call.referenced) is not None and ref.kind in MEMBER_KINDS:  # `Local l(p)`, `acc.add(v)`
-            member = self.members.get(definition_key(ref)) or (
-                self.members.get(definition_key(ref.get_definition())) if ref.get_definition() else None)
-            if member is not None:
+            if (member := self.function_definition(ref, self.members)) is not None:
                 return member
         name = call_name(call)
         same = [f for f in self.functions.values() if f.spelling == name]
         return same[0] if len(same) == 1 else None
 
-    def function_definition(self, callee: ci.Cursor) -> ci.Cursor | None:
-        """The definition in this file or a project header of a called function (template or not)."""
+    def function_definition(self, callee: ci.Cursor, among: dict[DefinitionKey, ci.Cursor] | None = None
+                            ) -> ci.Cursor | None:
+        """The definition in this file or a project header of a called function (template or not);
+        `among`: where to look, the device functions unless given (the members)."""
         if callee is None or callee.location.file is None:
             return None
-        return self.functions.get(definition_key(callee)) or self.functions.get(definition_key(callee.get_definition()))
+        among = self.functions if among is None else among
+        return among.get(definition_key(callee)) or among.get(definition_key(callee.get_definition()))
 
 
 class SourceEdits:
@@ -416,21 +417,18 @@ def _header_functions(tr: "Translation") -> None:
             if candidates[0] is None:
                 candidates = [d for x in c.walk_preorder() if x.kind == ci.CursorKind.OVERLOADED_DECL_REF
                               for d in _overloads(x)][:16]
-            if (ref := c.referenced) is not None and ref.kind in MEMBER_KINDS and in_project_header(ref):
-                d = ref if ref.is_definition() else ref.get_definition()
-                if d is not None and is_device(d) and definition_key(d) not in seen:
-                    seen.add(definition_key(d))
-                    tr.members[definition_key(d)] = d
-                    pending.append(d)
+            if (ref := c.referenced) is not None and ref.kind in MEMBER_KINDS:  # a constructor or a method
+                candidates.append(ref)
             for cand in candidates:
                 if cand is None or not in_project_header(cand):
                     continue
                 d = cand if cand.is_definition() else cand.get_definition()
-                if d is None or d.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) \
-                        or not is_device(d) or is_kernel(d) or definition_key(d) in seen:
+                if d is None or d.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE,
+                                               *MEMBER_KINDS) or not is_device(d) or is_kernel(d) \
+                        or definition_key(d) in seen:
                     continue
                 seen.add(definition_key(d))
-                tr.functions[definition_key(d)] = d
+                (tr.members if d.kind in MEMBER_KINDS else tr.functions)[definition_key(d)] = d
                 pending.append(d)
 
 
@@ -460,18 +458,17 @@ def parse_translation(source: str, filename: str = "input.cu", include_dirs: lis
     # Names the code itself uses (not words of its comments or strings): fresh names avoid these.
     tr.identifiers = {t.spelling for t in tu.get_tokens(extent=tu.cursor.extent) if t.kind == ci.TokenKind.IDENTIFIER}
     for cur in tr.walk_main():
-        if cur.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE) or not tr.in_main(cur):
+        if cur.kind not in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, *MEMBER_KINDS) \
+                or not tr.in_main(cur) or not cur.is_definition():
             continue
-        if not cur.is_definition():
-            continue
-        if is_kernel(cur):
+        if cur.kind in MEMBER_KINDS:
+            if is_device(cur):
+                tr.members[definition_key(cur)] = cur
+        elif is_kernel(cur):
             tr.kernels.setdefault(cur.spelling, cur)
             tr.kernel_definitions.append(cur)
         elif is_device(cur):
             tr.functions[definition_key(cur)] = cur
-    for cur in tr.walk_main():
-        if cur.kind in MEMBER_KINDS and tr.in_main(cur) and cur.is_definition() and is_device(cur):
-            tr.members[definition_key(cur)] = cur
     _header_functions(tr)
     tr.module = _build_module(tr)
     return tr

@@ -1116,11 +1116,9 @@ class KernelLowering:
         body = _stmt_list(fe.body_of(fn))
         result_type = fn.result_type.spelling
         tail = body[-1] if body and body[-1].kind == K.RETURN_STMT else None
-        guards = {s.extent.start.offset for s in body if _early_return_condition(s) is not None} \
-            if result_type == "void" else set()
-        returns = [r for r in fe.returns_of(fe.body_of(fn)) if not any(
-            s.extent.start.offset in guards and r.extent.start.offset > s.extent.start.offset
-            and r.extent.end.offset <= s.extent.end.offset for s in body)]
+        guarding = {r.extent.start.offset for s in body if result_type == "void" and _early_return_condition(s)
+                    is not None for r in fe.returns_of(s)}  # `if (c) return;`: _lower_guarded's
+        returns = [r for r in fe.returns_of(fe.body_of(fn)) if r.extent.start.offset not in guarding]
         if len(returns) > 1 or (returns and (tail is None or returns[0] != tail)):
             raise _unsupported("early return in synchronizing function", call, f"{fn.spelling} returns before its end; "
                                "only a final return, and `if (...) return;` at the top level of a void function, "

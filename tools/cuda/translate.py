@@ -73,7 +73,7 @@ class LoweredModule(BaseModel):
 def _facts(tr: Translation) -> tuple[set[fe.DefinitionKey], set[fe.DefinitionKey]]:
     facts = fe._device_fn_facts(tr)
     sync = {off for off, (_, s, _) in facts.items() if s and off in tr.functions}  # a member is not inlined
-    coords = {off for off, (c, s, _) in facts.items() if c and not (s and off in tr.functions)}
+    coords = {off for off, (c, _, _) in facts.items() if c and off not in sync}
     return sync, coords
 
 
