@@ -600,6 +600,68 @@ def test_warp_functions_of_a_project_header_are_inlined_into_template_kernels(tm
     assert run.stdout.strip() == "PASS", run.stdout + run.stderr
 
 
+STATIC_MEMBER_HEADER = r"""
+#pragma once
+#define SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, v, m)
+__device__ float dot(float a, float b) { return a * b; }  // a namesake: the class's is the one called
+template <typename T, int G>
+struct Dot {
+  template <typename V, int N>
+  static __device__ float dot(const V (&a)[N]) {
+    float s = 0.f;
+    for (int i = 0; i < N; i++) s += a[i];
+    for (int m = G / 2; m >= 1; m /= 2) s += SHFL_XOR(s, m);
+    return s;
+  }
+};
+"""
+
+STATIC_MEMBER_CALLER = r"""
+#include <cstdio>
+#include "dot.cuh"
+template <typename T, int G>
+__global__ void k(const T* in, T* out) {
+  constexpr int N = G / 2;
+  T a[N];
+  for (int i = 0; i < N; i++) a[i] = in[threadIdx.x] + i;
+  float s = Dot<T, G>::dot(a);
+  out[threadIdx.x] = s + a[N - 1];
+}
+int main() {
+  const int n = 32;
+  float *in, *out;
+  cudaMallocManaged(&in, n * sizeof(float));
+  cudaMallocManaged(&out, n * sizeof(float));
+  for (int i = 0; i < n; i++) in[i] = i;
+  k<float, 4><<<1, n>>>(in, out);
+  cudaDeviceSynchronize();
+  int wrong = 0;
+  for (int i = 0; i < n; i++) {
+    float e = in[i] + 1;
+    for (int j = i / 4 * 4; j < i / 4 * 4 + 4; j++) e += 2 * in[j] + 1;
+    wrong += out[i] != e;
+  }
+  printf("%s\n", wrong ? "FAIL" : "PASS");
+}
+"""
+
+
+def test_a_warp_function_that_is_a_static_member_of_a_class_template_in_a_header(tmp_path):
+    # `Dot<T, G>::dot(a)`: clang leaves the dependent call unresolved and a free `dot` shares the
+    # name; the class's arguments come from the call's qualifier, V and N from the array reference
+    # (whose extent is the kernel's constexpr), and the header's shuffle macro is expanded.
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "dot.cuh").write_text(STATIC_MEMBER_HEADER)
+    (src / "main.cu").write_text(STATIC_MEMBER_CALLER)
+    port = tmp_path / "port"
+    port.mkdir()
+    (port / "dot.cuh").write_text(translate_file(STATIC_MEMBER_HEADER, str(src / "dot.cuh")).cpp)
+    (port / "main.cpp").write_text(translate_file(STATIC_MEMBER_CALLER, str(src / "main.cu")).cpp)
+    run = build_and_run_port(port / "main.cpp", tmp_path)
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr
+
+
 BOOL_TEMPLATE_ARGUMENTS = r"""
 #include <cstdio>
 template <typename T, bool Add, unsigned Big> __global__ void k(T* x) { x[threadIdx.x] = Add ? Big % 7u : 0; }

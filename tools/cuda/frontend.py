@@ -236,22 +236,24 @@ def _shim_pch() -> str | None:
 
 
 def _parse(index: ci.Index, filename: str, source: str, include_dirs: list[str] | None,
-           options: list[str] | None = None) -> ci.TranslationUnit:
+           options: list[str] | None = None, headers: dict[str, str] | None = None) -> ci.TranslationUnit:
     """The file parsed with the precompiled shim, or, where that fails (a stale or damaged
-    precompiled header), with the shim's text as before."""
+    precompiled header), with the shim's text as before; `headers`: texts of project headers
+    to read instead of their files."""
     args = clang_args(filename, include_dirs, options)
+    unsaved = [(filename, source), *(headers or {}).items()]
     opts = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     pch = _shim_pch()
     if pch is not None:
         shim = args.index("-include")
         with_pch = args[:shim] + ["-include-pch", pch] + args[shim + 2:]
         try:
-            tu = index.parse(filename, args=with_pch, unsaved_files=[(filename, source)], options=opts)
+            tu = index.parse(filename, args=with_pch, unsaved_files=unsaved, options=opts)
             if not any(d.severity >= ci.Diagnostic.Fatal for d in tu.diagnostics):
                 return tu
         except ci.TranslationUnitLoadError:
             pass
-    tu = index.parse(filename, args=args, unsaved_files=[(filename, source)], options=opts)
+    tu = index.parse(filename, args=args, unsaved_files=unsaved, options=opts)
     if pch is not None and not any(d.severity >= ci.Diagnostic.Fatal for d in tu.diagnostics):
         Path(pch).unlink(missing_ok=True)  # the file is fine, the precompiled header is not: built again next time
         _shim_pch.cache_clear()
@@ -273,7 +275,7 @@ class Translation:
     identifiers: set[str] = field(default_factory=set)
     module: CudaModule | None = None
     _main_cursors: list[ci.Cursor] | None = None
-    _headers: dict[str, bytes] = field(default_factory=dict)
+    _headers: dict[str, bytes] = field(default_factory=dict)  # project headers' bytes, as parsed
     _run_time_device_variables: set[str] | None = None
 
     def text(self, start: int, end: int, file: str | None = None) -> str:
@@ -334,6 +336,9 @@ class Translation:
         if (ref := call.referenced) is not None and ref.kind in MEMBER_KINDS:  # `Local l(p)`, `acc.add(v)`
             if (member := self.function_definition(ref, self.members)) is not None:
                 return member
+        members = [f for m in qualified_members(call) if (f := self.function_definition(m)) is not None]
+        if members:
+            return members[0] if len(members) == 1 else None
         name = call_name(call)
         same = [f for f in self.functions.values() if f.spelling == name]
         return same[0] if len(same) == 1 else None
@@ -352,8 +357,9 @@ class SourceEdits:
     """Replacements of byte ranges of the file parsed, applied in order of position; a range
     that starts inside one already replaced is dropped (it was part of that text)."""
 
-    def __init__(self, tr: Translation):
+    def __init__(self, tr: Translation, file: str | None = None):
         self.tr = tr
+        self.file = file  # a project header's path; None: the file parsed
         self.edits: list[tuple[int, int, str]] = []
 
     def replace(self, start: int, end: int, text: str) -> None:
@@ -364,10 +370,10 @@ class SourceEdits:
         for s, e, text in sorted(self.edits):
             if s < pos:
                 continue
-            out.append(self.tr.text(pos, s))
+            out.append(self.tr.text(pos, s, self.file))
             out.append(text)
             pos = e
-        out.append(self.tr.source[pos:].decode())
+        out.append(self.tr.source_of(self.file)[pos:].decode())
         return "".join(out)
 
 
@@ -415,8 +421,9 @@ def _header_functions(tr: "Translation") -> None:
                 continue
             candidates = [callee(c)]
             if candidates[0] is None:
-                candidates = [d for x in c.walk_preorder() if x.kind == ci.CursorKind.OVERLOADED_DECL_REF
-                              for d in _overloads(x)][:16]
+                candidates = qualified_members(c) or [d for x in c.walk_preorder()
+                                                      if x.kind == ci.CursorKind.OVERLOADED_DECL_REF
+                                                      for d in _overloads(x)][:16]
             if (ref := c.referenced) is not None and ref.kind in MEMBER_KINDS:  # a constructor or a method
                 candidates.append(ref)
             for cand in candidates:
@@ -428,7 +435,8 @@ def _header_functions(tr: "Translation") -> None:
                         or definition_key(d) in seen:
                     continue
                 seen.add(definition_key(d))
-                (tr.members if d.kind in MEMBER_KINDS else tr.functions)[definition_key(d)] = d
+                is_member = d.kind in MEMBER_KINDS and not d.is_static_method()  # static: called as a function
+                (tr.members if is_member else tr.functions)[definition_key(d)] = d
                 pending.append(d)
 
 
@@ -443,13 +451,15 @@ def _from_main_file():
 
 
 def parse_translation(source: str, filename: str = "input.cu", include_dirs: list[str] | None = None,
-                      options: list[str] | None = None) -> Translation:
+                      options: list[str] | None = None, headers: dict[str, str] | None = None) -> Translation:
+    """`headers`: project headers' texts to parse instead of their files (path -> text)."""
     index = ci.Index.create()
     try:
-        tu = _parse(index, filename, source, include_dirs, options)
+        tu = _parse(index, filename, source, include_dirs, options, headers)
     except ci.TranslationUnitLoadError as exc:
         raise CudaParseError(f"{filename}: libclang could not parse the file ({exc})") from None
-    tr = Translation(filename=filename, source=source.encode(), tu=tu)
+    tr = Translation(filename=filename, source=source.encode(), tu=tu,
+                     _headers={path: text.encode() for path, text in (headers or {}).items()})
     fatal = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Fatal]
     if fatal:
         raise CudaParseError(f"{_where(fatal[0], filename)}: {fatal[0].spelling}")
@@ -617,10 +627,8 @@ def call_name(call: ci.Cursor) -> str:
     """The callee's name, also for dependent calls in templates (whose spelling is empty)."""
     if call.spelling:
         return call.spelling
-    for tok in call.get_tokens():
-        if tok.kind == ci.TokenKind.IDENTIFIER:
-            return tok.spelling
-        break
+    if written := written_callee(call):
+        return written[-1]
     children = list(call.get_children())
     if children:
         first = children[0]
@@ -628,6 +636,40 @@ def call_name(call: ci.Cursor) -> str:
             if c.kind in (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.OVERLOADED_DECL_REF, ci.CursorKind.MEMBER_REF_EXPR) and c.spelling:
                 return c.spelling
     return ""
+
+
+def written_callee(call: ci.Cursor) -> list[str] | None:
+    """The names written before a call's argument list, outside template arguments:
+    `Qk_dot<T, N>::dot(q, k)` -> [`Qk_dot`, `dot`], `f<2>(x)` -> [`f`], `acc.add(v)` -> [`acc`, `add`];
+    None where the call starts otherwise (`(*fp)(x)`)."""
+    names, depth = [], 0
+    for tok in call.get_tokens():
+        s = tok.spelling
+        if depth == 0 and s == "(":
+            return names or None
+        if s == "<" and (depth or names):
+            depth += 1
+        elif depth and s in (">", ">>"):
+            depth = max(0, depth - len(s))
+        elif depth == 0 and tok.kind == ci.TokenKind.IDENTIFIER:
+            names.append(s)
+        elif depth == 0 and s not in ("::", ".", "->", "template"):
+            return None
+    return None
+
+
+def qualified_members(call: ci.Cursor) -> list[ci.Cursor]:
+    """The static members of a class template that a call in a template names through its
+    dependent class (`Qk_dot<T, N>::dot(q, k)`), which clang leaves unresolved."""
+    written = written_callee(call)
+    callee_expr = next(call.get_children(), None)
+    if written is None or len(written) < 2 or callee_expr is None:
+        return []
+    for c in callee_expr.walk_preorder():
+        if c.kind == ci.CursorKind.TEMPLATE_REF and c.spelling == written[-2] and c.referenced is not None:
+            return [m for m in c.referenced.get_children() if m.spelling == written[-1]
+                    and m.kind in (ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD)]
+    return []
 
 
 def callee(call: ci.Cursor) -> ci.Cursor | None:

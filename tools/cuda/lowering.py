@@ -102,6 +102,59 @@ ARRAY_TYPES = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKi
                ci.TypeKind.VARIABLEARRAY)
 
 
+def _outer_extent(array: str) -> str | None:
+    """The outermost extent of an array type: `float [2][4]` -> `2`; None for a non-array."""
+    dims = re.fullmatch(r"[^\[]*\[([^\]]+)\].*", array.strip(), re.S)
+    return dims.group(1).strip() if dims and "(*" not in array else None
+
+
+TEMPLATE_PARAMETERS = (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER)
+
+
+def _template_parameters(fn: ci.Cursor) -> list[ci.Cursor]:
+    """A function's template parameters, after those of the class template it is a member of."""
+    owner = fn.semantic_parent
+    outer = _template_parameters(owner) if owner is not None and owner.kind == K.CLASS_TEMPLATE else []
+    return outer + [c for c in fn.get_children() if c.kind in TEMPLATE_PARAMETERS]
+
+
+def _written_template_arguments(call: ci.Cursor) -> list[list[str]]:
+    """The template arguments written in a call's callee, one list per `::`-separated name:
+    `Dot<float, 4>::dot<2>(a)` -> [["float", "4"], ["2"]], `f(x)` -> [[]]."""
+    names: list[list[str]] = [[]]
+    depth, nesting, arg = 0, 0, []
+    for tok in _tokens(call):
+        s = tok.spelling
+        if depth == 0:
+            if s == "(":
+                break
+            if s == "::":
+                names.append([])
+            elif s == "<":
+                depth, arg = 1, []
+            continue
+        if s in ("(", "[", "{"):
+            nesting += 1
+        elif s in (")", "]", "}"):
+            nesting -= 1
+        elif nesting == 0 and s == "<":
+            depth += 1
+        elif nesting == 0 and s in (">", ">>"):
+            closing = min(len(s), depth)
+            if depth - closing == 0:
+                arg += [">"] * (closing - 1)  # `f<A<int>>`: the inner one's
+                names[-1].append(" ".join(arg))
+                depth = 0
+                continue
+            depth -= closing
+        elif nesting == 0 and depth == 1 and s == ",":
+            names[-1].append(" ".join(arg))
+            arg = []
+            continue
+        arg.append(s)
+    return names
+
+
 def _decayed(array: str) -> str:
     """The pointer an array parameter is: `float[A][B]` -> `float (*)[B]`, `float[A]` -> `float *`."""
     dims = re.fullmatch(r"(.*?)\s*\[[^\]]*\]\s*(\[.*\])?", array.strip())
@@ -666,11 +719,16 @@ class KernelLowering:
         return ext.start.offset <= ref.extent.start.offset and ref.extent.end.offset <= ext.end.offset
 
     def _new_var(self, decl: ci.Cursor, ctx: Ctx, name: str | None = None) -> Var:
+        init = self._var_init(decl)
+        for part in _children(decl):  # the constants its type names (`T a[N]`) are renamed in it
+            if init is None or part != init:
+                for ref in part.walk_preorder():
+                    if ref.kind == K.DECL_REF_EXPR:
+                        self.lookup(ref.referenced, ctx)
         var = Var(name=name or (ctx.prefix + decl.spelling), type=self._subst_type(decl.type.spelling, ctx),
                   cursor=decl, ctx=ctx, order=len(self.vars))
         ctx.vars[decl.hash] = var
         self.vars.append(var)
-        init = self._var_init(decl)
         if init is not None:
             var.init = (init, ctx)
             is_array = decl.type.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY)
@@ -713,7 +771,7 @@ class KernelLowering:
                 text = re.sub(rf"\b{re.escape(var.cursor.spelling)}\b", var.name, text)
         if not ctx.subst:
             return text
-        for c in ctx.fn.get_children():
+        for c in _template_parameters(ctx.fn):
             if c.kind == K.TEMPLATE_TYPE_PARAMETER and c.hash in ctx.subst:
                 text = re.sub(rf"\b{re.escape(c.spelling)}\b", ctx.subst[c.hash], text)
             elif c.kind == K.TEMPLATE_NON_TYPE_PARAMETER and c.hash in ctx.subst:
@@ -1132,7 +1190,9 @@ class KernelLowering:
             raise _unsupported("default arguments", call, f"call of {fn.spelling} with default arguments")
         self._bind_templates(fn, call, params, args, ctx, callee_ctx)
         for p, a in zip(params, args):
-            if p.type.kind == ci.TypeKind.LVALUEREFERENCE and not p.type.get_pointee().is_const_qualified():
+            array = p.type.get_pointee() if p.type.kind == ci.TypeKind.LVALUEREFERENCE else p.type
+            if p.type.kind == ci.TypeKind.LVALUEREFERENCE and array.kind not in ARRAY_TYPES \
+                    and not array.is_const_qualified():
                 target = fe.strip(a)
                 var = self.lookup(target.referenced, ctx) if target.kind == K.DECL_REF_EXPR else None
                 if var is None:
@@ -1141,8 +1201,9 @@ class KernelLowering:
                 callee_ctx.vars[p.hash] = var
                 continue
             var = self._new_var(p, callee_ctx)
-            # An array parameter is a pointer to the caller's array, as in C.
-            var.type = _decayed(var.type) if p.type.kind in ARRAY_TYPES else _value_type(var.type)
+            # An array parameter, or a reference to an array, is a pointer to the caller's array.
+            var.type = _decayed(self._subst_type(array.spelling, callee_ctx)) if array.kind in ARRAY_TYPES \
+                else _value_type(var.type)
             var.init = (a, ctx)
             var.kind, var.tainted = ("none", False) if p.hash in callee_ctx.written else self.expr_class(a, ctx)
             self.region(out, masks).items.append(("decl", var, (a, ctx)))
@@ -1160,40 +1221,59 @@ class KernelLowering:
             ctx.replacements[(call.extent.start.offset, call.extent.end.offset)] = ("text", "(void)0")
 
     def _bind_templates(self, fn, call, params, args, ctx: Ctx, callee_ctx: Ctx) -> None:
-        tparams = [c for c in fn.get_children() if c.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER)]
-        if not tparams:
-            return
-        explicit = re.match(r"^\s*[\w:]+\s*<(.*)>\s*\(", self.tr.text(call.extent.start.offset, call.extent.end.offset,
-                                                                 _file_of(call)), re.S)
-        given = fe._split_top(explicit.group(1)) if explicit else []
+        """Binds the template parameters of an inlined function, and of the class template it is a
+        static member of (`Dot<float, 4>::dot(a)`): as written, deduced from the arguments, or by
+        default."""
+        written = _written_template_arguments(call)
+        owner = fn.semantic_parent
+        if owner is not None and owner.kind == K.CLASS_TEMPLATE:
+            if len(written) < 2:
+                raise _unsupported("template deduction", call, f"cannot tell the template arguments of "
+                                   f"{owner.spelling} in this call of {fn.spelling}")
+            self._bind_given(_template_parameters(owner), written[-2], call, owner, ctx, callee_ctx)
+        own = [c for c in fn.get_children() if c.kind in TEMPLATE_PARAMETERS]
+        self._bind_given(own, written[-1], call, fn, ctx, callee_ctx, deduce_from=list(zip(params, args)))
+
+    def _bind_given(self, tparams: list[ci.Cursor], given: list[str], call, template, ctx: Ctx, callee_ctx: Ctx,
+                    deduce_from: list[tuple[ci.Cursor, ci.Cursor]] = ()) -> None:
         for tp, text in zip(tparams, given):
             callee_ctx.subst[tp.hash] = self._subst_type(text, ctx)  # `f<blockSize>` inside a template inlined too
         for tp in tparams[len(given):]:
-            if tp.kind != K.TEMPLATE_TYPE_PARAMETER:
-                # The size of a cooperative-groups tile passed in (`thread_block_tile<N> g`).
-                size = next((n for p, a in zip(params, args)
-                             if (n := tile_size_argument(p.type, a.type, tp.spelling)) is not None), None)
-                if size is None:
-                    size = self._template_default(tp, callee_ctx)
-                if size is None:
-                    raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {fn.spelling}")
-                callee_ctx.subst[tp.hash] = size
+            deduced = self._deduced(tp, deduce_from, ctx)
+            if deduced is None:
+                deduced = self._template_default(tp, callee_ctx)
+            if deduced is None:
+                raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {template.spelling}")
+            callee_ctx.subst[tp.hash] = deduced
+
+    def _deduced(self, tp: ci.Cursor, params_args: list[tuple[ci.Cursor, ci.Cursor]], ctx: Ctx) -> str | None:
+        """A template parameter's argument as the call's arguments give it: `T` from a `T *`, `T &` or
+        `const T (&)[N]` parameter, `N` from that array's extent or a cooperative-groups tile's size."""
+        for p, a in params_args:
+            array = p.type.get_pointee() if p.type.kind == ci.TypeKind.LVALUEREFERENCE else None
+            if array is not None and array.kind in ARRAY_TYPES:  # `const Vec (&q)[N]`
+                atype = self._arg_type(a, ctx)
+                if tp.kind == K.TEMPLATE_NON_TYPE_PARAMETER and any(
+                        c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.hash == tp.hash
+                        for c in p.walk_preorder()):
+                    if (extent := _outer_extent(atype)) is not None:
+                        return extent
+                if tp.kind == K.TEMPLATE_TYPE_PARAMETER and \
+                        re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}", array.element_type.spelling):
+                    return re.sub(r"^const\s+", "", _element_type(atype).strip())
                 continue
-            for p, a in zip(params, args):
-                ptype = _unqualified_pointer(p.type.spelling)
-                if re.search(rf"\b{re.escape(tp.spelling)}\b", ptype):
-                    atype = _unqualified_pointer(self._arg_type(a, ctx))
-                    if re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}(\s*&)?", ptype):
-                        callee_ctx.subst[tp.hash] = _value_type(atype)
-                        break
-                    m = re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}\s*\*", ptype)
-                    if m and atype.rstrip().endswith("*"):
-                        callee_ctx.subst[tp.hash] = re.sub(r"^const\s+", "", atype.rstrip()[:-1].strip())
-                        break
-            if tp.hash not in callee_ctx.subst and (default := self._template_default(tp, callee_ctx)) is not None:
-                callee_ctx.subst[tp.hash] = default
-            if tp.hash not in callee_ctx.subst:
-                raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {fn.spelling}")
+            if tp.kind != K.TEMPLATE_TYPE_PARAMETER:
+                if (size := tile_size_argument(p.type, a.type, tp.spelling)) is not None:  # `thread_block_tile<N> g`
+                    return size
+                continue
+            ptype = _unqualified_pointer(p.type.spelling)
+            if re.search(rf"\b{re.escape(tp.spelling)}\b", ptype):
+                atype = _unqualified_pointer(self._arg_type(a, ctx))
+                if re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}(\s*&)?", ptype):
+                    return _value_type(atype)
+                if re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}\s*\*", ptype) and atype.rstrip().endswith("*"):
+                    return re.sub(r"^const\s+", "", atype.rstrip()[:-1].strip())
+        return None
 
     def _template_default(self, tparam: ci.Cursor, callee_ctx: Ctx) -> str | None:
         """A template parameter's default argument (`int P = 0`, `class T = float`), in terms of the
@@ -1207,11 +1287,11 @@ class KernelLowering:
 
     def _arg_type(self, a: ci.Cursor, ctx: Ctx) -> str:
         t = a.type.spelling
+        s = fe.strip(a)
+        var = self.lookup(s.referenced, ctx) if s.kind == K.DECL_REF_EXPR else None
+        if var is not None:  # as the lowering declares it (`T[body_N]`)
+            return var.type
         if "dependent" in t or not t:
-            s = fe.strip(a)
-            var = self.lookup(s.referenced, ctx) if s.kind == K.DECL_REF_EXPR else None
-            if var is not None:
-                return var.type
             if s.kind == K.DECL_REF_EXPR and s.referenced is not None:
                 return self._subst_type(s.referenced.type.spelling, ctx)
             if s.kind == K.ARRAY_SUBSCRIPT_EXPR and _children(s):

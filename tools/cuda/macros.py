@@ -178,28 +178,48 @@ def expand_device_macros(tr, own_dirs: list[Path]) -> str | None:
     expansion names something (constants such as `#define TILE 16` stay as written); None where
     nothing is expanded."""
     macros = _definitions(tr, own_dirs)
-    if not macros:
-        return None
     spans = [(b.extent.start.offset, b.extent.end.offset) for b in _bodies(tr)]
-    if not spans:
-        return None
+    return _expanded(tr, macros, None, spans) if macros and spans else None
+
+
+def expand_header_macros(tr, own_dirs: list[Path]) -> dict[str, str]:
+    """The same for the project headers whose device functions the file's code calls (the
+    lowering inlines those with barriers): header path -> its text, for the headers with any
+    expansion."""
+    macros = _definitions(tr, own_dirs)
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for fn in [*tr.functions.values(), *tr.members.values()]:
+        body = fe.body_of(fn)
+        if body is not None and not tr.in_main(fn) and fn.location.file is not None:
+            spans.setdefault(fn.location.file.name, []).append((body.extent.start.offset, body.extent.end.offset))
+    out = {}
+    for path, bodies in spans.items():
+        if macros and (text := _expanded(tr, macros, path, bodies)) is not None:
+            out[path] = text
+    return out
+
+
+def _expanded(tr, macros: dict[str, Macro], file: str | None, spans: list[tuple[int, int]]) -> str | None:
+    """`file`'s text (the file parsed where None) with the macros invoked inside `spans` expanded."""
     sites = []
     for c in tr.tu.cursor.get_children():
-        if c.kind != K.MACRO_INSTANTIATION or c.spelling not in macros or not tr.in_main(c):
+        if c.kind != K.MACRO_INSTANTIATION or c.spelling not in macros:
+            continue
+        if not (tr.in_main(c) if file is None else c.location.file is not None and c.location.file.name == file):
             continue
         start, end = c.extent.start.offset, c.extent.end.offset
         if any(s <= start and end <= e for s, e in spans):
             sites.append((start, end))
     expander = Expander(macros)
-    edits = fe.SourceEdits(tr)
+    edits = fe.SourceEdits(tr, file)
     taken = 0
     for start, end in sorted(sites):
         if start < taken:  # inside an expansion already taken
             continue
-        tokens = [t.spelling for t in tr.tu.get_tokens(extent=tr.tu.get_extent(tr.filename, (start, end)))]
-        expansion = expander.expand(tokens)
+        extent = tr.tu.get_extent(file or tr.filename, (start, end))
+        expansion = expander.expand([t.spelling for t in tr.tu.get_tokens(extent=extent)])
         if not _names_something(expansion):
             continue
-        edits.replace(start, end, " ".join(expansion) + "\n" * tr.text(start, end).count("\n"))
+        edits.replace(start, end, " ".join(expansion) + "\n" * tr.text(start, end, file).count("\n"))
         taken = end
     return edits.apply() if edits.edits else None

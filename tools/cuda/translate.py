@@ -17,7 +17,7 @@ from . import frontend as fe
 from .frontend import CudaModule, Translation, parse_translation
 from .coop_groups import rewrite_cooperative_groups
 from .lowering import PRELUDE, K, KernelLowering, LoweringUnsupported
-from .macros import call_arguments, expand_device_macros
+from .macros import call_arguments, expand_device_macros, expand_header_macros
 from .names import rename_clashing_locals
 from .params import localize_assigned_parameters
 
@@ -425,17 +425,17 @@ def _parse(source: str, filename: str, include_dirs: list[str] | None = None,
     locals named like the lowering's own variables renamed."""
     tr = parse_translation(source, filename, include_dirs, options)
     own = [Path(filename).parent] + [Path(d) for d in include_dirs or []]
-    expanded = expand_device_macros(tr, own)
-    if expanded is not None:
-        tr = parse_translation(expanded, filename, include_dirs, options)
+    expanded, headers = expand_device_macros(tr, own), expand_header_macros(tr, own)
+    if expanded is not None or headers:
+        tr = parse_translation(expanded or source, filename, include_dirs, options, headers)
     rewritten = rewrite_cooperative_groups(tr)  # cooperative groups as barriers and warp intrinsics
     if rewritten is not None:
-        tr = parse_translation(rewritten, filename, include_dirs, options)
+        tr = parse_translation(rewritten, filename, include_dirs, options, headers)
     localized = localize_assigned_parameters(tr)
     if localized is not None:
-        tr = parse_translation(localized, filename, include_dirs, options)
+        tr = parse_translation(localized, filename, include_dirs, options, headers)
     renamed = rename_clashing_locals(tr)  # the lowering's own names stay its own (names.py)
-    return tr if renamed is None else parse_translation(renamed, filename, include_dirs, options)
+    return tr if renamed is None else parse_translation(renamed, filename, include_dirs, options, headers)
 
 
 def lower_source(source: str, filename: str = "input.cu", *, kernels: list[str] | None = None) -> LoweredModule:
