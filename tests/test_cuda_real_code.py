@@ -604,15 +604,18 @@ STATIC_MEMBER_HEADER = r"""
 #pragma once
 #define SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, v, m)
 __device__ float dot(float a, float b) { return a * b; }  // a namesake: the class's is the one called
+template <typename A, typename B> __device__ A convert(B b) { return A(b); }
+template <int G, typename V, int N>
+__device__ float group_sum(const V (&a)[N]) {
+  float s = convert<float, V>(a[0]);
+  for (int i = 1; i < N; i++) s += a[i];
+  for (int m = G / 2; m >= 1; m /= 2) s += SHFL_XOR(s, m);
+  return s;
+}
 template <typename T, int G>
 struct Dot {
   template <typename V, int N>
-  static __device__ float dot(const V (&a)[N]) {
-    float s = 0.f;
-    for (int i = 0; i < N; i++) s += a[i];
-    for (int m = G / 2; m >= 1; m /= 2) s += SHFL_XOR(s, m);
-    return s;
-  }
+  static __device__ float dot(const V (&a)[N]) { return group_sum<G>(a); }
 };
 """
 
@@ -620,13 +623,21 @@ STATIC_MEMBER_CALLER = r"""
 #include <cstdio>
 #include "dot.cuh"
 template <typename T, int G>
-__global__ void k(const T* in, T* out) {
+__device__ void body(const T* in, T* out) {
   constexpr int N = G / 2;
+  __shared__ T rows[64][N];
   T a[N];
-  for (int i = 0; i < N; i++) a[i] = in[threadIdx.x] + i;
+  for (int i = 0; i < N; i++) {
+    a[i] = in[threadIdx.x] + i;
+    rows[threadIdx.x][i] = in[threadIdx.x] - i;
+  }
+  __syncthreads();
   float s = Dot<T, G>::dot(a);
+  s += Dot<T, G>::dot(rows[threadIdx.x ^ 1]);
   out[threadIdx.x] = s + a[N - 1];
 }
+template <typename T, int G>
+__global__ void k(const T* in, T* out) { body<T, G>(in, out); }
 int main() {
   const int n = 32;
   float *in, *out;
@@ -638,7 +649,7 @@ int main() {
   int wrong = 0;
   for (int i = 0; i < n; i++) {
     float e = in[i] + 1;
-    for (int j = i / 4 * 4; j < i / 4 * 4 + 4; j++) e += 2 * in[j] + 1;
+    for (int j = i / 4 * 4; j < i / 4 * 4 + 4; j++) e += 4 * in[j];
     wrong += out[i] != e;
   }
   printf("%s\n", wrong ? "FAIL" : "PASS");
@@ -649,7 +660,8 @@ int main() {
 def test_a_warp_function_that_is_a_static_member_of_a_class_template_in_a_header(tmp_path):
     # `Dot<T, G>::dot(a)`: clang leaves the dependent call unresolved and a free `dot` shares the
     # name; the class's arguments come from the call's qualifier, V and N from the array reference
-    # (whose extent is the kernel's constexpr), and the header's shuffle macro is expanded.
+    # (whose extent is an inlined function's constexpr, in a local and in a shared array), passed on
+    # to group_sum's; `convert<float, V>` names V; the header's shuffle macro is expanded.
     src = tmp_path / "src"
     src.mkdir()
     (src / "dot.cuh").write_text(STATIC_MEMBER_HEADER)

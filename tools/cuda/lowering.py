@@ -487,6 +487,7 @@ class KernelLowering:
         self.n = {n: self._fresh(n) for n in LOWERING_NAMES}
         self._sync_cache: dict[tuple[int, int], bool] = {}
         self._statement_expressions: dict[fe.DefinitionKey, list[tuple[int, int]]] = {}
+        self._constant_locals: dict[fe.DefinitionKey, dict[str, ci.Cursor]] = {}
         self.shared_memory = self._shared_memory(kernel)
         self.lockstep_memory = self._unsynchronized_shared(kernel)
         self.waits_on_blocks = _spins_on_global_memory(kernel)
@@ -761,14 +762,23 @@ class KernelLowering:
                 return ch
         return None
 
+    def _constants(self, fn: ci.Cursor) -> dict[str, ci.Cursor]:
+        """The const locals of a function by name (those a type may name: `T a[N]`)."""
+        key = fe.definition_key(fn)
+        if key not in self._constant_locals:
+            body = fe.body_of(fn)
+            self._constant_locals[key] = {d.spelling: d for d in (body.walk_preorder() if body is not None else ())
+                                          if d.kind == K.VAR_DECL and d.type.is_const_qualified()}
+        return self._constant_locals[key]
+
     def _subst_type(self, text: str, ctx: Ctx) -> str:
         """A type (or an alias declaration) as `ctx` spells it: its template arguments in the place of
         its template parameters, and an inlined function's constants by their new names
         (`float[NUM_ROWS]` -> `float[body_2_NUM_ROWS]`)."""
-        for var in ctx.vars.values():
-            if var.cursor is not None and var.cursor.kind == K.VAR_DECL and var.name != var.cursor.spelling \
-                    and var.cursor.type.is_const_qualified():
-                text = re.sub(rf"\b{re.escape(var.cursor.spelling)}\b", var.name, text)
+        for name, decl in self._constants(ctx.fn).items():
+            if re.search(rf"\b{re.escape(name)}\b", text) and (var := self.lookup(decl, ctx)) is not None \
+                    and var.name != name:
+                text = re.sub(rf"\b{re.escape(name)}\b", var.name, text)
         if not ctx.subst:
             return text
         for c in _template_parameters(ctx.fn):
@@ -1252,7 +1262,7 @@ class KernelLowering:
         for p, a in params_args:
             array = p.type.get_pointee() if p.type.kind == ci.TypeKind.LVALUEREFERENCE else None
             if array is not None and array.kind in ARRAY_TYPES:  # `const Vec (&q)[N]`
-                atype = self._arg_type(a, ctx)
+                atype = self._array_type(a, ctx)
                 if tp.kind == K.TEMPLATE_NON_TYPE_PARAMETER and any(
                         c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.hash == tp.hash
                         for c in p.walk_preorder()):
@@ -1284,6 +1294,17 @@ class KernelLowering:
         text = " ".join(tokens[tokens.index("=") + 1:])
         return self._subst_type(text, callee_ctx) if tparam.kind == K.TEMPLATE_TYPE_PARAMETER \
             else f"({self._subst_type(text, callee_ctx)})"
+
+    def _array_type(self, a: ci.Cursor, ctx: Ctx) -> str:
+        """An array argument's type with its extent, also where it is an inlined function's own
+        reference-to-array parameter (declared as a pointer)."""
+        s = fe.strip(a)
+        var = self.lookup(s.referenced, ctx) if s.kind == K.DECL_REF_EXPR else None
+        if var is not None and var.cursor is not None and var.cursor.kind == K.PARM_DECL \
+                and var.cursor.type.kind == ci.TypeKind.LVALUEREFERENCE \
+                and var.cursor.type.get_pointee().kind in ARRAY_TYPES:
+            return self._subst_type(var.cursor.type.get_pointee().spelling, var.ctx)
+        return self._arg_type(a, ctx)
 
     def _arg_type(self, a: ci.Cursor, ctx: Ctx) -> str:
         t = a.type.spelling
@@ -1552,7 +1573,9 @@ class KernelLowering:
                     raise _unsupported("variable in macro", x, f"{x.spelling} is used inside a macro expansion and "
                                        "must be rewritten (it lives across a barrier)")
                 reps.append((s, e, text))
-            return
+                return
+            if text is not None or not _children(x):
+                return  # else its template arguments (`mul<A, Vec, Vec>`) may name template parameters
         if k == K.TYPE_REF and x.referenced is not None and x.referenced.hash in ctx.subst:
             reps.append((s, e, ctx.subst[x.referenced.hash]))
             return
