@@ -720,16 +720,11 @@ class KernelLowering:
         return ext.start.offset <= ref.extent.start.offset and ref.extent.end.offset <= ext.end.offset
 
     def _new_var(self, decl: ci.Cursor, ctx: Ctx, name: str | None = None) -> Var:
-        init = self._var_init(decl)
-        for part in _children(decl):  # the constants its type names (`T a[N]`) are renamed in it
-            if init is None or part != init:
-                for ref in part.walk_preorder():
-                    if ref.kind == K.DECL_REF_EXPR:
-                        self.lookup(ref.referenced, ctx)
         var = Var(name=name or (ctx.prefix + decl.spelling), type=self._subst_type(decl.type.spelling, ctx),
                   cursor=decl, ctx=ctx, order=len(self.vars))
         ctx.vars[decl.hash] = var
         self.vars.append(var)
+        init = self._var_init(decl)
         if init is not None:
             var.init = (init, ctx)
             is_array = decl.type.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY)
