@@ -592,7 +592,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     if LAUNCH_TIMES in box.run(["ls", "captures"]).stdout.split():
         launched = sorted(launched_kernels(box.get(f"captures/{LAUNCH_TIMES}").decode(errors="replace")))
     else:
-        launched = None if any(o.verdict in ("timeout", "crashed") for o in outcomes) else []
+        launched = None if any(o.killed for o in outcomes) else []
     record = {"report": report.model_dump(mode="json"), "output": "\n".join(o.stdout for o in outcomes),
               "launched": launched}
     return key, record, {"checks": {key: record}}

@@ -696,6 +696,30 @@ def test_bool_and_unsigned_template_arguments_are_spelled_as_cpp_does(tmp_path):
     assert out.split() == [str(4000000000 % 7)] * 2, out
 
 
+UNNAMED_TEMPLATE_PARAMETERS = r"""
+#include <cstdio>
+#include <type_traits>
+template <typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0,
+          typename = void, int = 3, int Scale = 2>
+__global__ void scale(T* a) { a[threadIdx.x] *= Scale; }
+int main() {
+  float* a;
+  cudaMallocManaged(&a, 4 * sizeof(float));
+  for (int i = 0; i < 4; i++) a[i] = i;
+  scale<float><<<1, 4>>>(a);
+  scale<float, 0, int, 7, 3><<<1, 4>>>(a);
+  cudaDeviceSynchronize();
+  printf("%g %g\n", a[1], a[3]);
+}
+"""
+
+
+def test_unnamed_template_parameters_of_a_kernel_are_passed_on_by_its_launch(tmp_path):
+    # SFINAE's `enable_if<...>::type = 0`, `typename = void`: the host stub names them to pass them on.
+    out = build_and_run(translate_file(UNNAMED_TEMPLATE_PARAMETERS, "sfinae.cu").cpp, "", tmp_path)
+    assert out.split() == ["6", "18"], out
+
+
 COORDINATE_HEADER = r"""
 #ifdef KERNEL_SIDE
 __device__ inline int my_block() { return blockIdx.x * 10 + threadIdx.x; }

@@ -466,6 +466,21 @@ def test_kernels_of_a_run_that_stops_before_any_launch_are_not_launched_not_inco
     assert [k["status"] for k in report["kernels"]] == ["not_launched"]
 
 
+def test_a_failed_assert_on_the_results_is_the_program_s_verdict_not_a_crash(tmp_path):
+    """A check written as assert(): its abort says the results are wrong (incorrect, not runtime_error)."""
+    code, report = port_app(
+        tmp_path,
+        "#include <cassert>\n__global__ void k(int* d) { d[threadIdx.x] = threadIdx.x + 1; }\n"
+        "int main() { int h[32], *d; cudaMalloc(&d, sizeof(h)); k<<<1, 32>>>(d);\n"
+        "  cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
+        "  for (int i = 0; i < 32; i++) assert(h[i] == 2 * i); }\n",
+        Settings(sandbox="local", tune=False), ["./main"])
+    assert code != 0 and not report["check"]["passed"]
+    assert "an assertion of the program failed" in report["check"]["detail"], report["check"]["detail"]
+    assert "h[i] == 2 * i" in report["check"]["detail"]
+    assert [k["status"] for k in report["kernels"]] == ["incorrect"]
+
+
 VERIFY_ONLY_WHEN_ASKED = {
     "Makefile": "VERIFY = no\nCFLAGS = -O2\nifeq ($(VERIFY),yes)\n  CFLAGS += -DVERIFY\nendif\n"
                 "main: main.cu\n\tnvcc $(CFLAGS) -o main main.cu\nrun: main\n\t./main\n",

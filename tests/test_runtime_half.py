@@ -302,3 +302,39 @@ def test_cuda_opt_out_macros_remove_conversions_and_operators(tmp_path):
     )
     exe = build({"no_operators.cpp": NO_OPERATORS_PROGRAM}, tmp_path, extra_flags=flags)
     assert run(exe).split() == ["3.25", "3"]
+
+
+INTEGER_CASTS_PROGRAM = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cmath>
+#include <cstdio>
+// static_cast of a __half or __nv_bfloat16 to an integer type converts as CUDA's conversion
+// operators do (__half2uchar_rz and its kin), not through float's undefined out-of-range cast.
+template <class H> void casts(H h) {
+    printf("%d %d %d %d %u %lld %llu %d\n", static_cast<signed char>(h), static_cast<unsigned char>(h),
+           static_cast<short>(h), static_cast<int>(h), static_cast<unsigned>(h), static_cast<long long>(h),
+           static_cast<unsigned long long>(h), static_cast<bool>(h));
+}
+int main() {
+    const float values[] = {300.0f, -3.7f, 2.7f, -0.0f, INFINITY, -INFINITY, NAN};
+    for (float v : values) casts(__float2half(v));
+    for (float v : values) casts(__float2bfloat16(v));
+    printf("%d %u %d %u\n", __half2char_rz(__float2half(-200.0f)), __half2uchar_rz(__float2half(-1.0f)),
+           __bfloat162char_rz(__float2bfloat16(1000.0f)), __bfloat162uchar_rz(__float2bfloat16(255.9f)));
+    return 0;
+}
+"""
+
+
+def test_casts_to_integer_types_truncate_and_saturate_as_cuda_does(tmp_path):
+    def row(v: float) -> str:
+        def sat(lo: int, hi: int) -> int:
+            return 0 if v != v else lo if v <= lo else hi if v >= hi else int(v)  # int(): toward zero
+        return " ".join(str(x) for x in (sat(-128, 127), sat(0, 255), sat(-2**15, 2**15 - 1), sat(-2**31, 2**31 - 1),
+                                         sat(0, 2**32 - 1), sat(-2**63, 2**63 - 1), sat(0, 2**64 - 1), int(v != 0)))
+    values = [300.0, -3.7, 2.7, -0.0, float("inf"), float("-inf"), float("nan")]
+    # bfloat16 rounds 300 to 300 and 2.7 to 2.703125, half 2.7 to 2.69921875: all truncate alike
+    expected = [row(v) for v in values] * 2 + ["-128 0 127 255"]
+    exe = build({"casts.cpp": INTEGER_CASTS_PROGRAM}, tmp_path)
+    assert run(exe).splitlines() == expected

@@ -93,11 +93,21 @@ def _lower_kernel(tr: Translation, cursor: ci.Cursor, sync: set[fe.DefinitionKey
     return text, record
 
 
-def _template_head(cursor: ci.Cursor, tr: Translation) -> str:
-    """`template <typename T, int N>` as a kernel template writes it ("" for a plain kernel)."""
+TEMPLATE_PARAMETERS = (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)
+
+
+def _template_head(cursor: ci.Cursor, tr: Translation, named: bool = False) -> str:
+    """`template <typename T, int N>` as a kernel template writes it ("" for a plain kernel);
+    `named`: its unnamed parameters (`typename = void`, SFINAE's `enable_if<...>::type = 0`)
+    given names, `cudacpu_template_parameter_N` by position, so that they can be passed on."""
     if cursor.kind != K.FUNCTION_TEMPLATE:
         return ""
-    text = tr.text(cursor.extent.start.offset, cursor.extent.end.offset)
+    pieces, at = [], cursor.extent.start.offset
+    for n, c in enumerate(c for c in cursor.get_children() if c.kind in TEMPLATE_PARAMETERS):
+        if named and not c.spelling:  # where its name would be written
+            pieces += [tr.text(at, c.location.offset), f" {_unnamed_template_parameter(n)} "]
+            at = c.location.offset
+    text = "".join(pieces) + tr.text(at, cursor.extent.end.offset)
     m = re.match(r"template\s*<", text)
     if not m:
         return ""
@@ -108,6 +118,10 @@ def _template_head(cursor: ci.Cursor, tr: Translation) -> str:
         if depth == 0:
             break
     return text[: i + 1]
+
+
+def _unnamed_template_parameter(position: int) -> str:
+    return f"cudacpu_template_parameter_{position}"
 
 
 def _stub(cursor: ci.Cursor, tr: Translation, problem: Unsupported) -> str:
@@ -126,7 +140,7 @@ def _host_stub(cursor: ci.Cursor, tr: Translation, declaration: bool = False) ->
     pointer calls it. None where it cannot be written: unnamed parameters, parameter packs,
     explicit specializations."""
     params = fe.params_of(cursor)
-    head = _template_head(cursor, tr)
+    head = _template_head(cursor, tr, named=True)
     if any(not p.spelling for p in params) and not declaration:
         return None
     before_name = tr.text(cursor.extent.start.offset, cursor.location.offset).split()
@@ -139,8 +153,8 @@ def _host_stub(cursor: ci.Cursor, tr: Translation, declaration: bool = False) ->
     signature = f"{head}{' ' if head else ''}{linkage}void {cursor.spelling}({written})"
     if declaration:
         return signature + ";"
-    targs = [c.spelling for c in cursor.get_children()
-             if c.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)]
+    targs = [c.spelling or _unnamed_template_parameter(n)
+             for n, c in enumerate(c for c in cursor.get_children() if c.kind in TEMPLATE_PARAMETERS)]
     lowered = f"{NAMESPACE}::{cursor.spelling}" + (f"<{', '.join(targs)}>" if targs else "")
     args = "".join(f", {p.spelling}" for p in params)
     config = "cudacpu_configuration"  # a name no parameter has (the lowering reserves the cudacpu prefix)

@@ -48,6 +48,7 @@ class CheckOutcome:
     # or printed other numbers); timeout and crashed (killed by a signal): the program reached no verdict.
     verdict: str = "passed"
     out_of_memory: bool = False  # crashed as a refused allocation does (and said no other reason)
+    killed: bool = False  # ended by a signal (a timeout's too): what it writes at exit is not written
 
 
 def failure_line(stdout: str) -> str | None:
@@ -136,12 +137,16 @@ def run_check(
 
     def outcome(passed: bool, detail: str, code: int | None, verdict: str = "", out_of_memory: bool = False) -> CheckOutcome:
         return CheckOutcome(command, passed, f"{detail} ({seconds:.1f} s)", out, code, seconds,
-                            verdict or ("passed" if passed else "failed"), out_of_memory)
+                            verdict or ("passed" if passed else "failed"), out_of_memory,
+                            killed=result.timed_out or _killed_by(result) is not None)
 
     if result.timed_out:
         return outcome(False, f"timed out after {timeout_s:g}s: a run sized for a GPU may need smaller arguments "
                               f"(--run 'CMD ARGS', or a longer --check-timeout)", None, "timeout")
     if (number := _killed_by(result)) is not None:
+        if number == signal.SIGABRT and (failed := _FAILED_ASSERTION.search(out)) is not None:
+            # The program's own check, written as assert(): a failed one is its verdict on the results.
+            return outcome(False, f"an assertion of the program failed: {failed[0][:300]}", result.returncode)
         detail = f"killed by signal {number} ({_signal_name(number)}): {result.tail(300)}"
         # A refused allocation aborts through std::bad_alloc or faults on the null pointer; an abort that
         # says why itself (the CPU runtime's "cudacpu: ...", a failed assert) is no memory matter.
@@ -171,6 +176,8 @@ def run_check(
 
 _ALLOCATION_FAILURE_SIGNALS = (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGKILL)
 _USAGE = re.compile(r"^\s*usage\s*:", re.I | re.M)  # `Usage: ./main <n> <repeat>`
+# glibc's report of a failed assert(): `main: main.cu:339: int main(int, char**): Assertion `x == y' failed.`
+_FAILED_ASSERTION = re.compile(r"^.*\bAssertion [`'].*' failed\.?\s*$", re.M)
 
 
 def _killed_by(result) -> int | None:

@@ -39,6 +39,23 @@ struct __align__(2) __nv_bfloat16 {
     operator __nv_bfloat16_raw() const { return __nv_bfloat16_raw{__x}; }
 #if !defined(__CUDA_NO_BFLOAT16_CONVERSIONS__)
     operator float() const { return cuda_cpu::bfloat16_bits_to_float(__x); }
+    // To every integer type as CUDA converts: toward zero, saturating, NaN to 0.
+    operator signed char() const { return to_integer<signed char>(); }
+    operator unsigned char() const { return to_integer<unsigned char>(); }
+    operator char() const { return to_integer<char>(); }
+    operator short() const { return to_integer<short>(); }
+    operator unsigned short() const { return to_integer<unsigned short>(); }
+    operator int() const { return to_integer<int>(); }
+    operator unsigned int() const { return to_integer<unsigned int>(); }
+    operator long() const { return to_integer<long>(); }
+    operator unsigned long() const { return to_integer<unsigned long>(); }
+    operator long long() const { return to_integer<long long>(); }
+    operator unsigned long long() const { return to_integer<unsigned long long>(); }
+    operator bool() const { return (__x & 0x7FFFu) != 0; }
+
+  private:
+    template <class Int>
+    Int to_integer() const { return cuda_cpu::saturating_convert<Int>(truncf(cuda_cpu::bfloat16_bits_to_float(__x))); }
 #endif
 };
 typedef __nv_bfloat16 nv_bfloat16;
@@ -76,6 +93,11 @@ inline int __bfloat162int_rz(__nv_bfloat16 b) { return __float2int_rz(__bfloat16
 inline int __bfloat162int_rd(__nv_bfloat16 b) { return __float2int_rd(__bfloat162float(b)); }
 inline int __bfloat162int_ru(__nv_bfloat16 b) { return __float2int_ru(__bfloat162float(b)); }
 inline unsigned int __bfloat162uint_rz(__nv_bfloat16 b) { return __float2uint_rz(__bfloat162float(b)); }
+inline signed char __bfloat162char_rz(__nv_bfloat16 b) { return cuda_cpu::saturating_convert<signed char>(truncf(__bfloat162float(b))); }
+inline unsigned char __bfloat162uchar_rz(__nv_bfloat16 b) { return cuda_cpu::saturating_convert<unsigned char>(truncf(__bfloat162float(b))); }
+inline short __bfloat162short_rz(__nv_bfloat16 b) { return cuda_cpu::saturating_convert<short>(truncf(__bfloat162float(b))); }
+inline unsigned short __bfloat162ushort_rz(__nv_bfloat16 b) { return cuda_cpu::saturating_convert<unsigned short>(truncf(__bfloat162float(b))); }
+inline unsigned long long __bfloat162ull_rz(__nv_bfloat16 b) { return __float2ull_rz(__bfloat162float(b)); }
 inline long long __bfloat162ll_rz(__nv_bfloat16 b) { return __float2ll_rz(__bfloat162float(b)); }
 inline short __bfloat16_as_short(__nv_bfloat16 b) { return static_cast<short>(b.__x); }
 inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.__x; }

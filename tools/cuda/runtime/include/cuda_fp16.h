@@ -40,6 +40,23 @@ struct __align__(2) __half {
     operator __half_raw() const { return __half_raw{__x}; }
 #if !defined(__CUDA_NO_HALF_CONVERSIONS__)
     operator float() const { return cuda_cpu::half_bits_to_float(__x); }
+    // To every integer type as CUDA converts: toward zero, saturating, NaN to 0.
+    operator signed char() const { return to_integer<signed char>(); }
+    operator unsigned char() const { return to_integer<unsigned char>(); }
+    operator char() const { return to_integer<char>(); }
+    operator short() const { return to_integer<short>(); }
+    operator unsigned short() const { return to_integer<unsigned short>(); }
+    operator int() const { return to_integer<int>(); }
+    operator unsigned int() const { return to_integer<unsigned int>(); }
+    operator long() const { return to_integer<long>(); }
+    operator unsigned long() const { return to_integer<unsigned long>(); }
+    operator long long() const { return to_integer<long long>(); }
+    operator unsigned long long() const { return to_integer<unsigned long long>(); }
+    operator bool() const { return (__x & 0x7FFFu) != 0; }
+
+  private:
+    template <class Int>
+    Int to_integer() const { return cuda_cpu::saturating_convert<Int>(truncf(cuda_cpu::half_bits_to_float(__x))); }
 #endif
 };
 typedef __half half;
@@ -82,6 +99,8 @@ inline int __half2int_rd(__half h) { return __float2int_rd(__half2float(h)); }
 inline int __half2int_ru(__half h) { return __float2int_ru(__half2float(h)); }
 inline unsigned int __half2uint_rn(__half h) { return __float2uint_rn(__half2float(h)); }
 inline unsigned int __half2uint_rz(__half h) { return __float2uint_rz(__half2float(h)); }
+inline signed char __half2char_rz(__half h) { return cuda_cpu::saturating_convert<signed char>(truncf(__half2float(h))); }
+inline unsigned char __half2uchar_rz(__half h) { return cuda_cpu::saturating_convert<unsigned char>(truncf(__half2float(h))); }
 inline short __half2short_rz(__half h) { return cuda_cpu::saturating_convert<short>(truncf(__half2float(h))); }
 inline short __half2short_rn(__half h) { return cuda_cpu::saturating_convert<short>(nearbyintf(__half2float(h))); }
 inline unsigned short __half2ushort_rz(__half h) { return cuda_cpu::saturating_convert<unsigned short>(truncf(__half2float(h))); }
