@@ -60,6 +60,10 @@ def port(
         "replaces the project's own run, e.g. with smaller arguments)"),
     check_timeout: Optional[float] = typer.Option(None, "--check-timeout", help="repositories: seconds each check "
                                                   "command may run (default 300)"),
+    check_first_try: Optional[float] = typer.Option(
+        None, "--check-first-try", help="repositories: seconds a check command runs before a smaller run of it "
+        "(fewer repetitions, a smaller size) is checked instead, where one can be made (default 60; 0: all of "
+        "--check-timeout)"),
     check_memory: Optional[int] = typer.Option(None, "--check-memory", help="repositories: MiB of address space "
                                                "each check command may use (default: three quarters of this machine's memory)"),
     make_var: Optional[list[str]] = typer.Option(
@@ -84,7 +88,7 @@ def port(
     if budget_usd is not None:
         budgets["budget_usd"] = budget_usd
     cfg = settings(llm=llm, sandbox=sandbox, jobs=jobs, tune=tune, check_timeout_s=check_timeout, tune_budget_s=tune_budget,
-                   check_memory_mb=check_memory, ray_address=ray, make_variables=make_var or None)
+                   check_first_try_s=check_first_try, check_memory_mb=check_memory, ray_address=ray, make_variables=make_var or None)
     if budgets:
         cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update=budgets)})
     raise typer.Exit(command.run(existing(path), cfg, out=out, trace=trace, check_commands=run or None, console=console,

@@ -96,6 +96,9 @@ class Settings(BaseSettings):
     threads: int | None = Field(None, ge=1, description="OMP_NUM_THREADS for tests and timing; default all cores")
     jobs: int = Field(1, ge=1)
     check_timeout_s: float = Field(300.0, gt=0, description="repository ports: seconds each check command may run")
+    check_first_try_s: float = Field(60.0, ge=0, description="repository ports: seconds a check command runs before "
+                                     "a smaller run of it is checked instead, where one can be made (a repetition "
+                                     "count or a size to cut); 0: the whole check timeout")
     check_memory_mb: int | None = Field(None, ge=64, description="repository ports: MiB of address space each check "
                                         "command may use; default three quarters of this machine's memory")
     tune: bool = Field(True, description="repository ports: tune each kernel on launches captured from the project's own run")

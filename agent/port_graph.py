@@ -523,7 +523,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     if not build["ok"]:
         return None, None, {}
     key = content_hash(tree_key, *ctx.commands, ctx.expected or "", str(ctx.cfg.check_timeout_s),
-                       str(ctx.cfg.check_memory))
+                       str(ctx.cfg.check_first_try_s), str(ctx.cfg.check_memory))
     done = state.get("checks", {}).get(key)
     if done is not None:
         ctx.writer.event("decision", node=node, data={"reused": True, **done["report"]})
@@ -533,8 +533,8 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     reset_captures(box)
     outcomes, notes = [], []
 
-    def run(command: str) -> CheckOutcome:
-        o = run_check(box, command, expected_output=ctx.expected, timeout_s=ctx.cfg.check_timeout_s,
+    def run(command: str, timeout_s: float = ctx.cfg.check_timeout_s) -> CheckOutcome:
+        o = run_check(box, command, expected_output=ctx.expected, timeout_s=timeout_s,
                       memory_mb=ctx.cfg.check_memory, env=CAPTURE_ENV if capture else LAUNCHES_ENV)
         ctx.runs.seconds += o.seconds
         ctx.writer.event("tool_result", node=node, data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
@@ -548,12 +548,19 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
             notes.append(f"`{command}` {smaller[1]} in this port's first check; checked with `{smaller[0].command}` "
                          f"instead, {smaller[0].change}")
         else:
-            o = run(command)
+            # Where a smaller run can be made, the command first runs for a shorter time: a run sized for
+            # a GPU would spend the whole check timeout before the smaller run is tried.
+            first_try = ctx.cfg.check_first_try_s if 0 < ctx.cfg.check_first_try_s < ctx.cfg.check_timeout_s else None
+            candidates = ctx.smaller_runs(command) if first_try else None
+            first_try = first_try if candidates else None
+            o = run(command, first_try or ctx.cfg.check_timeout_s)
             # Too big for the check: it timed out, or crashed as a refused allocation does (then only a
             # smaller problem, not fewer repetitions, can help).
-            why = (f"timed out after {ctx.cfg.check_timeout_s:g} s" if o.verdict == "timeout" else
+            why = (f"ran past {first_try:g} s (its first try, where a smaller run can be made; --check-first-try)"
+                   if o.verdict == "timeout" and first_try else
+                   f"timed out after {ctx.cfg.check_timeout_s:g} s" if o.verdict == "timeout" else
                    f"crashed as it does when out of memory (at most {ctx.cfg.check_memory} MiB)" if o.out_of_memory else "")
-            runs = ctx.smaller_runs(command) if why else []
+            runs = (candidates if candidates is not None else ctx.smaller_runs(command)) if why else []
             if o.out_of_memory:  # fewer repetitions allocate as much
                 runs = [smaller for smaller in runs if smaller.smaller_problem]
             if why and not runs:
@@ -573,6 +580,12 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
                 # memory goes on to a smaller one.
                 if retry.verdict != "timeout" and not retry.out_of_memory:
                     break
+            if first_try and o.verdict == "timeout" and outcomes[-1].verdict != "timeout":
+                # No smaller run passed, and the last failed for being smaller: the command itself decides,
+                # given the whole check timeout.
+                o = run(command)
+                notes.append(f"`{command}` ran again with all of the {ctx.cfg.check_timeout_s:g} s check timeout: "
+                             "no smaller run of it passed")
         if not o.passed:
             break
     failed = o if outcomes and not o.passed else None  # the run that ended the check

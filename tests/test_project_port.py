@@ -171,8 +171,12 @@ def test_tuning_stops_at_its_budget_and_says_so(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     report = json.loads((out / "port_report.json").read_text())
     notes = [k["tuning"] or "" for k in report["kernels"]]
-    skipped = [n for n in notes if "tuning budget (2 s, --tune-budget) was spent" in n]
-    assert report["check"]["passed"] and len(notes) == 3 and len(skipped) == 2, notes
+    assert report["check"]["passed"] and len(notes) == 3, notes
+    # a kernel whose one check would take more than half the budget is set aside before any search
+    # (how long a check takes depends on the machine's load); the others go to the search in turn
+    searched = [n for n in notes if "checking one version of it takes about" not in n and "not worth tuning" not in n]
+    spent = [n for n in searched if "tuning budget (2 s, --tune-budget) was spent before this kernel" in n]
+    assert len(searched) >= 2 and len(spent) == len(searched) - 1, notes
 
 
 def test_a_launch_too_costly_to_check_within_the_tuning_budget_is_not_tuned(tmp_path):
@@ -336,6 +340,25 @@ def test_a_check_that_times_out_is_run_again_with_fewer_repetitions_then_a_small
     assert report["check"]["detail"].startswith(f"{runs[-1][0]}: exit 0")
     assert f"checked with `{runs[-1][0]}` instead" in (tmp_path / "out" / "PORT_REPORT.md").read_text()
     assert change in console.export_text()
+
+
+@pytest.mark.parametrize("app, command, runs", [
+    (REPEATING_APP, "./main 4096 100", [("./main 4096 100", "timeout"), ("./main 4096 1", "passed")]),
+    # its verdict wants 5 repetitions: the smaller run fails for being smaller, the command itself decides
+    (REPEATING_APP.replace('ok ? "PASS"', 'ok && repeat >= 5 ? "PASS"'), "./main 4096 10",
+     [("./main 4096 10", "timeout"), ("./main 4096 1", "failed"), ("./main 4096 10", "passed")]),
+])
+def test_a_command_with_a_smaller_run_has_a_shorter_first_try(tmp_path, app, command, runs):
+    """`./main 4096 100` takes 20 s: with a first try of 1 s (of a 60 s check timeout) it is cut at 1 s
+    and `./main 4096 1` checked at once, not after 60 s; where that fails, the command runs again with
+    all of the check timeout."""
+    settings = Settings(sandbox="local", tune=False, check_timeout_s=60, check_first_try_s=1)
+    code, report = port_app(tmp_path, app, settings, [command])
+    assert code == 0, report["check"]
+    assert [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == runs
+    assert report["check"]["runs"][0]["seconds"] < 30  # cut at the first try's limit, not the check's
+    assert any(f"`{command}` ran past 1 s (its first try" in note for note in report["check"]["notes"])
+    assert [k["status"] for k in report["kernels"]] == ["correct"]
 
 
 ALLOCATING_APP = """#include <cstdio>
