@@ -176,9 +176,10 @@ UNCHECKED = {"timeout": "timeout", "crashed": "runtime_error"}
 
 
 def kernel_reports(project: Project, translations: list[FileTranslation], build_ok: bool, check: CheckReport,
-                   reference: str, launched: set[str] | None = None) -> list[KernelReport]:
+                   reference: str, launched: set[str] | None = None, checked: set[str] = frozenset()) -> list[KernelReport]:
     """Each kernel's status. `launched`: the kernels the check's run launched (None: not known); a
-    kernel it never launched was not checked by it, whatever the verdict."""
+    kernel it never launched was not checked by it, whatever the verdict. `checked`: the kernels
+    launched by check commands that passed, whose verdict stands where a later command never reached its own."""
     by_file = {t.path: t for t in translations}
     reports = []
     for k in project.kernels:
@@ -193,7 +194,7 @@ def kernel_reports(project: Project, translations: list[FileTranslation], build_
         elif not build_ok:
             status = "compile_error"
         elif check.verdict in UNCHECKED:
-            status = UNCHECKED[check.verdict]
+            status = "correct" if k.name in checked else UNCHECKED[check.verdict]
         elif launched is not None and k.name not in launched:
             status = "not_launched"
         elif check.verdict == "ran":
@@ -532,11 +533,18 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     box = ctx.sandbox_with(tree, tree_key)
     reset_captures(box)
     outcomes, notes = [], []
+    launch_log = ""  # the launch times the runs so far wrote (each process appends at its exit)
+    checked: set[str] = set()  # the kernels launched by runs that passed: their verdict covers them
 
     def run(command: str, timeout_s: float = ctx.cfg.check_timeout_s) -> CheckOutcome:
+        nonlocal launch_log
         o = run_check(box, command, expected_output=ctx.expected, timeout_s=timeout_s,
                       memory_mb=ctx.cfg.check_memory, env=CAPTURE_ENV if capture else LAUNCHES_ENV)
         ctx.runs.seconds += o.seconds
+        log = _launch_log(box)
+        if o.passed:
+            checked.update(launched_kernels(log[len(launch_log):]))
+        launch_log = log
         ctx.writer.event("tool_result", node=node, data={"command": o.command, "passed": o.passed, "seconds": o.seconds,
                                                          "detail": o.detail, "stdout": o.stdout[-4000:]})
         outcomes.append(o)
@@ -602,13 +610,17 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
                                for o in outcomes], notes=notes)
     # the kernels its runs launched (a run that launches none writes nothing); None where a run was
     # killed before it could say
-    if LAUNCH_TIMES in box.run(["ls", "captures"]).stdout.split():
-        launched = sorted(launched_kernels(box.get(f"captures/{LAUNCH_TIMES}").decode(errors="replace")))
-    else:
-        launched = None if any(o.killed for o in outcomes) else []
+    launched = sorted(launched_kernels(launch_log)) if launch_log or not any(o.killed for o in outcomes) else None
     record = {"report": report.model_dump(mode="json"), "output": "\n".join(o.stdout for o in outcomes),
-              "launched": launched}
+              "launched": launched, "checked": sorted(checked)}
     return key, record, {"checks": {key: record}}
+
+
+def _launch_log(box: Sandbox) -> str:
+    """What the check's processes have written to the launch times file so far."""
+    if LAUNCH_TIMES not in box.run(["ls", "captures"]).stdout.split():
+        return ""
+    return box.get(f"captures/{LAUNCH_TIMES}").decode(errors="replace")
 
 
 def _worth_tuning(record: dict) -> bool:
@@ -873,7 +885,11 @@ def report_(state: PortState, ctx: PortContext) -> dict:
     translations = [FileTranslation(**state["translations"][s["key"]]) for s in state["sources"]]
     reference = "gpu-output" if ctx.expected is not None else "project-check"
     launched = set(check["launched"]) if check is not None and check.get("launched") is not None else None
-    kernels = kernel_reports(project, translations, build["ok"], check_report, reference, launched)
+    checked = set(check.get("checked", [])) if check is not None else set()
+    kernels = kernel_reports(project, translations, build["ok"], check_report, reference, launched, checked)
+    if check_report.verdict in UNCHECKED and (passed := [k.name for k in kernels if k.status == "correct"]):
+        check_report.notes.append(f"{', '.join(passed)} launched in check commands that passed before the one that "
+                                  "did not end with a verdict: their verdict stands for these kernels")
     tunings = _kernel_tunings(state)
     for k in kernels:
         if records := tunings.get(k.name):

@@ -288,6 +288,30 @@ def test_a_check_that_never_reaches_its_verdict_leaves_the_kernels_unchecked(tmp
     assert any("no smaller run of it could be made" in note for note in report["check"]["notes"]), report["check"]
 
 
+TWO_COMMANDS_APP = """#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+__global__ void fill(float* a) { a[threadIdx.x] = 1.0f; }
+__global__ void twice(float* a) { a[threadIdx.x] *= 2.0f; }
+int main(int argc, char** argv) {
+  float* d; cudaMalloc(&d, 64 * sizeof(float)); fill<<<1, 64>>>(d);
+  if (!std::strcmp(argv[1], "slow")) { twice<<<1, 64>>>(d); cudaDeviceSynchronize(); sleep(60); }
+  float h[64]; cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  std::printf(h[5] == 1.0f ? "PASS\\n" : "FAIL\\n");
+}
+"""
+
+
+def test_a_kernel_checked_by_an_earlier_command_keeps_its_verdict_when_a_later_one_times_out(tmp_path):
+    """The verdict of a command that passed covers the kernels it launched; only those the timed-out
+    command alone launched are left unchecked."""
+    code, report = port_app(tmp_path, TWO_COMMANDS_APP, Settings(sandbox="local", tune=False, check_timeout_s=3),
+                            ["./main quick", "./main slow"])
+    assert code != 0 and [r["verdict"] for r in report["check"]["runs"]] == ["passed", "timeout"], report["check"]
+    assert {k["name"]: k["status"] for k in report["kernels"]} == {"fill": "correct", "twice": "timeout"}
+    assert any(note.startswith("fill launched in check commands that passed") for note in report["check"]["notes"])
+
+
 def test_a_check_that_times_out_still_has_its_captured_kernels_tuned(tmp_path):
     """A faithful port too slow for its check may be fast enough once tuned: the kernels the killed
     run captured are tuned and the port with them in is checked. Here that check sleeps too, so the
