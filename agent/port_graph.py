@@ -39,6 +39,7 @@ from tools.project.discover import SKIP_DIRS, Project
 from tools.project.smaller_runs import Elsewhere, SmallerRun, file_facts, problem_arguments, smaller_runs
 from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
                                 unmapped_library_calls)
+from tools.project.verdict_guards import verdict_guards
 from tools.optimize import applied, exact_for_any_arguments
 from tools.spec import TaskError
 
@@ -599,10 +600,11 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     failed = o if outcomes and not o.passed else None  # the run that ended the check
     shown = failed or next((o for o in outcomes if o.passed), None)
     if failed is None and outcomes and all(o.verdict == "ran" for o in outcomes if o.passed):
+        guards = "; ".join(g.describe() for g in verdict_guards(ctx.project))
         notes.append("the program printed no verdict (no PASS, no FAIL): it ran and reported no failure, which says "
-                     "nothing of its results where it does not compare them (some programs check only when built "
-                     "to, e.g. --make-var VERIFY=yes); --expected-output FILE compares its numbers with a recorded "
-                     "run of the original")
+                     "nothing of its results where it does not compare them ("
+                     + (guards or "some programs check only when built to, e.g. --make-var VERIFY=yes")
+                     + "); --expected-output FILE compares its numbers with a recorded run of the original")
     report = CheckReport(command=" && ".join(ctx.commands) or None, passed=bool(outcomes) and failed is None,
                          detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"),
                          runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail,

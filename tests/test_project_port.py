@@ -553,6 +553,9 @@ def test_make_variables_reach_the_makefile_as_on_make_s_command_line(tmp_path):
                         check_commands=None, console=Console(width=200))
         report = json.loads((out / "port_report.json").read_text())
         assert [r["verdict"] for r in report["check"]["runs"]] == [verdict], report["check"]
+        if verdict == "ran":  # the note names the guard and the setting that builds the verdict in
+            assert any("its verdict is printed only where VERIFY is defined (main.cu:8): --make-var VERIFY=yes builds "
+                       "it in" in note for note in report["check"]["notes"]), report["check"]["notes"]
     with pytest.raises(ValueError, match="'VERIFY' is not NAME=VALUE"):
         Settings(make_variables=["VERIFY"])
 

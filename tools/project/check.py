@@ -61,6 +61,11 @@ def failure_line(stdout: str) -> str | None:
     return None
 
 
+def says_verdict(text: str) -> bool:
+    """Whether `text` (a line a program prints) says passed or failed."""
+    return _PASS.search(text) is not None or failure_line(text) is not None
+
+
 def build_in_sandbox(tree: PortTree, sandbox: Sandbox, *, jobs: int = 2, timeout_s: float = 600) -> BuildOutcome:
     sandbox.put_path(tree.root, "src")
     sandbox.put_path(tree.root.parent / RUNTIME_DIR, RUNTIME_DIR)
