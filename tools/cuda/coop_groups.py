@@ -26,6 +26,9 @@ cooperative_groups.h), also where they are passed to `__device__` functions. Wha
 rewritten (grid sync, coalesced groups, a `thread_group` of unknown size, a reduction with
 another operator) is left as written and reported by the lowering as unsupported, named by
 `frontend.cooperative_groups_feature`.
+
+CUB's block and warp collectives (`cub::BlockReduce`, `BlockScan`, `WarpReduce`) are rewritten
+in the same walk, into the helpers of cub_blocks.py.
 """
 
 from __future__ import annotations
@@ -36,14 +39,17 @@ from typing import Callable
 import clang.cindex as ci
 
 from . import frontend as fe
+from .cub_blocks import HELPERS as CUB_HELPERS
+from .cub_blocks import MARKERS as CUB_MARKERS
+from .cub_blocks import cub_collective
 
 K = ci.CursorKind
 NAMESPACE = fe.COOPERATIVE_GROUPS
 # Names whose presence in a file means it may use cooperative groups (the rewrite is skipped otherwise).
 MARKERS = {"cooperative_groups", "this_thread_block", "tiled_partition", "thread_block", "thread_block_tile",
            "thread_group"}
-LINEAR = "((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)"
-BLOCK_SIZE = "(blockDim.x * blockDim.y * blockDim.z)"
+LINEAR = fe.LINEAR_THREAD
+BLOCK_SIZE = fe.BLOCK_THREADS
 FULL = "0xffffffffu"
 REDUCE_OPS = {"plus": "v + w", "less": "w < v ? w : v", "greater": "v < w ? w : v",
               "bit_and": "v & w", "bit_or": "v | w", "bit_xor": "v ^ w"}
@@ -100,27 +106,6 @@ def _group_class(t: ci.Type) -> str | None:
     return decl.spelling
 
 
-def _template_args(spelling: str) -> list[str]:
-    """`A, B<C, D>` from the type spelling `X<A, B<C, D>>` (libclang's spelling of a type)."""
-    if "<" not in spelling:
-        return []
-    inner = spelling[spelling.index("<") + 1: spelling.rindex(">")]
-    return [a.strip() for a in _split_angles(inner)]
-
-
-def _split_angles(text: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch in "<([{"
-        depth -= ch in ">)]}"
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    return parts + [cur] if cur.strip() else parts
-
-
 def _group_from_spelling(spelling: str) -> Group | None:
     words = spelling.replace("const ", "").replace("&", "").strip()
     name = words.split("<")[0].strip().split("::")[-1]
@@ -129,7 +114,7 @@ def _group_from_spelling(spelling: str) -> Group | None:
     if name == "coalesced_group":
         return Group("coalesced")
     if name == "thread_block_tile":
-        args = _template_args(words)
+        args = fe.template_args(words)
         if not args:
             return None
         size = args[0].rstrip("uU") if args[0].rstrip("uU").isdigit() else args[0]
@@ -167,12 +152,6 @@ def _int_literal(c: ci.Cursor) -> str | None:
     return None
 
 
-def _member_name(member: ci.Cursor, obj: ci.Cursor) -> str:
-    """The member named by a dependent member expression (libclang leaves its spelling empty)."""
-    for t in member.get_tokens():
-        if t.extent.start.offset >= obj.extent.end.offset and t.kind == ci.TokenKind.IDENTIFIER:
-            return t.spelling
-    return ""
 
 
 class _Rewriter:
@@ -268,8 +247,14 @@ class _Rewriter:
             if len(objects) != 1:
                 return
             g = self.group(objects[0])
+            method = member.spelling or fe.member_name(member, objects[0])
             if g is not None:
-                self._method(call, g, member.spelling or _member_name(member, objects[0]), args, objects[0])
+                self._method(call, g, method, args, objects[0])
+            elif (found := cub_collective(method, objects[0], args, self.render)) is not None:
+                for helper in found.helpers:
+                    self.helpers[helper] = CUB_HELPERS[helper]
+                    self.helper_at[helper] = min(self.helper_at.get(helper, top), top)
+                self._site(call, found.text)
             return
         if ref is not None and ref.kind == K.FUNCTION_DECL and ref.spelling == "coalesced_threads" \
                 and ref.semantic_parent is not None and ref.semantic_parent.spelling == NAMESPACE:
@@ -362,7 +347,7 @@ class _Rewriter:
         t = op_type.get_pointee() if op_type.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE) else op_type
         value_type = t.get_template_argument_type(0).spelling if t.get_num_template_arguments() == 1 else ""
         if not value_type:
-            value_args = _template_args(t.spelling)
+            value_args = fe.template_args(t.spelling)
             value_type = value_args[0].strip() if len(value_args) == 1 else ""
         if not value_type:
             return
@@ -392,9 +377,9 @@ def _helper_place(tr: fe.Translation, tops: list[ci.Cursor], first: ci.Cursor) -
 
 
 def rewrite_cooperative_groups(tr: fe.Translation) -> str | None:
-    """The file's text with the cooperative-group operations of its device code rewritten into
-    barriers and warp intrinsics; None where there are none."""
-    if not tr.identifiers & MARKERS:
+    """The file's text with the cooperative-group operations and CUB collectives of its device code
+    rewritten into barriers and warp intrinsics; None where there are none."""
+    if not tr.identifiers & (MARKERS | CUB_MARKERS):
         return None
     rw = _Rewriter(tr)
     tops = [top for top in tr.tu.cursor.get_children() if tr.in_main(top)]

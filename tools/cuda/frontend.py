@@ -25,6 +25,9 @@ SHIM_DIR = Path(__file__).parent / "shim"
 RUNTIME_INCLUDE = Path(__file__).parent / "runtime" / "include"
 DefinitionKey = tuple[str, int]  # a function definition across the files of one parse: (file, offset)
 
+# A thread's index in its block, and the block's thread count, as CUDA source.
+LINEAR_THREAD = "((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)"
+BLOCK_THREADS = "(blockDim.x * blockDim.y * blockDim.z)"
 BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}
 BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 WARP_SYNC = {"__syncwarp"}
@@ -521,6 +524,35 @@ def strip(c: ci.Cursor) -> ci.Cursor:
     while c.kind in (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR) and len(list(c.get_children())) == 1:
         c = next(c.get_children())
     return c
+
+
+def template_args(spelling: str) -> list[str]:
+    """`A, B<C, D>` from the type spelling `X<A, B<C, D>>` (libclang's spelling of a type)."""
+    if "<" not in spelling:
+        return []
+    inner = spelling[spelling.index("<") + 1: spelling.rindex(">")]
+    return [a.strip() for a in _split_angles(inner)]
+
+
+def _split_angles(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "<([{"
+        depth -= ch in ">)]}"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur] if cur.strip() else parts
+
+
+def member_name(member: ci.Cursor, obj: ci.Cursor) -> str:
+    """The member named by a dependent member expression (libclang leaves its spelling empty)."""
+    for t in member.get_tokens():
+        if t.extent.start.offset >= obj.extent.end.offset and t.kind == ci.TokenKind.IDENTIFIER:
+            return t.spelling
+    return ""
 
 
 def is_shared(cursor: ci.Cursor) -> bool:

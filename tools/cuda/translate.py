@@ -442,7 +442,7 @@ def _parse(source: str, filename: str, include_dirs: list[str] | None = None,
     expanded, headers = expand_device_macros(tr, own), expand_header_macros(tr, own)
     if expanded is not None or headers:
         tr = parse_translation(expanded or source, filename, include_dirs, options, headers)
-    rewritten = rewrite_cooperative_groups(tr)  # cooperative groups as barriers and warp intrinsics
+    rewritten = rewrite_cooperative_groups(tr)  # cooperative groups and CUB collectives as barriers, warp intrinsics
     if rewritten is not None:
         tr = parse_translation(rewritten, filename, include_dirs, options, headers)
     localized = localize_assigned_parameters(tr)

@@ -5,7 +5,7 @@
 // Descending forms, with bit ranges), DeviceSelect (If, Flagged), DeviceHistogram
 // (HistogramEven).  As in CUB, a call with d_temp_storage == nullptr only sets
 // temp_storage_bytes; the work is done by the second call.  Block- and warp-level CUB
-// (BlockReduce, WarpScan, ...) is device code: not provided here.
+// (BlockReduce, BlockScan, WarpReduce) is rewritten by the translator: block/block_reduce.cuh.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -16,6 +16,7 @@
 
 #include "../cuda_runtime.h"
 #include "../thrust/detail/algorithms.h"
+#include "block/block_reduce.cuh"
 
 // Entry points stay out of line: inlined, g++ would see the size-query path (no output
 // written) and warn that the caller's outputs "may be used uninitialized".
@@ -29,18 +30,6 @@ struct KeyValuePair {
     Value value;
 };
 
-struct Sum {
-    template <class T>
-    T operator()(const T& a, const T& b) const { return a + b; }
-};
-struct Max {
-    template <class T>
-    T operator()(const T& a, const T& b) const { return a < b ? b : a; }
-};
-struct Min {
-    template <class T>
-    T operator()(const T& a, const T& b) const { return b < a ? b : a; }
-};
 
 namespace detail {
 

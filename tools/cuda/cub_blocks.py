@@ -1,0 +1,141 @@
+"""CUB's block- and warp-wide collectives in device code, rewritten before the lowering into
+`__device__` helpers made of what it runs faithfully (coop_groups.py applies the rewrites):
+
+- `BlockReduce(temp).Sum(v)`, `.Sum(v, n)`, `.Reduce(v, op)`, `.Reduce(v, op, n)` ->
+  `cudacpu_cub_block_reduce<T>(v, op, n)`: every thread writes its value to a shared slot, the
+  first thread combines the first n slots in thread order, and every thread reads the result
+  (CUB defines it for thread 0 only).
+- `BlockScan(temp).ExclusiveSum(in, out)`, `InclusiveSum`, `ExclusiveScan(in, out, init, op)`,
+  `ExclusiveScan(in, out, op)`, `InclusiveScan(in, out, op)`, each with an optional block
+  aggregate -> `out = cudacpu_cub_block_scan<T>(in, op, init, exclusive, seeded)`, and the
+  aggregate from `cudacpu_cub_block_reduce` (of the inputs, without the initial value, as CUB).
+- `WarpReduce(temp).Sum(v)`, `.Reduce(v, op)` -> a butterfly of `__shfl_xor_sync` over the
+  logical warp (every lane gets the result).
+
+T is the class's first template argument as written. What stays of the objects (the class, its
+TempStorage, the constructor) is declared by the CPU runtime's cub/block/block_reduce.cuh.
+Arrays of items per thread and a warp reduction over fewer valid lanes are not rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import clang.cindex as ci
+
+from . import frontend as fe
+
+K = ci.CursorKind
+MARKERS = {"BlockReduce", "BlockScan", "WarpReduce"}
+_CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(BlockReduce|BlockScan|WarpReduce)\s*<")
+_ALL = "0x7fffffff"
+
+BLOCK_REDUCE = "cudacpu_cub_block_reduce"
+BLOCK_SCAN = "cudacpu_cub_block_scan"
+WARP_REDUCE = "cudacpu_cub_warp_reduce"
+_SLOTS = (f"__shared__ T cudacpu_slots[1024]; __shared__ T cudacpu_total; "
+          f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; cudacpu_slots[t] = v; __syncthreads(); ")
+HELPERS = {
+    BLOCK_REDUCE: (
+        f"template <class T, class Op> __device__ __forceinline__ T {BLOCK_REDUCE}(T v, Op op, int valid) {{ {_SLOTS}"
+        "if (t == 0u) { T acc = cudacpu_slots[0]; "
+        "for (unsigned int i = 1u; i < n && i < (unsigned int)valid; ++i) acc = op(acc, cudacpu_slots[i]); "
+        "cudacpu_total = acc; } __syncthreads(); T r = cudacpu_total; __syncthreads(); return r; }"),
+    BLOCK_SCAN: (
+        f"template <class T, class Op> __device__ __forceinline__ T {BLOCK_SCAN}(T v, Op op, T init, bool exclusive, "
+        f"bool seeded) {{ {_SLOTS}"
+        "if (t == 0u) { T total = cudacpu_slots[0], carry = init; for (unsigned int i = 0u; i < n; ++i) { "
+        "T x = cudacpu_slots[i]; if (i > 0u) total = op(total, x); "
+        "if (exclusive) { cudacpu_slots[i] = carry; carry = (i == 0u && !seeded) ? x : op(carry, x); } "
+        "else cudacpu_slots[i] = total; } } "
+        "__syncthreads(); T r = cudacpu_slots[t]; __syncthreads(); return r; }"),
+    WARP_REDUCE: (
+        f"template <unsigned int N, class T, class Op> __device__ __forceinline__ T {WARP_REDUCE}(T v, Op op) {{ "
+        "for (unsigned int o = N / 2u; o > 0u; o /= 2u) { T w = __shfl_xor_sync(0xffffffffu, v, (int)o, (int)N); "
+        "v = op(v, w); } return v; }"),
+}
+
+
+@dataclass(frozen=True)
+class Collective:
+    helpers: tuple[str, ...]  # names in HELPERS the rewritten call uses
+    text: Callable[[], str]  # the call rewritten (rendered once every rewrite is known)
+
+
+def collective_class(t: ci.Type) -> tuple[str, list[str]] | None:
+    """(class name, its template arguments as written) of the CUB collective a type is, through typedefs."""
+    for _ in range(8):
+        if t.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE):
+            t = t.get_pointee()
+        for spelling in (t.get_canonical().spelling, t.spelling):
+            if (m := _CLASS.match(spelling)) and "type-parameter" not in spelling:
+                return m[1], fe.template_args(spelling)
+        decl = t.get_declaration()
+        if decl is None or decl.kind not in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL):
+            return None
+        t = decl.underlying_typedef_type
+    return None
+
+
+def cub_collective(method: str, obj: ci.Cursor, args: list[ci.Cursor],
+                   render: Callable[[ci.Cursor], str]) -> Collective | None:
+    """The rewrite of `obj.method(args)` where `obj` is a CUB block or warp collective; None otherwise."""
+    found = collective_class(obj.type)
+    if found is None or not found[1]:
+        return None
+    rewritten = _rewrite(found, method, args, render)
+    if rewritten is None:
+        return None
+    # the object stays named, unevaluated: its type and storage are then used where they are declared
+    return Collective(rewritten.helpers, lambda: f"((void)sizeof({render(obj)}), {rewritten.text()})")
+
+
+def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
+             render: Callable[[ci.Cursor], str]) -> Collective | None:
+    cls, targs = found
+    value = targs[0]
+    n = len(args)
+
+    def reduce(op: str, valid: str = _ALL) -> str:
+        return f"{BLOCK_REDUCE}<{value}>({render(args[0])}, {op}, {valid})"
+
+    if cls == "BlockReduce":
+        if method == "Sum" and n in (1, 2):
+            return Collective((BLOCK_REDUCE,), lambda: reduce("cub::Sum()", render(args[1]) if n == 2 else _ALL))
+        if method == "Reduce" and n in (2, 3):
+            return Collective((BLOCK_REDUCE,), lambda: reduce(render(args[1]), render(args[2]) if n == 3 else _ALL))
+        return None
+    if cls == "WarpReduce":
+        width = targs[1] if len(targs) > 1 else "32"
+        if (method, n) in (("Sum", 1), ("Reduce", 2)):
+            op = "cub::Sum()" if method == "Sum" else None
+            return Collective((WARP_REDUCE,), lambda: f"{WARP_REDUCE}<{width}, {value}>({render(args[0])}, "
+                                                      f"{op or render(args[1])})")
+        return None
+    # BlockScan: (op, init, exclusive, seeded) and where the aggregate argument is, by method and arity
+    forms = {("ExclusiveSum", 2): ("cub::Sum()", f"{value}()", True, True, None),
+             ("ExclusiveSum", 3): ("cub::Sum()", f"{value}()", True, True, 2),
+             ("InclusiveSum", 2): ("cub::Sum()", f"{value}()", False, True, None),
+             ("InclusiveSum", 3): ("cub::Sum()", f"{value}()", False, True, 2),
+             ("ExclusiveScan", 4): (3, 2, True, True, None),
+             ("ExclusiveScan", 5): (3, 2, True, True, 4),
+             ("ExclusiveScan", 3): (2, None, True, False, None),
+             ("InclusiveScan", 3): (2, None, False, True, None),
+             ("InclusiveScan", 4): (2, None, False, True, 3)}
+    form = forms.get((method, n))
+    if form is None:
+        return None
+    op_at, init_at, exclusive, seeded, aggregate_at = form
+
+    def scan() -> str:
+        op = render(args[op_at]) if isinstance(op_at, int) else op_at
+        init = render(args[init_at]) if isinstance(init_at, int) else init_at or f"{value}({render(args[0])})"
+        text = (f"({render(args[1])}) = {BLOCK_SCAN}<{value}>({render(args[0])}, {op}, {init}, "
+                f"{str(exclusive).lower()}, {str(seeded).lower()})")
+        if aggregate_at is not None:  # first: the output may be the input
+            text = f"({render(args[aggregate_at])}) = {reduce(op)}, {text}"
+        return text
+
+    return Collective((BLOCK_SCAN, BLOCK_REDUCE) if aggregate_at is not None else (BLOCK_SCAN,), scan)

@@ -1,0 +1,77 @@
+// CPU CUDA runtime: CUB's block- and warp-wide collectives, as types only.
+//
+// The translator rewrites each call of BlockReduce, BlockScan and WarpReduce in device code
+// before the lowering (tools/cuda/cub_blocks.py): what stays of them is the class, its
+// TempStorage (empty: the rewritten code keeps its own shared slots) and the constructor.
+// The member functions are declared so that code reads as CUB's; a call that was not
+// rewritten does not link.
+#pragma once
+#include "../../cuda_runtime.h"
+
+namespace cub {
+
+struct Sum {
+    template <class T>
+    __host__ __device__ T operator()(const T& a, const T& b) const { return a + b; }
+};
+struct Max {
+    template <class T>
+    __host__ __device__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+};
+struct Min {
+    template <class T>
+    __host__ __device__ T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+};
+
+enum BlockReduceAlgorithm { BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY, BLOCK_REDUCE_RAKING, BLOCK_REDUCE_WARP_REDUCTIONS };
+enum BlockScanAlgorithm { BLOCK_SCAN_RAKING, BLOCK_SCAN_RAKING_MEMOIZE, BLOCK_SCAN_WARP_SCANS };
+
+template <class T, int BLOCK_DIM_X, BlockReduceAlgorithm ALGORITHM = BLOCK_REDUCE_WARP_REDUCTIONS, int BLOCK_DIM_Y = 1,
+          int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
+class BlockReduce {
+  public:
+    struct TempStorage {};
+    __device__ BlockReduce() {}
+    __device__ explicit BlockReduce(TempStorage&) {}
+    __device__ T Sum(T input);
+    __device__ T Sum(T input, int num_valid);
+    template <class Op>
+    __device__ T Reduce(T input, Op op);
+    template <class Op>
+    __device__ T Reduce(T input, Op op, int num_valid);
+};
+
+template <class T, int BLOCK_DIM_X, BlockScanAlgorithm ALGORITHM = BLOCK_SCAN_RAKING, int BLOCK_DIM_Y = 1,
+          int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
+class BlockScan {
+  public:
+    struct TempStorage {};
+    __device__ BlockScan() {}
+    __device__ explicit BlockScan(TempStorage&) {}
+    __device__ void ExclusiveSum(T input, T& output);
+    __device__ void ExclusiveSum(T input, T& output, T& block_aggregate);
+    __device__ void InclusiveSum(T input, T& output);
+    __device__ void InclusiveSum(T input, T& output, T& block_aggregate);
+    template <class Op>
+    __device__ void ExclusiveScan(T input, T& output, T initial_value, Op op);
+    template <class Op>
+    __device__ void ExclusiveScan(T input, T& output, T initial_value, Op op, T& block_aggregate);
+    template <class Op>
+    __device__ void ExclusiveScan(T input, T& output, Op op);
+    template <class Op>
+    __device__ void InclusiveScan(T input, T& output, Op op);
+    template <class Op>
+    __device__ void InclusiveScan(T input, T& output, Op op, T& block_aggregate);
+};
+
+template <class T, int LOGICAL_WARP_THREADS = 32, int LEGACY_PTX_ARCH = 0>
+class WarpReduce {
+  public:
+    struct TempStorage {};
+    __device__ explicit WarpReduce(TempStorage&) {}
+    __device__ T Sum(T input);
+    template <class Op>
+    __device__ T Reduce(T input, Op op);
+};
+
+}  // namespace cub
