@@ -88,8 +88,8 @@ def cub_collective(method: str, obj: ci.Cursor, args: list[ci.Cursor],
     rewritten = _rewrite(found, method, args, render)
     if rewritten is None:
         return None
-    # the object stays named, unevaluated: its type and storage are then used where they are declared
-    return Collective(rewritten.helpers, lambda: f"((void)sizeof({render(obj)}), {rewritten.text()})")
+    # the object's type stays named, unevaluated, so that its typedef is used where it is declared
+    return Collective(rewritten.helpers, lambda: f"((void)sizeof({obj.type.spelling}), {rewritten.text()})")
 
 
 def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],

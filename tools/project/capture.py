@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tools.build import KERNEL_FMA_BEGIN, KERNEL_FMA_END
 from tools.spec import c_type, numpy_dtype
 
 from .discover import Project
@@ -279,7 +280,8 @@ def _wrap_in_namespace(cpp: str, namespace: str) -> str:
     lines = cpp.splitlines()
     includes = [l for l in lines if l.lstrip().startswith("#include")]
     body = [l for l in lines if not l.lstrip().startswith("#include")]
-    return "\n".join(includes + [f"namespace {namespace} {{"] + body + [f"}}  // namespace {namespace}", ""])
+    return "\n".join(includes + [f"namespace {namespace} {{", KERNEL_FMA_BEGIN] + body
+                     + [KERNEL_FMA_END, f"}}  // namespace {namespace}", ""])
 
 
 # The dispatch's own names follow the kernel's text and its macros: spelled as no program's macro is.
