@@ -87,6 +87,25 @@ int main(int argc, char** argv) {
 }""", helpers, role="size") == [(1, "width")]
 
 
+def test_an_argument_that_divides_what_sizes_an_allocation_is_made_larger():
+    """`threads = length / per_thread`: the larger the argument, the smaller the problem."""
+    helpers = ("template <typename T> void cost(int length, int size) { int threads = length / size;\n"
+               "  T* d; cudaMalloc(&d, sizeof(T) * threads); }\n")
+    main = """
+int main(int argc, char** argv) {
+  const int per_thread = atoi(argv[1]);
+  size_t blocks = 1UL << 40;
+  blocks >>= atoi(argv[2]);
+  float* h = (float*)malloc(blocks);
+  cost<double>(922521600, per_thread);
+}"""
+    assert found(main, helpers, role="inverse size") == [(1, "per_thread")]
+    assert found(main, helpers, role="size") == []
+    args = [ProblemArgument(1, "per_thread", "inverse size"), ProblemArgument(2, "repeat", "repeats")]
+    assert smaller_runs("./main 1 10", "main", args)[-1] == (
+        "./main 16 1", "a smaller problem (argument 2 (`repeat`) 10 -> 1; argument 1 (`per_thread`) 1 -> 16)", True)
+
+
 def test_the_command_is_rewritten_only_where_it_is_one_program_with_such_an_argument():
     args = [ProblemArgument(2, "repeat", "repeats")]
     assert smaller_runs("./main 4096 100", "main", args) == [

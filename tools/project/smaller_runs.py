@@ -58,7 +58,9 @@ SMALLEST_SIZE = 16
 class ProblemArgument:
     index: int  # in argv; 0 for an option's value
     name: str  # the variable the program reads it into
-    role: str  # "repeats" (only repeats kernel launches) or "size" (sizes an allocation)
+    # "repeats" (only repeats kernel launches), "size" (sizes an allocation) or "inverse size" (divides
+    # what sizes one: `n = length / per_thread`)
+    role: str
     option: str = ""  # the option whose value it is (`-n` of `./main -n 1000`), read by getopt or by comparing argv
 
     def position(self, words: list[str]) -> int | None:
@@ -102,7 +104,7 @@ def file_facts(source: str, filename: str, include_dirs: list[str], options: lis
     launching = frozenset(c.spelling for c in analysis.tr.walk_main()
                           if c.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE)
                           and c.is_definition() and (body := body_of(c)) is not None and analysis.launches(body, 0))
-    fields = {_field_name(f): (analysis._roles(f, 0), analysis._sizes(f, 0, set()))
+    fields = {_field_name(f): (analysis._roles(f, 0), analysis._sizes(f, 0, set()) != 0)
               for f in {_key(n.referenced): n.referenced for n in analysis.tr.walk_main()
                         if n.kind == ci.CursorKind.MEMBER_REF_EXPR and n.referenced is not None
                         and n.referenced.kind == ci.CursorKind.FIELD_DECL}.values()}
@@ -128,24 +130,27 @@ def smaller_runs(command: str, program: str, arguments: list[ProblemArgument]) -
             any(w in ("&&", "||", ";", "|", ">", "<", ">>", "&") for w in args):
         return []
     runs, changed = [], []
-    for role, what in (("repeats", "the same problem repeated fewer times"), ("size", "a smaller problem")):
+    for roles, what in ((("repeats",), "the same problem repeated fewer times"),
+                        (("size", "inverse size"), "a smaller problem")):
         before = len(changed)
         for arg in arguments:
-            at = arg.position(args) if arg.role == role else None
+            at = arg.position(args) if arg.role in roles else None
             value = args[at] if at is not None else ""
-            if not value.isdigit() or (smaller := _smaller(role, int(value))) is None:
+            if not value.isdigit() or (smaller := _smaller(arg.role, int(value))) is None:
                 continue
             changed.append(f"{arg} {value} -> {smaller}")
             args[at] = str(smaller)
         if len(changed) > before:
             runs.append(SmallerRun(" ".join(shlex.quote(w) if w != "&&" else w for w in prefix + args),
-                                   f"{what} ({'; '.join(changed)})", role == "size"))
+                                   f"{what} ({'; '.join(changed)})", roles[0] == "size"))
     return runs
 
 
 def _smaller(role: str, value: int) -> int | None:
     if role == "repeats":
         return 1 if value > 1 else None
+    if role == "inverse size":
+        return value * SIZE_DIVISOR if value > 0 else None
     divisor = SIZE_DIVISOR
     while divisor > 1 and (value % divisor or value // divisor < SMALLEST_SIZE):
         divisor //= 2
@@ -190,49 +195,62 @@ class _Analysis:
             where = {"index": 0, "option": k} if isinstance(k, str) else {"index": k}
             if all(self._roles(t, 0) == "repeats" for t in targets):
                 found.append(ProblemArgument(name=targets[0].spelling, role="repeats", **where))
-            elif any(self._sizes(t, 0, set()) for t in targets):
-                found.append(ProblemArgument(name=targets[0].spelling, role="size", **where))
+            elif (sizing := {self._sizes(t, 0, set()) for t in targets} - {0}) and len(sizing) == 1:
+                role = "size" if sizing == {1} else "inverse size"
+                found.append(ProblemArgument(name=targets[0].spelling, role=role, **where))
         return found
 
-    def _sizes(self, var: ci.Cursor, depth: int, seen: set[tuple]) -> bool:
-        """Some allocation's size is computed from `var`: in the call's arguments, or through a variable,
-        a container it is put in, a parameter of a project function or what such a function returns."""
+    def _sizes(self, var: ci.Cursor, depth: int, seen: set[tuple]) -> int:
+        """1 where some allocation's size is computed from `var` (-1 where it divides it, `length / var`):
+        in the call's arguments, or through a variable, a container it is put in, a parameter of a project
+        function or what such a function returns; 0 where none is."""
         if depth > _DEPTH or _key(var) in seen:
-            return False
+            return 0
         seen.add(_key(var))
         if var.kind == ci.CursorKind.FIELD_DECL and self.elsewhere.fields.get(_field_name(var), (None, False))[1]:
-            return True
-        return any(self._sized_from([*above, ref], depth, seen) for ref, above in self._uses(var))
+            return 1
+        return next((found for ref, above in self._uses(var) if (found := self._sized_from([*above, ref], depth, seen))), 0)
 
-    def _sized_from(self, path: list[ci.Cursor], depth: int, seen: set[tuple]) -> bool:
-        """The value at the end of `path` (a use, and its ancestors from its function down) sizes an allocation."""
+    def _sized_from(self, path: list[ci.Cursor], depth: int, seen: set[tuple]) -> int:
+        """The value at the end of `path` (a use, and its ancestors from its function down) sizes an
+        allocation (1), or divides what sizes one (-1); 0 where it does neither."""
+        sign = 1
         for i in range(len(path) - 2, -1, -1):
             node, below = path[i], path[i + 1]
             if node.kind == ci.CursorKind.CXX_NEW_EXPR or \
                     node.kind == ci.CursorKind.CALL_EXPR and call_name(node) in _ALLOCATIONS:
-                return True
+                return sign
             if node.kind == ci.CursorKind.CALL_EXPR and (param := _parameter_for(node, below)) is not None:
-                return self._sizes(param, depth + 1, seen)
+                return sign * self._sizes(param, depth + 1, seen)
             if node.kind == ci.CursorKind.CALL_EXPR and call_name(node) in _CONTAINER_STORES:
                 container = _object_of(node)  # `shape.push_back(n)`: the container holds the size
-                return container is not None and self._sizes(container, depth, seen)
+                return sign * self._sizes(container, depth, seen) if container is not None else 0
             if node.kind == ci.CursorKind.VAR_DECL:
-                return self._sizes(node, depth, seen)
+                return sign * self._sizes(node, depth, seen)
+            if node.kind == ci.CursorKind.BINARY_OPERATOR and operator_of(node) in ("/", ">>") \
+                    and not _same(next(node.get_children()), below):
+                sign = -sign  # the divisor: the larger it is, the smaller what it sizes
+                continue
             if node.kind in (ci.CursorKind.BINARY_OPERATOR, ci.CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) \
                     and operator_of(node).endswith("=") and operator_of(node) not in ("==", "!=", "<=", ">="):
                 target = strip(next(node.get_children()))
-                return not _same(target, below) and target.kind in _NAMED_STORES \
-                    and target.referenced is not None and self._sizes(target.referenced, depth, seen)
+                if _same(target, below) or target.kind not in _NAMED_STORES or target.referenced is None:
+                    return 0
+                divides = operator_of(node) in ("/=", ">>=")  # `n /= per`
+                return (-sign if divides else sign) * self._sizes(target.referenced, depth, seen)
             if node.kind == ci.CursorKind.CXX_FOR_RANGE_STMT:  # `for (int d : dims)`: d takes the values
                 element = next(node.get_children(), None)
-                return element is not None and element.kind == ci.CursorKind.VAR_DECL and not _same(element, below) \
-                    and self._sizes(element, depth, seen)
+                if element is None or element.kind != ci.CursorKind.VAR_DECL or _same(element, below):
+                    return 0
+                return sign * self._sizes(element, depth, seen)
             if node.kind == ci.CursorKind.RETURN_STMT:  # what the function returns, where it is called
-                return depth < _DEPTH and any(self._sized_from([*above, call], depth + 1, seen)
-                                              for call, above in self._calls_of(path[0]))
+                if depth >= _DEPTH:
+                    return 0
+                return sign * next((found for call, above in self._calls_of(path[0])
+                                    if (found := self._sized_from([*above, call], depth + 1, seen))), 0)
             if node.kind.is_statement():
-                return False
-        return False
+                return 0
+        return 0
 
     def _calls_of(self, fn: ci.Cursor):
         """(call, its ancestors from its function down) of each call of `fn` in the file."""
