@@ -65,6 +65,20 @@ __global__ void warp_reduce(const float* in, float* sums, int* maxes) {
     if (threadIdx.x % 32 == 0) sums[threadIdx.x / 32] = s;
     if (threadIdx.x % 16 == 0) maxes[threadIdx.x / 16] = m;
 }
+
+// Warp scans: inclusive sums with the warp's aggregate, exclusive scans seeded, on logical warps of 8.
+__global__ void warp_scans(const int* in, int* inc, int* totals, int* seeded) {
+    typedef cub::WarpScan<int> WarpScan;
+    typedef cub::WarpScan<int, 8> EightScan;
+    __shared__ typename WarpScan::TempStorage temp[2];
+    __shared__ typename EightScan::TempStorage eight[8];
+    int x = in[threadIdx.x], i, total, s;
+    WarpScan(temp[threadIdx.x / 32]).InclusiveSum(x, i, total);
+    EightScan(eight[threadIdx.x / 8]).ExclusiveScan(x, s, -1, Larger());
+    inc[threadIdx.x] = i;
+    seeded[threadIdx.x] = s;
+    if (threadIdx.x % 32 == 0) totals[threadIdx.x / 32] = total;
+}
 """
 
 MAIN = r"""
@@ -101,6 +115,14 @@ int main() {
         std::printf("warp_sums"); for (float x : sums) std::printf(" %d", (int)x); std::printf("\n");
         std::printf("warp_maxes"); for (int x : maxes) std::printf(" %d", x); std::printf("\n");
     }
+    {
+        std::vector<int> in(64), inc(64), totals(2), seeded(64);
+        for (int i = 0; i < 64; ++i) in[i] = (i * 19) % 23;
+        cudacpu_kernels::warp_scans(dim3(1), dim3(64), 0, in.data(), inc.data(), totals.data(), seeded.data());
+        std::printf("warp_inc"); for (int x : inc) std::printf(" %d", x); std::printf("\n");
+        std::printf("warp_totals"); for (int x : totals) std::printf(" %d", x); std::printf("\n");
+        std::printf("warp_seeded"); for (int x : seeded) std::printf(" %d", x); std::printf("\n");
+    }
     return 0;
 }
 """
@@ -122,6 +144,10 @@ def expected() -> dict[str, list[int]]:
     f = [(i * 13) % 17 for i in range(64)]
     out["warp_sums"] = [sum(f[w * 32:(w + 1) * 32]) for w in range(2)]
     out["warp_maxes"] = [max(f[h * 16:(h + 1) * 16]) for h in range(4)]
+    w = [(i * 19) % 23 for i in range(64)]
+    out["warp_inc"] = [sum(w[(i // 32) * 32:i + 1]) for i in range(64)]
+    out["warp_totals"] = [sum(w[k * 32:(k + 1) * 32]) for k in range(2)]
+    out["warp_seeded"] = [max([-1] + w[(i // 8) * 8:i]) for i in range(64)]
     return out
 
 
@@ -137,7 +163,7 @@ def test_collectives_become_barriers_and_shuffles(lowered_cpp):
     body = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//"))
     for call in (".Sum(", ".Reduce(", ".ExclusiveSum(", ".InclusiveSum(", ".ExclusiveScan("):
         assert call not in body, call
-    assert "cudacpu::shfl_xor<float>" in body and "cudacpu::shfl_xor<int>" in body
+    assert "cudacpu::shfl_xor<float>" in body and "cudacpu::shfl_xor<int>" in body and "cudacpu::shfl_up<int>" in body
 
 
 @pytest.mark.parametrize("threads", [1, 2])

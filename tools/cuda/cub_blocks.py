@@ -10,7 +10,8 @@
   aggregate -> `out = cudacpu_cub_block_scan<T>(in, op, init, exclusive, seeded)`, and the
   aggregate from `cudacpu_cub_block_reduce` (of the inputs, without the initial value, as CUB).
 - `WarpReduce(temp).Sum(v)`, `.Reduce(v, op)` -> a butterfly of `__shfl_xor_sync` over the
-  logical warp (every lane gets the result).
+  logical warp (every lane gets the result); `WarpScan`'s scans, as BlockScan's, -> a scan of
+  `__shfl_up_sync` steps, its aggregate from the butterfly.
 
 T is the class's first template argument as written. What stays of the objects (the class, its
 TempStorage, the constructor) is declared by the CPU runtime's cub/block/block_reduce.cuh.
@@ -28,13 +29,14 @@ import clang.cindex as ci
 from . import frontend as fe
 
 K = ci.CursorKind
-MARKERS = {"BlockReduce", "BlockScan", "WarpReduce"}
-_CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(BlockReduce|BlockScan|WarpReduce)\s*<")
+MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan"}
+_CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(BlockReduce|BlockScan|WarpReduce|WarpScan)\s*<")
 _ALL = "0x7fffffff"
 
 BLOCK_REDUCE = "cudacpu_cub_block_reduce"
 BLOCK_SCAN = "cudacpu_cub_block_scan"
 WARP_REDUCE = "cudacpu_cub_warp_reduce"
+WARP_SCAN = "cudacpu_cub_warp_scan"
 _SLOTS = (f"__shared__ T cudacpu_slots[1024]; __shared__ T cudacpu_total; "
           f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; cudacpu_slots[t] = v; __syncthreads(); ")
 HELPERS = {
@@ -55,6 +57,13 @@ HELPERS = {
         f"template <unsigned int N, class T, class Op> __device__ __forceinline__ T {WARP_REDUCE}(T v, Op op) {{ "
         "for (unsigned int o = N / 2u; o > 0u; o /= 2u) { T w = __shfl_xor_sync(0xffffffffu, v, (int)o, (int)N); "
         "v = op(v, w); } return v; }"),
+    WARP_SCAN: (
+        f"template <unsigned int N, class T, class Op> __device__ __forceinline__ T {WARP_SCAN}(T v, Op op, T init, "
+        f"bool exclusive, bool seeded) {{ const unsigned int lane = {fe.LINEAR_THREAD} % N; "
+        "for (unsigned int o = 1u; o < N; o *= 2u) { T w = __shfl_up_sync(0xffffffffu, v, o, (int)N); "
+        "if (lane >= o) v = op(w, v); } "
+        "T before = __shfl_up_sync(0xffffffffu, v, 1u, (int)N); "
+        "return !exclusive ? v : lane == 0u ? init : seeded ? op(init, before) : before; }"),
 }
 
 
@@ -107,14 +116,16 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
         if method == "Reduce" and n in (2, 3):
             return Collective((BLOCK_REDUCE,), lambda: reduce(render(args[1]), render(args[2]) if n == 3 else _ALL))
         return None
+    width = targs[1] if len(targs) > 1 else "32"  # a warp collective's logical warp
+
+    def warp_reduce(op: str) -> str:
+        return f"{WARP_REDUCE}<{width}, {value}>({render(args[0])}, {op})"
+
     if cls == "WarpReduce":
-        width = targs[1] if len(targs) > 1 else "32"
         if (method, n) in (("Sum", 1), ("Reduce", 2)):
-            op = "cub::Sum()" if method == "Sum" else None
-            return Collective((WARP_REDUCE,), lambda: f"{WARP_REDUCE}<{width}, {value}>({render(args[0])}, "
-                                                      f"{op or render(args[1])})")
+            return Collective((WARP_REDUCE,), lambda: warp_reduce("cub::Sum()" if method == "Sum" else render(args[1])))
         return None
-    # BlockScan: (op, init, exclusive, seeded) and where the aggregate argument is, by method and arity
+    # BlockScan and WarpScan: (op, init, exclusive, seeded) and where the aggregate argument is, by method and arity
     forms = {("ExclusiveSum", 2): ("cub::Sum()", f"{value}()", True, True, None),
              ("ExclusiveSum", 3): ("cub::Sum()", f"{value}()", True, True, 2),
              ("InclusiveSum", 2): ("cub::Sum()", f"{value}()", False, True, None),
@@ -128,14 +139,17 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
     if form is None:
         return None
     op_at, init_at, exclusive, seeded, aggregate_at = form
+    block = cls == "BlockScan"
+    helper = f"{BLOCK_SCAN}<{value}>" if block else f"{WARP_SCAN}<{width}, {value}>"
 
     def scan() -> str:
         op = render(args[op_at]) if isinstance(op_at, int) else op_at
         init = render(args[init_at]) if isinstance(init_at, int) else init_at or f"{value}({render(args[0])})"
-        text = (f"({render(args[1])}) = {BLOCK_SCAN}<{value}>({render(args[0])}, {op}, {init}, "
+        text = (f"({render(args[1])}) = {helper}({render(args[0])}, {op}, {init}, "
                 f"{str(exclusive).lower()}, {str(seeded).lower()})")
         if aggregate_at is not None:  # first: the output may be the input
-            text = f"({render(args[aggregate_at])}) = {reduce(op)}, {text}"
+            text = f"({render(args[aggregate_at])}) = {reduce(op) if block else warp_reduce(op)}, {text}"
         return text
 
-    return Collective((BLOCK_SCAN, BLOCK_REDUCE) if aggregate_at is not None else (BLOCK_SCAN,), scan)
+    helpers = (BLOCK_SCAN, BLOCK_REDUCE) if block else (WARP_SCAN, WARP_REDUCE)
+    return Collective(helpers if aggregate_at is not None else helpers[:1], scan)

@@ -1,6 +1,6 @@
 // CPU CUDA runtime: CUB's block- and warp-wide collectives, as types only.
 //
-// The translator rewrites each call of BlockReduce, BlockScan and WarpReduce in device code
+// The translator rewrites each call of BlockReduce, BlockScan, WarpReduce and WarpScan in device code
 // before the lowering (tools/cuda/cub_blocks.py): what stays of them is the class, its
 // TempStorage (empty: the rewritten code keeps its own shared slots) and the constructor.
 // The member functions are declared so that code reads as CUB's; a call that was not
@@ -72,6 +72,27 @@ class WarpReduce {
     __device__ T Sum(T input);
     template <class Op>
     __device__ T Reduce(T input, Op op);
+};
+
+template <class T, int LOGICAL_WARP_THREADS = 32, int LEGACY_PTX_ARCH = 0>
+class WarpScan {
+  public:
+    struct TempStorage {};
+    __device__ explicit WarpScan(TempStorage&) {}
+    __device__ void ExclusiveSum(T input, T& output);
+    __device__ void ExclusiveSum(T input, T& output, T& warp_aggregate);
+    __device__ void InclusiveSum(T input, T& output);
+    __device__ void InclusiveSum(T input, T& output, T& warp_aggregate);
+    template <class Op>
+    __device__ void ExclusiveScan(T input, T& output, T initial_value, Op op);
+    template <class Op>
+    __device__ void ExclusiveScan(T input, T& output, T initial_value, Op op, T& warp_aggregate);
+    template <class Op>
+    __device__ void ExclusiveScan(T input, T& output, Op op);
+    template <class Op>
+    __device__ void InclusiveScan(T input, T& output, Op op);
+    template <class Op>
+    __device__ void InclusiveScan(T input, T& output, Op op, T& warp_aggregate);
 };
 
 }  // namespace cub
