@@ -36,6 +36,7 @@ from tools.project.capture import (LAUNCH_TIMES, Capture, capture_to_task, instr
                                    read_launch_times, standalone_source, tuned_dispatch_source)
 from tools.project.check import BuildOutcome, CheckOutcome, build_in_sandbox, run_check
 from tools.project.discover import SKIP_DIRS, Project
+from tools.project.inputs import CheckInputs, check_inputs, missing_inputs
 from tools.project.smaller_runs import Elsewhere, SmallerRun, file_facts, problem_arguments, smaller_runs
 from tools.project.tree import (RUNTIME_DIR, FileTranslation, PortTree, add_sources, build_port_tree,
                                 unmapped_library_calls)
@@ -373,6 +374,14 @@ class PortContext:
     # check commands too big for the check that passed as a smaller run (and why the first was too big):
     # later checks run that at once
     run_smaller: dict[str, tuple[SmallerRun, str]] = field(default_factory=dict)
+    _inputs: CheckInputs | None = None
+
+    @property
+    def inputs(self) -> CheckInputs:
+        """What the check commands name beside the project (its input data): carried into each sandbox."""
+        if self._inputs is None:
+            self._inputs = check_inputs(self.commands, self.project.root)
+        return self._inputs
 
     @property
     def limits(self) -> Limits:
@@ -441,8 +450,12 @@ class PortContext:
         self.close_sandbox()
         box = open_sandbox(self.cfg.sandbox, limits=self.limits, image=self.cfg.docker_image)
         self._sandbox = (tree_key, box)
-        self.writer.event("tool_call", node="build", data={"sandbox": box.mode, "makefile": str(tree.makefile)})
-        return build_in_sandbox(tree, box)
+        self.writer.event("tool_call", node="build", data={"sandbox": box.mode, "makefile": str(tree.makefile),
+                                                           "inputs": [n.sandbox for n in self.inputs.carried]})
+        built = build_in_sandbox(tree, box)
+        if built.ok:
+            self.inputs.put(box)
+        return built
 
     def sandbox_with(self, tree: PortTree, tree_key: str) -> Sandbox:
         """A sandbox where `tree` is built (an earlier run's build is redone in this process's sandbox)."""
@@ -525,7 +538,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     if not build["ok"]:
         return None, None, {}
     key = content_hash(tree_key, *ctx.commands, ctx.expected or "", str(ctx.cfg.check_timeout_s),
-                       str(ctx.cfg.check_first_try_s), str(ctx.cfg.check_memory))
+                       str(ctx.cfg.check_first_try_s), str(ctx.cfg.check_memory), *ctx.inputs.fingerprint)
     done = state.get("checks", {}).get(key)
     if done is not None:
         ctx.writer.event("decision", node=node, data={"reused": True, **done["report"]})
@@ -533,7 +546,7 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
     ctx.on_step("running the project's check")
     box = ctx.sandbox_with(tree, tree_key)
     reset_captures(box)
-    outcomes, notes = [], []
+    outcomes, notes = [], list(ctx.inputs.left_out)
     launch_log = ""  # the launch times the runs so far wrote (each process appends at its exit)
     checked: set[str] = set()  # the kernels launched by runs that passed: their verdict covers them
 
@@ -598,6 +611,8 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
         if not o.passed:
             break
     failed = o if outcomes and not o.passed else None  # the run that ended the check
+    if failed is not None:
+        notes += missing_inputs(failed.command, ctx.project.root, box)
     shown = failed or next((o for o in outcomes if o.passed), None)
     if failed is None and outcomes and all(o.verdict == "ran" for o in outcomes if o.passed):
         guards = "; ".join(g.describe() for g in verdict_guards(ctx.project))
@@ -651,7 +666,7 @@ def check_(state: PortState, ctx: PortContext) -> dict:
 
 
 def _capture_key(ctx: PortContext, tree_key: str) -> str:
-    return content_hash(tree_key, *ctx.commands)
+    return content_hash(tree_key, *ctx.commands, *ctx.inputs.fingerprint)
 
 
 def capture_(state: PortState, ctx: PortContext) -> dict:

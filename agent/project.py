@@ -81,7 +81,7 @@ def _port(project: Project, cfg: Settings, out: Path, trace: Path | None, check_
                           on_step=lambda text: progress.update(step, description=text), ray_address=address)
         # What the port depends on: a pass interrupted on these same inputs is resumed.
         inputs = content_hash(tree_hash(project.root), json.dumps(trace_config(cfg), sort_keys=True), *commands,
-                              expected or "", ctx.compiler_id)
+                              expected or "", ctx.compiler_id, *ctx.inputs.fingerprint)
         report = run_port(ctx, inputs, out / CHECKPOINT_DB)
     print_report(console, report)
     console.print(f"port tree: {out / 'src'}  report: {out / 'PORT_REPORT.md'}")

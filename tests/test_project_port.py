@@ -662,3 +662,44 @@ def test_kernels_launched_through_a_macro_s_parameter_are_named_as_launched(tmp_
         Settings(sandbox="local", tune=False), ["./main"])
     assert code == 0, report["check"]
     assert {k["name"]: k["status"] for k in report["kernels"]} == {"fill": "correct", "twice": "correct"}
+
+
+READS_ITS_INPUT = (
+    "#include <cstdio>\n__global__ void twice(int* x, int n) { if (threadIdx.x < n) x[threadIdx.x] *= 2; }\n"
+    "int main(int argc, char** argv) {\n"
+    '  FILE* fp = fopen(argv[1], "r"); if (!fp) { printf("Error reading %s\\n", argv[1]); return 1; }\n'
+    '  int n, scale, h[16], r[16]; fscanf(fp, "%d", &n); for (int i = 0; i < n; i++) fscanf(fp, "%d", &h[i]);\n'
+    '  fclose(fp); if (scanf("%d", &scale) != 1) { printf("no scale on stdin\\n"); return 1; }\n'
+    "  int* d; cudaMalloc(&d, n * sizeof(int)); cudaMemcpy(d, h, n * sizeof(int), cudaMemcpyHostToDevice);\n"
+    "  twice<<<1, 32>>>(d, n); cudaMemcpy(r, d, n * sizeof(int), cudaMemcpyDeviceToHost);\n"
+    "  bool ok = n == 3; for (int i = 0; i < n; i++) ok = ok && r[i] == scale * h[i];\n"
+    '  printf("%s\\n", ok ? "PASS" : "FAIL"); return ok ? 0 : 1;\n}\n')
+
+
+@pytest.mark.parametrize("data_present", [True, False])
+def test_input_data_beside_the_project_reaches_the_check_or_is_named_missing(tmp_path, data_present):
+    """The Makefile's run reads `../data/x.txt`, a sibling folder of the project (as HeCBench keeps its
+    inputs), and `< scale.txt` from the project itself. The sandbox holds both where the unchanged
+    command finds them; where the data is absent the check fails and its note names the missing input."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text(READS_ITS_INPUT)
+    (root / "scale.txt").write_text("2\n")
+    (root / "Makefile").write_text("main: main.cu\n\tnvcc main.cu -o main\n\nrun: main\n\t./main ../data/x.txt < scale.txt\n")
+    if data_present:
+        (tmp_path / "data").mkdir()
+        (tmp_path / "data" / "x.txt").write_text("3\n1 2 3\n")
+    out = tmp_path / "out"
+    code = port_repository(root, Settings(sandbox="local", tune=False), out=out, trace=None, check_commands=None,
+                           console=Console(width=200))
+    check = json.loads((out / "port_report.json").read_text())["check"]
+    assert check["command"] == "./main ../data/x.txt < scale.txt"
+    missing = [note for note in check["notes"] if "the input it reads is missing" in note]
+    if data_present:
+        assert code == 0 and check["passed"], check
+        assert not missing and not (out / "data").exists()  # carried into the sandbox only, not into OUT
+    else:
+        assert code != 0 and not check["passed"] and "Error reading ../data/x.txt" in check["detail"]
+        assert missing == ["`./main ../data/x.txt < scale.txt` names ../data/x.txt, which exists neither in the project "
+                           f"nor beside it ({tmp_path / 'data' / 'x.txt'}): the input it reads is missing; put it there, "
+                           "or give the command another with --run 'CMD ARGS'"], check["notes"]
