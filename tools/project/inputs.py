@@ -41,8 +41,14 @@ class CheckInputs:
     fingerprint: tuple[str, ...] = ()
 
     def put(self, sandbox: Sandbox) -> None:
-        for named in self.carried:
-            sandbox.put_path(named.host, named.sandbox)
+        """Carry the inputs in; one that cannot be read is left out, with a note saying why."""
+        for named in list(self.carried):
+            try:
+                sandbox.put_path(named.host, named.sandbox)
+            except OSError as exc:
+                self.carried.remove(named)
+                self.left_out.append(f"`{named.command}` names {named.word}, which could not be carried into the "
+                                     f"sandbox: {exc.strerror or exc}")
 
 
 def named_paths(command: str, root: Path) -> list[NamedPath]:
