@@ -1173,3 +1173,104 @@ def test_constructors_and_methods_that_read_thread_coordinates_see_the_thread_s(
     beside a __device__ function that reads them too."""
     run = run_port(CLASS_READING_COORDINATES, tmp_path, "where")
     assert run.stdout.strip() == "PASS", run.stdout + run.stderr
+
+
+FUNCTOR_KERNEL = r"""
+#include <cstdio>
+struct Fill {
+  __device__ void operator()(int* out, int n) const {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = 1000 * blockIdx.x + threadIdx.x;
+  }
+};
+template <typename U, typename... Args>
+__global__ void apply(U callable, Args... args) { callable(args...); }
+int main() {
+  const int n = 200;
+  int* out;
+  cudaMallocManaged(&out, n * sizeof(int));
+  apply<<<(n + 63) / 64, 64>>>(Fill(), out, n);
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < n; i++) ok &= out[i] == 1000 * (i / 64) + i % 64;
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_a_functor_called_by_a_kernel_template_reads_each_thread_s_coordinates(tmp_path):
+    """`callable(args...)` with `callable` of a template parameter's type names no definition at
+    parse time: the lowered kernel sets the thread-local coordinates that the functor's operator()
+    reads, so each thread writes its own block and thread index (not block 0, thread 0's)."""
+    run = run_port(FUNCTOR_KERNEL, tmp_path, "functor")
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr
+
+
+FUNCTOR_WITH_BARRIER = r"""
+struct Shift {
+  __device__ void operator()(int* out) const {
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s[(threadIdx.x + 1) % 64];
+  }
+};
+template <typename U>
+__global__ void apply(U callable, int* out) { callable(out); }
+int main() { int* out; cudaMalloc(&out, 256); apply<<<1, 64>>>(Shift(), out); }
+"""
+
+
+def test_a_functor_with_barriers_called_by_a_kernel_template_is_reported_unsupported(tmp_path):
+    # Its barrier would cut the kernel's thread loop, which a call the lowering cannot inline hides.
+    lowered = translate_file(FUNCTOR_WITH_BARRIER, "barrier_functor.cu")
+    assert [(u.kernel, u.feature) for u in lowered.unsupported] == [("apply", "barriers in a functor")]
+
+
+VARIADIC_HOST_TEMPLATE = r"""
+#include <cstdio>
+struct Meta { int n; };
+template <typename T, typename... Args>
+__global__ void add_all(T meta, float* out, Args... args) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < meta.n) out[i] = i + (float)(args + ... + 0);
+}
+template <typename T, typename... Args>
+void apply(T meta, float* out, Args... args) {
+  add_all<<<(meta.n + 63) / 64, 64>>>(meta, out, args...);
+}
+int main() {
+  const int n = 100;
+  float* out;
+  cudaMallocManaged(&out, n * sizeof(float));
+  apply(Meta{n}, out, 1.0f, 2);
+  cudaDeviceSynchronize();
+  int ok = 1;
+  for (int i = 0; i < n; i++) ok &= out[i] == i + 3.0f;
+  apply(Meta{n}, out);
+  cudaDeviceSynchronize();
+  for (int i = 0; i < n; i++) ok &= out[i] == i;
+  printf("%s\n", ok ? "PASS" : "FAIL");
+}
+"""
+
+
+def test_a_variadic_kernel_template_launched_from_a_host_template_deduces_its_pack(tmp_path):
+    """A pack the host template passes on (`args...`) has no spelling at the launch: the routed
+    launch names the kernel's specialization by the arguments' own types, as the compiler deduces them."""
+    from tools.project.capture import instrument, read_captures
+
+    routed, kernels = instrument(translate_file(VARIADIC_HOST_TEMPLATE, "variadic.cu").cpp)
+    assert kernels == ["add_all"] and "&cudacpu_kernels::add_all<T, std::decay_t<decltype(args)>...>" in routed
+    cpp, exe = tmp_path / "variadic.cpp", tmp_path / "variadic"
+    cpp.write_text(routed)
+    project = Path(__file__).resolve().parents[1] / "tools" / "project"
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
+                            str(cpp), "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    captured = tmp_path / "captures"
+    captured.mkdir()
+    run = subprocess.run([str(exe)], capture_output=True, text=True,
+                         env=dict(os.environ, OMP_NUM_THREADS="2", CUDACPU_CAPTURE_DIR=str(captured)))
+    assert run.stdout.strip() == "PASS", run.stderr
+    assert sorted(c.template_args for c in read_captures(captured)) == ["Meta", "Meta, float, int"]

@@ -346,6 +346,46 @@ class Translation:
         same = [f for f in self.functions.values() if f.spelling == name]
         return same[0] if len(same) == 1 else None
 
+    def unresolved_call(self, call: ci.Cursor) -> bool:
+        """A call that may run device code of the project which `called_definition` cannot name: an
+        object called (a functor or a lambda, often of a template parameter's type, whose operator()
+        the instantiation picks), a method of an object of dependent type, or a name that several
+        device functions of the project overload. What such code reads or waits on is unknown here."""
+        if self.called_definition(call) is not None:
+            return False
+        ref = call.referenced
+        if ref is not None:
+            return ref.kind in _POINTER_HOLDERS  # an object (or a function pointer) called
+        first = next(call.get_children(), None)
+        if first is not None and first.kind == ci.CursorKind.MEMBER_REF_EXPR and not first.spelling:
+            return True  # `callable.run(x)` with `callable` of dependent type
+        name = call_name(call)
+        return any(f.spelling == name for f in (self.functions | self.members).values())
+
+    def functors_launched(self, kernel: ci.Cursor, call: ci.Cursor) -> list[ci.Cursor]:
+        """The operator() definitions that `call` (a kernel parameter called: `callable(args...)`) runs,
+        as far as the kernel's launches in this file name the parameter's class; [] where none does
+        (a launch inside a host template passes an object of dependent type)."""
+        params = params_of(kernel)
+        ref = call.referenced
+        at = next((i for i, p in enumerate(params) if ref is not None and p == ref), None)
+        if at is None:
+            return []
+        found: dict[DefinitionKey, ci.Cursor] = {}
+        for c in self.walk_main():
+            target = c.referenced if c.kind == ci.CursorKind.CALL_EXPR else None
+            if target is None or target.spelling != kernel.spelling or not is_kernel(target):
+                continue
+            args = list(c.get_children())[2:]  # after the callee and the configuration
+            if at >= len(args):
+                continue
+            cls = args[at].type.get_canonical().get_declaration()
+            for m in cls.get_children() if cls is not None else []:
+                if m.kind in (ci.CursorKind.CXX_METHOD, ci.CursorKind.FUNCTION_TEMPLATE) and m.spelling == "operator()":
+                    d = m.get_definition() or m
+                    found[definition_key(d)] = d
+        return list(found.values())
+
     def function_definition(self, callee: ci.Cursor, among: dict[DefinitionKey, ci.Cursor] | None = None
                             ) -> ci.Cursor | None:
         """The definition in this file or a project header of a called function (template or not);
@@ -1020,7 +1060,10 @@ def _template_arguments(decl: ci.Cursor | None) -> str | None:
         return None
     out, params = [], _template_parameters(decl)
     for i in range(count):
-        kind = decl.get_template_argument_kind(i)
+        try:
+            kind = decl.get_template_argument_kind(i)
+        except ValueError:  # a pack, which the bindings do not know: spelled from the launch's arguments
+            return None
         if kind == ci.TemplateArgumentKind.TYPE:
             spelling = decl.get_template_argument_type(i).spelling
             if re.search(r"\(|\blambda\b|\banonymous\b|\bunnamed\b", spelling):
@@ -1064,8 +1107,10 @@ def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation,
     """`T, int` for a launch inside a host template (`k<<<g, b>>>(d_out, d_in, n, 1)` with `T* d_out`),
     whose deduction libclang leaves to the instantiation: the `written` arguments first, then each
     kernel template parameter is what the argument's type has in the place of the parameter's type
-    (`T *` against `const T *`). None where a template parameter is bound by nothing, or where
-    everything was written."""
+    (`T *` against `const T *`). What the host template's own parameters leave unnamed (a pack
+    `Args... args` passed on as `args...`, an argument of dependent type to a parameter `T`) is
+    spelled from the argument itself, as the compiler deduces it: `std::decay_t<decltype(args)>...`.
+    None where a template parameter is bound by nothing, or where everything was written."""
     templates = [c for c in tr.kernel_definitions if c.spelling == kernel and c.kind == ci.CursorKind.FUNCTION_TEMPLATE]
     if not templates:  # a kernel template of a header: the candidates the dependent call names
         named = [d for c in call.walk_preorder() if c.kind == ci.CursorKind.OVERLOADED_DECL_REF and c.spelling == kernel
@@ -1075,14 +1120,30 @@ def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation,
     if len(templates) != 1:
         return None
     template = templates[0]
-    names = [c.spelling for c in template.get_children()
-             if c.kind in (ci.CursorKind.TEMPLATE_TYPE_PARAMETER, ci.CursorKind.TEMPLATE_NON_TYPE_PARAMETER)]
+    parameters = [c for c in template.get_children()
+                  if c.kind in (ci.CursorKind.TEMPLATE_TYPE_PARAMETER, ci.CursorKind.TEMPLATE_NON_TYPE_PARAMETER)]
+    names = [c.spelling for c in parameters]
+    packs = {c.spelling for c in parameters if any(t.spelling == "..." for t in c.get_tokens())}
     params = [c.type.spelling for c in template.get_children() if c.kind == ci.CursorKind.PARM_DECL]
-    args = [c.type.spelling for c in list(call.get_children())[2:]]  # after the callee and the configuration
-    if len(names) <= len(written) or len(args) != len(params):
+    arguments = list(call.get_children())[2:]  # after the callee and the configuration
+    args = [c.type.spelling for c in arguments]
+    # A trailing parameter pack (`Args... args`) takes every argument left.
+    pack = params[-1][:-3].strip() if params and params[-1].endswith("...") else None
+    if len(names) <= len(written) or not (len(args) == len(params) or pack in packs and len(args) >= len(params) - 1):
         return None
     bound: dict[str, str] = dict(zip(names, written))
-    for param, arg in zip(params, args):
+
+    def as_deduced(arg: ci.Cursor) -> str:
+        """What a by-value parameter deduces from `arg`, spelled from its expression (`args...` keeps its `...`)."""
+        text = tr.text(arg.extent.start.offset, arg.extent.end.offset)
+        if arg.kind == ci.CursorKind.PACK_EXPANSION_EXPR:
+            return f"std::decay_t<decltype({text.rstrip().removesuffix('...')})>..."
+        return f"std::decay_t<decltype({text})>"
+
+    if pack in packs:
+        bound.setdefault(pack, ", ".join(as_deduced(a) for a in arguments[len(params) - 1:]))
+        params, args, arguments = params[:-1], args[:len(params) - 1], arguments[:len(params) - 1]
+    for param, arg, argument in zip(params, args, arguments):
         p_words = [w for w in param.replace("*", " * ").split() if w not in _QUALIFIERS]
         a_words = [w for w in arg.replace("*", " * ").split() if w not in _QUALIFIERS]
         while p_words and a_words and p_words[-1] == a_words[-1] == "*":
@@ -1090,13 +1151,15 @@ def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation,
         if len(p_words) == 1 and p_words[0] in names and a_words and "*" not in a_words:
             value = " ".join(a_words)
             if "dependent" in value or "type-parameter" in value:
-                return None
+                if "*" in param or p_words[0] in packs:  # by value (or reference) only: `T` is what decays
+                    return None
+                value = as_deduced(argument)
             # Two arguments binding one parameter (`IdxT` from `IdxT* n`, `int` from `len`) agree in
             # every instantiation that compiles: the first one is kept.
             bound.setdefault(p_words[0], value)
     if any(n not in bound for n in names):
         return None
-    return ", ".join(bound[n] for n in names)
+    return ", ".join(bound[n] for n in names if bound[n])
 
 
 def _split_top(text: str) -> list[str]:

@@ -486,6 +486,7 @@ class KernelLowering:
         self.uses_coord_functions = False
         self.n = {n: self._fresh(n) for n in LOWERING_NAMES}
         self._sync_cache: dict[tuple[int, int], bool] = {}
+        self._unresolved_cache: dict[tuple[int, int], bool] = {}  # _unresolved_reads_coordinates
         self._statement_expressions: dict[fe.DefinitionKey, list[tuple[int, int]]] = {}
         self._constant_locals: dict[fe.DefinitionKey, dict[str, ci.Cursor]] = {}
         self.shared_memory = self._shared_memory(kernel)
@@ -651,6 +652,24 @@ class KernelLowering:
             return True
         d = self.tr.called_definition(call)
         return d is not None and fe.definition_key(d) in self.sync_functions
+
+    def _unresolved_reads_coordinates(self, call: ci.Cursor) -> bool:
+        """Whether a call the parse cannot name (a functor's operator(), a lambda: fe.unresolved_call)
+        may read the thread coordinates. Where the kernel's launches name the functor's class, its
+        operator() says; else it may: they are set, a cost only where it does not. A barrier in
+        such code would need inlining, which the lowering does for named functions only."""
+        key = (call.extent.start.offset, call.extent.end.offset)
+        if key not in self._unresolved_cache:
+            reads = False
+            if self.tr.unresolved_call(call):
+                ops = self.tr.functors_launched(self.kernel, call)
+                if any(self._calls_sync(op) for op in ops):
+                    raise _unsupported("barriers in a functor", call, f"{fe.call_name(call)}(...) calls an operator() "
+                                       "with barriers or warp intrinsics, which the lowering cannot inline")
+                keys = [fe.definition_key(op) for op in ops]  # a lambda's is not among the members
+                reads = not ops or any(k in self.coord_functions or k not in self.tr.members for k in keys)
+            self._unresolved_cache[key] = reads
+        return self._unresolved_cache[key]
 
     def _own_sync_calls(self, c: ci.Cursor, skip_stmts: bool) -> list[ci.Cursor]:
         """Sync calls of a statement's own expressions (not of its sub-statements), outermost first."""
@@ -1477,6 +1496,8 @@ class KernelLowering:
                 d = self.tr.called_definition(x)
                 if d is not None and fe.definition_key(d) in self.coord_functions:
                     self.uses_coord_functions = True
+                elif d is None and self._unresolved_reads_coordinates(x):
+                    self.uses_coord_functions = True
                 if fe.call_name(x) in fe.UNSUPPORTED_CALLS:
                     feature = fe.UNSUPPORTED_CALLS[fe.call_name(x)]
                     raise _unsupported(feature, x, f"{fe.call_name(x)}: {feature} are not supported")
@@ -1596,7 +1617,8 @@ class KernelLowering:
             return
         if k == K.CALL_EXPR:
             d = self.tr.called_definition(x)
-            if d is not None and fe.definition_key(d) in self.coord_functions:
+            if d is not None and fe.definition_key(d) in self.coord_functions \
+                    or d is None and self._unresolved_reads_coordinates(x):
                 self._region_sets_coords = True
         if k == K.ARRAY_SUBSCRIPT_EXPR and (index := self._shared_window_index(x)) is not None:
             # Shared memory is a 32-bit address window: `p[~i]` with an unsigned i reaches p - i - 1 on a

@@ -50,6 +50,7 @@ class LoweredKernel(BaseModel):
     lowered: bool
     thread_loops: int = 0  # regions: loops over the block's threads
     per_thread: list[str] = []  # variables kept per thread across barriers
+    sets_coordinates: bool = False  # sets the thread-local coordinates, for code that reads them
     features: list[str] = []
 
 
@@ -89,7 +90,8 @@ def _lower_kernel(tr: Translation, cursor: ci.Cursor, sync: set[fe.DefinitionKey
     text = low.emit_function()
     record = LoweredKernel(name=cursor.spelling, file=tr.filename, line=cursor.location.line, lowered=True,
                            thread_loops=len([r for r in low.regions if r.items]),
-                           per_thread=[v.name for v in low.vars if v.promoted], features=info.features)
+                           per_thread=[v.name for v in low.vars if v.promoted], features=info.features,
+                           sets_coordinates=low.uses_coord_functions)
     return text, record
 
 
@@ -247,8 +249,9 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
     # Device functions of the project's headers are compiled as the headers write them: those
     # that read thread coordinates need the variables the lowered kernels set.
     # So do the constructors and methods of device classes, which are kept as written.
+    # A kernel that calls code the parse cannot name (a functor of a header's kernel template) sets them too.
     coord_fn_kept = any(fe.in_project_header(fn) and fe.definition_key(fn) in coords for fn in tr.functions.values()) \
-        or any(key in coords for key in tr.members)
+        or any(key in coords for key in tr.members) or any(k.sets_coordinates for k in result.kernels)
     for c in tr.walk_main():
         if not tr.in_main(c) or c.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
             continue

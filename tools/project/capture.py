@@ -38,7 +38,8 @@ def _template_args(text: str, start: int) -> tuple[str, int]:
         return "", start
     depth = 0
     for i in range(start, len(text)):
-        depth += {"<": 1, ">": -1}.get(text[i], 0)
+        # not the `->` of an argument spelled as `decltype(p->n)` (frontend._dependent_template_arguments)
+        depth += {"<": 1, ">": -1 if text[i - 1] != "-" else 0}.get(text[i], 0)
         if depth == 0:
             return text[start + 1:i], i + 1
     return "", start
