@@ -104,6 +104,37 @@ def test_the_build_and_run_are_read_by_make(tmp_path):
     assert parse_cuda(alone, "kernels.cu").kernel("scale").params[0].name == "x"
 
 
+MISSING_PREREQUISITES = {
+    # a pattern rule with an absent file: make silently skips the rule, then has none for main.o
+    "pattern": "main: main.o\n\tnvcc -Ddfloat=double main.o -o main\n"
+               "%.o: %.cu adv.cu\n\tnvcc -Ddfloat=double -DSCALE=3 -c $< -o $@\n"
+               "run: main\n\t./main 7 15\n",
+    # an explicit rule naming absent files, and a run target naming one more
+    "explicit": "main: main.o\n\tnvcc main.o -o main\n"
+                "main.o: main.cu adv.cu adv.h\n\tnvcc -Ddfloat=double -DSCALE=3 -c main.cu -o main.o\n"
+                "run: main input.dat\n\t./main 7 15\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.parametrize("rules", MISSING_PREREQUISITES)
+def test_a_prerequisite_the_project_lacks_is_ignored_and_the_build_read_as_intended(tmp_path, rules):
+    # Real make stops at the absent file; its flags and run line still say how the program is built and run.
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "Makefile").write_text(MISSING_PREREQUISITES[rules])
+    (root / "main.cu").write_text("__global__ void k() {}\nint main() { k<<<1, 1>>>(); return 0; }\n")
+    project = discover(root)
+    assert project.build.kind == "make"
+    [target] = project.executables
+    assert target.name == "main" and target.sources == ["main.cu"]
+    assert {"-Ddfloat=double", "-DSCALE=3"} <= set(target.units[0].flags)
+    assert project.build.check_commands == ["./main 7 15"]
+    missing = {"pattern": ["adv.cu"], "explicit": ["adv.cu", "adv.h", "input.dat"]}[rules]
+    noted = " ".join(project.build.notes)
+    assert all(name in noted for name in missing) and "ignored" in noted
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_a_project_ports_unmodified_with_its_own_run(tmp_path):
     root = write_project(tmp_path / "app")

@@ -4,7 +4,8 @@ We do not run the original build (it needs nvcc and a GPU toolchain). A Makefile
 make itself (`make -n`: every variable, pattern rule and substitution expanded, nothing run);
 the compiler lines it prints give the executables, the sources of each and the flags each
 source is compiled with, and the recipe of its `check`/`test`/`run` target gives the project's
-own check. CMake is read for add_executable/add_test and the definitions and include
+own check. A prerequisite the Makefile names but the project lacks is given to make as old
+(-o FILE), as real make would stop there. CMake is read for add_executable/add_test and the definitions and include
 directories it sets.
 """
 
@@ -52,6 +53,43 @@ def _make(root: Path, makefile: Path, args: list[str]) -> subprocess.CompletedPr
                           capture_output=True, text=True, timeout=MAKE_TIMEOUT_S)
 
 
+MISSING_ROUNDS = 8  # retries of make, each ignoring the missing prerequisites its failure names
+
+
+def _missing_prerequisites(root: Path, makefile: Path, args: list[str], failed: subprocess.CompletedProcess) -> list[str]:
+    """The files a `No rule to make target` failure is about. A rule naming an absent file stops
+    make with that file's name; a pattern rule naming one (`%.o: %.cu kernel.cu`) silently does
+    not apply, and make names the target it would have made (main.o): make's account of the
+    implicit rules it tried (--debug=i) names the absent prerequisite."""
+    m = re.search(r"No rule to make target '([^']+)'", failed.stderr)
+    if not m:
+        return []
+    traced = _make(root, makefile, [*args, "--debug=i"])
+    tried = re.findall(r"^\s*Trying rule prerequisite '([^']+)'\.$", traced.stdout, re.M)
+    absent = [name for name in dict.fromkeys(tried) if not (makefile.parent / name).exists()]
+    return absent or ([m[1]] if not (makefile.parent / m[1]).exists() else [])
+
+
+def _make_ignoring_missing(root: Path, makefile: Path, args: list[str]) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """make -n, as the Makefile intends where it names a prerequisite the project lacks: real
+    make stops there, so that file is given as old (-o FILE: exists, is not remade) and make is
+    run again. The files ignored are returned too."""
+    ignored: list[str] = []
+    result = _make(root, makefile, args)
+    for _ in range(MISSING_ROUNDS):
+        if result.returncode == 0:
+            break
+        ignore = [arg for name in ignored for arg in ("-o", name)]
+        # a goal the Makefile lacks (`make check`) is no missing prerequisite
+        missing = [name for name in _missing_prerequisites(root, makefile, [*ignore, *args], result)
+                   if name not in ignored and name not in args]
+        if not missing:
+            break
+        ignored += missing
+        result = _make(root, makefile, [*ignore, *(arg for name in missing for arg in ("-o", name)), *args])
+    return result, ignored
+
+
 def _printed_commands(root: Path, makefile: Path, output: str) -> list[Command]:
     """The commands of `make -n -w` output, each with its directory relative to the root
     (recursive makes say where they enter and leave)."""
@@ -73,12 +111,16 @@ def _printed_commands(root: Path, makefile: Path, output: str) -> list[Command]:
     return commands
 
 
+def _plural_files(names: list[str]) -> str:
+    return ("a prerequisite " if len(names) == 1 else "prerequisites ") + ", ".join(names)
+
+
 def parse_makefile(root: Path, path: Path, variables: list[str] = ()) -> BuildSystem:
     """`variables`: NAME=VALUE given to make, as on its command line."""
     rel = str(path.relative_to(root))
     here = str(path.parent.relative_to(root)) or "."
     try:
-        built = _make(root, path, [*variables, "-B"])
+        built, missing = _make_ignoring_missing(root, path, [*variables, "-B"])
     except FileNotFoundError:
         return BuildSystem("make", rel, [], notes=["`make` is not installed: the Makefile could not be read"])
     except subprocess.TimeoutExpired:
@@ -86,14 +128,16 @@ def parse_makefile(root: Path, path: Path, variables: list[str] = ()) -> BuildSy
     if built.returncode != 0:
         why = (built.stderr.strip().splitlines() or ["no message"])[-1]
         return BuildSystem("make", rel, [], notes=[f"`make -n` on {rel} failed: {why}"])
+    notes = [f"{rel} names {_plural_files(missing)} the project lacks: ignored (make -o), as the build "
+             f"reads as intended without {'it' if len(missing) == 1 else 'them'}"] if missing else []
     links = read_build_commands(_printed_commands(root, path, built.stdout))
     targets = [Target(link.output, link.units, link.libraries, link.link_flags) for link in links]
     checks: list[str] = []
     outputs = [os.path.relpath(t.name, here) for t in targets]
-    keep = [arg for name in outputs for arg in ("-o", name)]
+    keep = [arg for name in [*outputs, *missing] for arg in ("-o", name)]
     for goal in CHECK_TARGETS:
         try:
-            run = _make(root, path, [*variables, *keep, goal])
+            run, missed = _make_ignoring_missing(root, path, [*variables, *keep, goal])
         except subprocess.TimeoutExpired:
             continue
         if run.returncode != 0:
@@ -106,8 +150,10 @@ def parse_makefile(root: Path, path: Path, variables: list[str] = ()) -> BuildSy
                 continue  # a build step the check target depends on
             checks.append(command_line.strip())
         if checks:
+            if missed:
+                notes.append(f"`make {goal}` needs {_plural_files(missed)} the project lacks: ignored (make -o)")
             break
-    return BuildSystem("make", rel, targets, checks, here)
+    return BuildSystem("make", rel, targets, checks, here, notes)
 
 
 def _cmake_words(text: str) -> list[str]:
