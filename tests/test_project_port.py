@@ -648,6 +648,26 @@ def test_a_specialization_tries_first_what_paid_on_its_sibling(tmp_path):
     assert kernel["tuning"].count("tuned:") == 2 and "tried first (paid on a sibling)" in kernel["tuning"], kernel["tuning"]
 
 
+def test_a_macro_s_parameters_named_like_the_launch_rewrite_s_helpers_keep_their_meaning(tmp_path):
+    """The launch in a macro's body is rewritten in place: every name the rewrite adds there
+    (the launch helper, the kernel's name and template arguments, dim3) is spelled as no
+    parameter is, or the preprocessor would put the macro's argument in its place."""
+    code, report = port_app(
+        tmp_path,
+        "#include <cstdio>\n"
+        "__global__ void add(int* total, int by) { atomicAdd(total, by); }\n"
+        "template <class T> __global__ void add_as(int* total, T by) { atomicAdd(total, (int)by); }\n"
+        "#define benchmark(kernel_name, launch) kernel_name<<<4, 64>>>(d, launch)\n"
+        "#define benchmark_as(kernel_name, T, dim3) kernel_name<T><<<dim3, 64>>>(d, (T)1)\n"
+        "int main() { int* d; int h = 0; cudaMalloc(&d, sizeof(int)); cudaMemset(d, 0, sizeof(int));\n"
+        "  benchmark(add, 5); benchmark_as(add_as, float, 2);\n"
+        "  cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);\n"
+        "  printf(\"%s %d\\n\", h == 4 * 64 * 5 + 2 * 64 ? \"PASS\" : \"FAIL\", h); }\n",
+        Settings(sandbox="local", tune=False), ["./main"])
+    assert code == 0, report["build_errors"] or report["check"]
+    assert {k["name"]: k["status"] for k in report["kernels"]} == {"add": "correct", "add_as": "correct"}
+
+
 def test_kernels_launched_through_a_macro_s_parameter_are_named_as_launched(tmp_path):
     """`RUN(fill)` launches through the macro's parameter `kern`: the run records `fill` and `twice`,
     not `kern`, so both kernels count as checked."""

@@ -37,10 +37,10 @@ int main() {
     cudaMalloc(&b, 64 * sizeof(float));
     float host[64];
     for (int pass = 0; pass < 2; ++pass)  // the captured value, then another
-        cudacpu_launch::launch("step", "", &cudacpu_kernels::step, dim3(2), dim3(32), 0, a, b, pass);
-    cudacpu_launch::launch("step", "", &cudacpu_kernels::step, dim3(4), dim3(32), 0, a, b, 2);  // another shape
-    cudacpu_launch::launch("step", "", &cudacpu_kernels::step, dim3(2), dim3(32), 0, a, a + 8, 3);  // overlapping
-    cudacpu_launch::launch("step", "", &cudacpu_kernels::step, dim3(2), dim3(32), 0, a, host, 4);  // not allocated
+        cudacpu_launch::cudacpu_kernel_launch("step", "", &cudacpu_kernels::step, dim3(2), dim3(32), 0, a, b, pass);
+    cudacpu_launch::cudacpu_kernel_launch("step", "", &cudacpu_kernels::step, dim3(4), dim3(32), 0, a, b, 2);  // another shape
+    cudacpu_launch::cudacpu_kernel_launch("step", "", &cudacpu_kernels::step, dim3(2), dim3(32), 0, a, a + 8, 3);  // overlapping
+    cudacpu_launch::cudacpu_kernel_launch("step", "", &cudacpu_kernels::step, dim3(2), dim3(32), 0, a, host, 4);  // not allocated
     return 0;
 }
 """
@@ -100,9 +100,9 @@ int main() {
     cudaMalloc(&f, 64 * sizeof(float));
     cudaMalloc(&d, 64 * sizeof(double));
     cudaMalloc(&i, 64 * sizeof(int));
-    cudacpu_launch::launch("scale", "float", &cudacpu_kernels::scale<float>, dim3(2), dim3(32), 0, f);
-    cudacpu_launch::launch("scale", "double", &cudacpu_kernels::scale<double>, dim3(2), dim3(32), 0, d);
-    cudacpu_launch::launch("scale", "int", &cudacpu_kernels::scale<int>, dim3(2), dim3(32), 0, i);
+    cudacpu_launch::cudacpu_kernel_launch("scale", "float", &cudacpu_kernels::scale<float>, dim3(2), dim3(32), 0, f);
+    cudacpu_launch::cudacpu_kernel_launch("scale", "double", &cudacpu_kernels::scale<double>, dim3(2), dim3(32), 0, d);
+    cudacpu_launch::cudacpu_kernel_launch("scale", "int", &cudacpu_kernels::scale<int>, dim3(2), dim3(32), 0, i);
     return 0;
 }
 """

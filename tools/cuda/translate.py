@@ -381,20 +381,25 @@ def _in_kernel_namespace(kernel: str) -> str:
     return f"{qual}::{NAMESPACE}::{last}{angle}{arguments}" if sep else f"{NAMESPACE}::{kernel}"
 
 
-def _launch_call(launch: fe.Launch) -> str:
+def _launch_call(launch: fe.Launch, dim3: str = "dim3") -> str:
     cfg = launch.config + ["0"] * (3 - len(launch.config))
     if launch.through_pointer:  # the pointer is to a host stub, which takes the configuration pushed
         return (f"(cuda_cpu::push_launch_configuration(dim3({cfg[0]}), dim3({cfg[1]}), {cfg[2]}), "
                 f"({launch.kernel_text}))({launch.args_text})")
     kernel = _in_kernel_namespace(launch.kernel_text)
     args = f", {launch.args_text}" if launch.args_text.strip() else ""
-    return f"{kernel}(dim3({cfg[0]}), dim3({cfg[1]}), {cfg[2]}{args})"
+    return f"{kernel}({dim3}({cfg[0]}), {dim3}({cfg[1]}), {cfg[2]}{args})"
+
+
+MACRO_DIM3 = "cudacpu_dim3"  # vector_types.h
 
 
 def _macro_launches(macro: ci.Cursor) -> list[tuple[int, int, str]]:
     """The launches written in a macro's body (`k <<<g, b, shared>>> (args)`, k often a macro
     parameter): each one's byte range and its call of the lowered kernel. The compiler sees such
-    a launch only where the macro is used, as a single token range it cannot rewrite."""
+    a launch only where the macro is used, as a single token range it cannot rewrite. Every name
+    the call adds is one no parameter of the macro plausibly has (cudacpu_dim3, not dim3): the
+    preprocessor would put the argument in its place."""
     toks = list(macro.get_tokens())[1:]  # the macro's name first
     words = [t.spelling for t in toks]
     out = []
@@ -410,7 +415,7 @@ def _macro_launches(macro: ci.Cursor) -> list[tuple[int, int, str]]:
         launch = fe.Launch(info=None, start=start, end=end, kernel_text=" ".join(words[first:i]),  # type: ignore[arg-type]
                            config=fe._split_top(" ".join(words[i + 1:j])),
                            args_text=", ".join(" ".join(a) for a in args))
-        out.append((start, end, _launch_call(launch)))
+        out.append((start, end, _launch_call(launch, MACRO_DIM3)))
     return out
 
 

@@ -1,6 +1,7 @@
 """Per-kernel tuning of a port with real data.
 
-1. `instrument` routes every lowered launch through `cudacpu_launch::launch` (cuda_cpu_launch.h).
+1. `instrument` routes every lowered launch through `cudacpu_launch::cudacpu_kernel_launch`
+   (cuda_cpu_launch.h).
 2. Running the port with CUDACPU_CAPTURE_DIR set records the first launch of each kernel
    specialization (configuration, scalars, and every pointer argument's allocation before the
    launch, and whether the launch changed it), and the launches and seconds of every
@@ -54,10 +55,13 @@ def _in_macro(text: str, offset: int) -> bool:
 
 
 def instrument(cpp: str) -> tuple[str, list[str]]:
-    """Route the lowered kernel launches of a translated file through cudacpu_launch::launch.
+    """Route the lowered kernel launches of a translated file through cudacpu_launch::cudacpu_kernel_launch.
 
     Returns the new text and the kernels whose launches were routed. Definitions inside
-    `namespace cudacpu_kernels` are not qualified calls, so only host call sites match.
+    `namespace cudacpu_kernels` are not qualified calls, so only host call sites match. The
+    helpers' names start with cudacpu_: a launch in a macro's body is rewritten in place, and a
+    name there that is also a parameter of the macro (`kernel_name`, `launch`) would be replaced
+    by the macro's argument.
     """
     out, pos, kernels = [], 0, []
     for m in _CALL.finditer(cpp):
@@ -65,15 +69,15 @@ def instrument(cpp: str) -> tuple[str, list[str]]:
             continue
         targs, after = _template_args(cpp, m.end())
         rest = cpp[after:]
-        if not re.match(r"\s*\(\s*dim3\(", rest):
+        if not re.match(r"\s*\(\s*(?:dim3|cudacpu_dim3)\(", rest):  # a launch, not a mention
             continue
         paren = after + rest.index("(")
         qualified = m[1] + (f"<{targs}>" if targs else "")
-        spelled = f"cudacpu_launch::template_arguments<&{qualified}>()" if targs else '""'
+        spelled = f"cudacpu_launch::cudacpu_template_arguments<&{qualified}>()" if targs else '""'
         # In a macro's body the name may be the macro's parameter: the expansion names the kernel.
-        name = f"cudacpu_launch::kernel_name<&{qualified}>()" if _in_macro(cpp, m.start()) else f'"{m[2]}"'
+        name = f"cudacpu_launch::cudacpu_kernel_name<&{qualified}>()" if _in_macro(cpp, m.start()) else f'"{m[2]}"'
         out.append(cpp[pos:m.start()])
-        out.append(f"cudacpu_launch::launch({name}, {spelled}, &{qualified}, ")
+        out.append(f"cudacpu_launch::cudacpu_kernel_launch({name}, {spelled}, &{qualified}, ")
         pos = paren + 1
         kernels.append(m[2])
     if not kernels:

@@ -1,4 +1,4 @@
-// Kernel launches of a CPU port go through cudacpu_launch::launch(), which
+// Kernel launches of a CPU port go through cudacpu_launch::cudacpu_kernel_launch(), which
 //  - records a launch's configuration and arguments when CUDACPU_CAPTURE_DIR is set (the
 //    first launch of each kernel specialization): pointer arguments are dumped whole (from the
 //    pointer to the end of their cudaMalloc allocation) before and after the launch, scalars by
@@ -322,7 +322,7 @@ void capture_all(Capture& capture, const Tuple& params, const char* when, std::i
 // The template arguments of a lowered kernel's specialization as g++ spells them (`float, 4`).
 // A launch inside a host template names them by the host's own parameters (`TData`): only the
 // instantiation knows the types, which a captured kernel task and a tuned version must name.
-// `pretty` is g++'s __PRETTY_FUNCTION__ of template_arguments: "... [with auto Kernel = ns::k<float, 4>]".
+// `pretty` is g++'s __PRETTY_FUNCTION__ of cudacpu_template_arguments: "... [with auto Kernel = ns::k<float, 4>]".
 inline std::string specialization_arguments(const std::string& pretty) {
     const auto open = pretty.find('<', pretty.find("cudacpu_kernels::"));
     const auto close = pretty.rfind('>');
@@ -341,19 +341,19 @@ inline std::string kernel_identifier(const std::string& pretty) {
 }
 
 template <auto Kernel>
-const char* kernel_name() {
+const char* cudacpu_kernel_name() {
     static const std::string text = kernel_identifier(__PRETTY_FUNCTION__);
     return text.c_str();
 }
 
 template <auto Kernel>
-const char* template_arguments() {
+const char* cudacpu_template_arguments() {
     static const std::string text = specialization_arguments(__PRETTY_FUNCTION__);
     return text.c_str();
 }
 
 template <class... P, class... A>
-void launch(const char* kernel, const char* template_args, void (*faithful)(dim3, dim3, std::size_t, P...), dim3 grid,
+void cudacpu_kernel_launch(const char* kernel, const char* template_args, void (*faithful)(dim3, dim3, std::size_t, P...), dim3 grid,
             dim3 block, std::size_t shared, A&&... args) {
     std::tuple<P...> params{static_cast<P>(std::forward<A>(args))...};
     auto order = std::index_sequence_for<P...>{};

@@ -111,3 +111,7 @@ struct dim3 {
     constexpr operator uint3() const { return uint3{x, y, z}; }
 };
 #endif  // CUDA_CPU_PARSE_SHIM
+
+// dim3 as a launch rewritten in a program's macro body spells it: a parameter of the macro may be
+// named dim3, none plausibly cudacpu_dim3.
+using cudacpu_dim3 = dim3;
