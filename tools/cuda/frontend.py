@@ -359,8 +359,13 @@ class Translation:
         first = next(call.get_children(), None)
         if first is not None and first.kind == ci.CursorKind.MEMBER_REF_EXPR and not first.spelling:
             return True  # `callable.run(x)` with `callable` of dependent type
+        return bool(self.named_candidates(call))
+
+    def named_candidates(self, call: ci.Cursor) -> list[ci.Cursor]:
+        """The project's device functions and methods named as `call` names its callee (`Op::apply`
+        in a template where Op is a parameter): one of them runs."""
         name = call_name(call)
-        return any(f.spelling == name for f in (self.functions | self.members).values())
+        return [f for f in (self.functions | self.members).values() if f.spelling == name]
 
     def functors_launched(self, kernel: ci.Cursor, call: ci.Cursor) -> list[ci.Cursor]:
         """The operator() definitions that `call` (a kernel parameter called: `callable(args...)`) runs,

@@ -662,12 +662,14 @@ class KernelLowering:
         if key not in self._unresolved_cache:
             reads = False
             if self.tr.unresolved_call(call):
-                ops = self.tr.functors_launched(self.kernel, call)
+                named = call.referenced is None and self.tr.named_candidates(call)
+                ops = named or self.tr.functors_launched(self.kernel, call)
                 if any(self._calls_sync(op) for op in ops):
                     raise _unsupported("barriers in a functor", call, f"{fe.call_name(call)}(...) calls an operator() "
                                        "with barriers or warp intrinsics, which the lowering cannot inline")
                 keys = [fe.definition_key(op) for op in ops]  # a lambda's is not among the members
-                reads = not ops or any(k in self.coord_functions or k not in self.tr.members for k in keys)
+                reads = not ops or any(k in self.coord_functions or k not in self.tr.members and k not in
+                                       self.tr.functions for k in keys)
             self._unresolved_cache[key] = reads
         return self._unresolved_cache[key]
 
