@@ -7,6 +7,7 @@ import pytest
 from tools.project.buildsys import read_build_system
 from tools.project.check import compare_numbers
 from tools.project.discover import DiscoveryError, discover
+from tools.project.tree import defined_identifiers
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "projects"
 
@@ -117,3 +118,12 @@ def test_numbers_about_the_machine_are_not_compared_and_printed_precision_is_tol
     assert compare_numbers(gpu, cpu) is None
     assert "line 6: original 158, port 152" in compare_numbers(gpu, cpu.replace("158", "152"))
     assert "original 6.17, port 6.19" in compare_numbers(gpu, cpu.replace("6.18", "6.19"))  # two units off
+
+
+def test_a_library_call_is_mapped_only_where_the_runtime_defines_it_in_code(tmp_path):
+    """A runtime header's comment that names what it does not provide maps nothing."""
+    (tmp_path / "lib.h").write_text('// BlockShuffle is device code: not provided here\n/* nor WarpExchange */\n'
+                                    'void DeviceSum(); const char* name = "BlockStore";\n')
+    names = defined_identifiers(tmp_path)
+    assert "DeviceSum" in names
+    assert not {"BlockShuffle", "WarpExchange", "BlockStore"} & names

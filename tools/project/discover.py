@@ -153,7 +153,7 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def _strip_comments(text: str) -> str:
+def without_comments(text: str) -> str:
     """Blank out comments and string literals, keeping offsets and line numbers."""
     def blank(m: re.Match) -> str:
         return re.sub(r"[^\n]", " ", m[0])
@@ -163,7 +163,7 @@ def _strip_comments(text: str) -> str:
 
 def scan_source(root: Path, path: Path) -> SourceFile:
     raw = path.read_text(errors="replace")
-    text = _strip_comments(raw)
+    text = without_comments(raw)
     rel = os.path.relpath(path, root)  # `../common/util.cuh` for a file beside the root (outside_files)
     uses = path.suffix in CUDA_EXTS or bool(_USES_CUDA.search(raw))
     src = SourceFile(rel, uses, bool(re.search(r"\bint\s+main\s*\(", text)))

@@ -15,7 +15,7 @@ from tools.build import HOST_NO_FMA
 
 from .buildsys import Target
 from .compile_commands import CompileUnit
-from .discover import SKIP_DIRS, CallSite, Project, included_closure
+from .discover import SKIP_DIRS, CallSite, Project, included_closure, without_comments
 
 RUNTIME_DIR = "cuda_cpu_include"
 
@@ -62,11 +62,12 @@ def copy_project(src: Path, dest: Path) -> None:
 
 
 def defined_identifiers(include_dir: Path) -> set[str]:
-    """Every identifier our CPU runtime headers mention: a library call is mapped when we define it."""
+    """Every identifier our CPU runtime headers mention in code (a comment that names what is not
+    provided does not count): a library call is mapped when we define it."""
     names: set[str] = set()
     for header in include_dir.rglob("*"):
         if header.is_file():
-            text = header.read_text(errors="replace")
+            text = without_comments(header.read_text(errors="replace"))
             names.update(re.findall(r"[A-Za-z_]\w*", text))
     return names
 
