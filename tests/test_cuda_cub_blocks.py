@@ -79,6 +79,21 @@ __global__ void warp_scans(const int* in, int* inc, int* totals, int* seeded) {
     seeded[threadIdx.x] = s;
     if (threadIdx.x % 32 == 0) totals[threadIdx.x / 32] = total;
 }
+
+// A tile of 4 items per thread loaded blocked (the last tile partial, filled with -1), each item
+// doubled, stored striped over the valid part.
+__global__ void tiles(const int* in, int* out, int n) {
+    typedef cub::BlockLoad<int, 32, 4, cub::BLOCK_LOAD_WARP_TRANSPOSE> Load;
+    typedef cub::BlockStore<int, 32, 4, cub::BLOCK_STORE_STRIPED> Store;
+    __shared__ typename Load::TempStorage load_temp;
+    __shared__ typename Store::TempStorage store_temp;
+    int items[4];
+    int offset = blockIdx.x * 128, valid = n - offset < 128 ? n - offset : 128;
+    Load(load_temp).Load(in + offset, items, valid, -1);
+    for (int i = 0; i < 4; ++i) items[i] *= 2;
+    __syncthreads();
+    Store(store_temp).Store(out + offset, items, valid);
+}
 """
 
 MAIN = r"""
@@ -123,6 +138,12 @@ int main() {
         std::printf("warp_totals"); for (int x : totals) std::printf(" %d", x); std::printf("\n");
         std::printf("warp_seeded"); for (int x : seeded) std::printf(" %d", x); std::printf("\n");
     }
+    {
+        std::vector<int> in(200), out(256, 7);
+        for (int i = 0; i < 200; ++i) in[i] = i;
+        cudacpu_kernels::tiles(dim3(2), dim3(32), 0, in.data(), out.data(), 200);
+        std::printf("tiles"); for (int x : out) std::printf(" %d", x); std::printf("\n");
+    }
     return 0;
 }
 """
@@ -148,6 +169,16 @@ def expected() -> dict[str, list[int]]:
     out["warp_inc"] = [sum(w[(i // 32) * 32:i + 1]) for i in range(64)]
     out["warp_totals"] = [sum(w[k * 32:(k + 1) * 32]) for k in range(2)]
     out["warp_seeded"] = [max([-1] + w[(i // 8) * 8:i]) for i in range(64)]
+    # thread t holds blocked items 4t..4t+3 of its tile (past n: -1); striped, item i goes to i * 32 + t
+    tiles = [7] * 256
+    for b in range(2):
+        for t in range(32):
+            for i in range(4):
+                at = b * 128 + i * 32 + t
+                if at < 200:
+                    source = b * 128 + 4 * t + i
+                    tiles[at] = 2 * (source if source < 200 else -1)
+    out["tiles"] = tiles
     return out
 
 
@@ -161,7 +192,7 @@ def lowered_cpp() -> str:
 def test_collectives_become_barriers_and_shuffles(lowered_cpp):
     body = lowered_cpp.split("namespace cudacpu_kernels", 1)[1]
     body = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//"))
-    for call in (".Sum(", ".Reduce(", ".ExclusiveSum(", ".InclusiveSum(", ".ExclusiveScan("):
+    for call in (".Sum(", ".Reduce(", ".ExclusiveSum(", ".InclusiveSum(", ".ExclusiveScan(", ".Load(", ".Store("):
         assert call not in body, call
     assert "cudacpu::shfl_xor<float>" in body and "cudacpu::shfl_xor<int>" in body and "cudacpu::shfl_up<int>" in body
 

@@ -9,6 +9,8 @@
   `ExclusiveScan(in, out, op)`, `InclusiveScan(in, out, op)`, each with an optional block
   aggregate -> `out = cudacpu_cub_block_scan<T>(in, op, init, exclusive, seeded)`, and the
   aggregate from `cudacpu_cub_block_reduce` (of the inputs, without the initial value, as CUB).
+- `BlockLoad(temp).Load(in, items[, valid[, default]])`, `BlockStore(temp).Store(out, items[, valid])`
+  -> each thread's loop over its items, in the blocked arrangement (striped for `*_STRIPED`).
 - `WarpReduce(temp).Sum(v)`, `.Reduce(v, op)` -> a butterfly of `__shfl_xor_sync` over the
   logical warp (every lane gets the result); `WarpScan`'s scans, as BlockScan's, -> a scan of
   `__shfl_up_sync` steps, its aggregate from the butterfly.
@@ -29,14 +31,21 @@ import clang.cindex as ci
 from . import frontend as fe
 
 K = ci.CursorKind
-MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan"}
-_CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(BlockReduce|BlockScan|WarpReduce|WarpScan)\s*<")
+MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan", "BlockLoad", "BlockStore"}
+_CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(BlockReduce|BlockScan|WarpReduce|WarpScan|BlockLoad|BlockStore)\s*<")
 _ALL = "0x7fffffff"
+_EVERY_ITEM = "0x7fffffffffffffffLL"
 
 BLOCK_REDUCE = "cudacpu_cub_block_reduce"
 BLOCK_SCAN = "cudacpu_cub_block_scan"
 WARP_REDUCE = "cudacpu_cub_warp_reduce"
 WARP_SCAN = "cudacpu_cub_warp_scan"
+BLOCK_LOAD = "cudacpu_cub_block_load"
+BLOCK_STORE = "cudacpu_cub_block_store"
+# Thread t's item i in a blocked arrangement (BLOCK_LOAD_DIRECT, _VECTORIZE, _TRANSPOSE, ...), or a
+# striped one (BLOCK_LOAD_STRIPED)
+_ITEM = (f"const unsigned int t = {fe.LINEAR_THREAD}; "
+         f"const long long at = striped ? (long long)i * {fe.BLOCK_THREADS} + t : (long long)t * N + i; ")
 _SLOTS = (f"__shared__ T cudacpu_slots[1024]; __shared__ T cudacpu_total; "
           f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; cudacpu_slots[t] = v; __syncthreads(); ")
 HELPERS = {
@@ -64,6 +73,13 @@ HELPERS = {
         "if (lane >= o) v = op(w, v); } "
         "T before = __shfl_up_sync(0xffffffffu, v, 1u, (int)N); "
         "return !exclusive ? v : lane == 0u ? init : seeded ? op(init, before) : before; }"),
+    BLOCK_LOAD: (
+        f"template <int N, class T, class It, class D> __device__ __forceinline__ void {BLOCK_LOAD}(It in, "
+        "T (&items)[N], bool striped, long long valid, bool fill, D oob) { for (int i = 0; i < N; ++i) { "
+        f"{_ITEM}if (at < valid) items[i] = in[at]; else if (fill) items[i] = static_cast<T>(oob); }} }}"),
+    BLOCK_STORE: (
+        f"template <int N, class T, class It> __device__ __forceinline__ void {BLOCK_STORE}(It out, T (&items)[N], "
+        f"bool striped, long long valid) {{ for (int i = 0; i < N; ++i) {{ {_ITEM}if (at < valid) out[at] = items[i]; }} }}"),
 }
 
 
@@ -115,6 +131,17 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
             return Collective((BLOCK_REDUCE,), lambda: reduce("cub::Sum()", render(args[1]) if n == 2 else _ALL))
         if method == "Reduce" and n in (2, 3):
             return Collective((BLOCK_REDUCE,), lambda: reduce(render(args[1]), render(args[2]) if n == 3 else _ALL))
+        return None
+    if cls in ("BlockLoad", "BlockStore"):  # moves between memory and each thread's items: no barrier needed
+        striped = "true" if len(targs) > 3 and (targs[3].endswith("STRIPED") or targs[3] == "1") else "false"
+        if cls == "BlockLoad" and method == "Load" and 2 <= n <= 4:
+            return Collective((BLOCK_LOAD,), lambda: (
+                f"{BLOCK_LOAD}({render(args[0])}, {render(args[1])}, {striped}, "
+                f"{render(args[2]) if n > 2 else _EVERY_ITEM}, {'true' if n == 4 else 'false'}, "
+                f"{render(args[3]) if n == 4 else value + '()'})"))
+        if cls == "BlockStore" and method == "Store" and n in (2, 3):
+            return Collective((BLOCK_STORE,), lambda: f"{BLOCK_STORE}({render(args[0])}, {render(args[1])}, {striped}, "
+                                                      f"{render(args[2]) if n == 3 else _EVERY_ITEM})")
         return None
     width = targs[1] if len(targs) > 1 else "32"  # a warp collective's logical warp
 

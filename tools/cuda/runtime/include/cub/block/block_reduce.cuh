@@ -1,6 +1,6 @@
 // CPU CUDA runtime: CUB's block- and warp-wide collectives, as types only.
 //
-// The translator rewrites each call of BlockReduce, BlockScan, WarpReduce and WarpScan in device code
+// The translator rewrites each call of BlockReduce, BlockScan, BlockLoad, BlockStore, WarpReduce and WarpScan in device code
 // before the lowering (tools/cuda/cub_blocks.py): what stays of them is the class, its
 // TempStorage (empty: the rewritten code keeps its own shared slots) and the constructor.
 // The member functions are declared so that code reads as CUB's; a call that was not
@@ -72,6 +72,39 @@ class WarpReduce {
     __device__ T Sum(T input);
     template <class Op>
     __device__ T Reduce(T input, Op op);
+};
+
+enum BlockLoadAlgorithm { BLOCK_LOAD_DIRECT, BLOCK_LOAD_STRIPED, BLOCK_LOAD_VECTORIZE, BLOCK_LOAD_TRANSPOSE,
+                          BLOCK_LOAD_WARP_TRANSPOSE, BLOCK_LOAD_WARP_TRANSPOSE_TIMESLICED };
+enum BlockStoreAlgorithm { BLOCK_STORE_DIRECT, BLOCK_STORE_STRIPED, BLOCK_STORE_VECTORIZE, BLOCK_STORE_TRANSPOSE,
+                           BLOCK_STORE_WARP_TRANSPOSE, BLOCK_STORE_WARP_TRANSPOSE_TIMESLICED };
+
+template <class T, int BLOCK_DIM_X, int ITEMS_PER_THREAD, BlockLoadAlgorithm ALGORITHM = BLOCK_LOAD_DIRECT,
+          int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
+class BlockLoad {
+  public:
+    struct TempStorage {};
+    __device__ BlockLoad() {}
+    __device__ explicit BlockLoad(TempStorage&) {}
+    template <class It>
+    __device__ void Load(It in, T (&items)[ITEMS_PER_THREAD]);
+    template <class It>
+    __device__ void Load(It in, T (&items)[ITEMS_PER_THREAD], int valid_items);
+    template <class It, class D>
+    __device__ void Load(It in, T (&items)[ITEMS_PER_THREAD], int valid_items, D oob_default);
+};
+
+template <class T, int BLOCK_DIM_X, int ITEMS_PER_THREAD, BlockStoreAlgorithm ALGORITHM = BLOCK_STORE_DIRECT,
+          int BLOCK_DIM_Y = 1, int BLOCK_DIM_Z = 1, int LEGACY_PTX_ARCH = 0>
+class BlockStore {
+  public:
+    struct TempStorage {};
+    __device__ BlockStore() {}
+    __device__ explicit BlockStore(TempStorage&) {}
+    template <class It>
+    __device__ void Store(It out, T (&items)[ITEMS_PER_THREAD]);
+    template <class It>
+    __device__ void Store(It out, T (&items)[ITEMS_PER_THREAD], int valid_items);
 };
 
 template <class T, int LOGICAL_WARP_THREADS = 32, int LEGACY_PTX_ARCH = 0>
