@@ -94,6 +94,18 @@ __global__ void tiles(const int* in, int* out, int n) {
     __syncthreads();
     Store(store_temp).Store(out + offset, items, valid);
 }
+
+// An exclusive sum over every thread's 3 items (blocked), in place, and an inclusive max-scan.
+__global__ void item_scans(const int* in, int* sums, int* maxes) {
+    typedef cub::BlockScan<int, 16> BlockScan;
+    __shared__ typename BlockScan::TempStorage temp;
+    int items[3], copy[3], scanned[3];
+    for (int i = 0; i < 3; ++i) items[i] = copy[i] = in[threadIdx.x * 3 + i];
+    BlockScan(temp).ExclusiveSum(items, items);
+    __syncthreads();
+    BlockScan(temp).InclusiveScan(copy, scanned, Larger());
+    for (int i = 0; i < 3; ++i) { sums[threadIdx.x * 3 + i] = items[i]; maxes[threadIdx.x * 3 + i] = scanned[i]; }
+}
 """
 
 MAIN = r"""
@@ -144,6 +156,13 @@ int main() {
         cudacpu_kernels::tiles(dim3(2), dim3(32), 0, in.data(), out.data(), 200);
         std::printf("tiles"); for (int x : out) std::printf(" %d", x); std::printf("\n");
     }
+    {
+        std::vector<int> in(48), sums(48), maxes(48);
+        for (int i = 0; i < 48; ++i) in[i] = (i * 31) % 17 - (i == 20 ? 40 : 0);
+        cudacpu_kernels::item_scans(dim3(1), dim3(16), 0, in.data(), sums.data(), maxes.data());
+        std::printf("item_sums"); for (int x : sums) std::printf(" %d", x); std::printf("\n");
+        std::printf("item_maxes"); for (int x : maxes) std::printf(" %d", x); std::printf("\n");
+    }
     return 0;
 }
 """
@@ -179,6 +198,9 @@ def expected() -> dict[str, list[int]]:
                     source = b * 128 + 4 * t + i
                     tiles[at] = 2 * (source if source < 200 else -1)
     out["tiles"] = tiles
+    q = [(i * 31) % 17 - (40 if i == 20 else 0) for i in range(48)]
+    out["item_sums"] = [sum(q[:i]) for i in range(48)]
+    out["item_maxes"] = [max(q[:i + 1]) for i in range(48)]
     return out
 
 

@@ -8,7 +8,8 @@
 - `BlockScan(temp).ExclusiveSum(in, out)`, `InclusiveSum`, `ExclusiveScan(in, out, init, op)`,
   `ExclusiveScan(in, out, op)`, `InclusiveScan(in, out, op)`, each with an optional block
   aggregate -> `out = cudacpu_cub_block_scan<T>(in, op, init, exclusive, seeded)`, and the
-  aggregate from `cudacpu_cub_block_reduce` (of the inputs, without the initial value, as CUB).
+  aggregate from `cudacpu_cub_block_reduce` (of the inputs, without the initial value, as CUB);
+  on arrays of items per thread, each thread scans its own after the scan of the threads' totals.
 - `BlockLoad(temp).Load(in, items[, valid[, default]])`, `BlockStore(temp).Store(out, items[, valid])`
   -> each thread's loop over its items, in the blocked arrangement (striped for `*_STRIPED`).
 - `WarpReduce(temp).Sum(v)`, `.Reduce(v, op)` -> a butterfly of `__shfl_xor_sync` over the
@@ -17,7 +18,8 @@
 
 T is the class's first template argument as written. What stays of the objects (the class, its
 TempStorage, the constructor) is declared by the CPU runtime's cub/block/block_reduce.cuh.
-Arrays of items per thread and a warp reduction over fewer valid lanes are not rewritten.
+Reductions of arrays of items per thread, a scan of them with the aggregate, and a warp reduction
+over fewer valid lanes are not rewritten.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ BLOCK_REDUCE = "cudacpu_cub_block_reduce"
 BLOCK_SCAN = "cudacpu_cub_block_scan"
 WARP_REDUCE = "cudacpu_cub_warp_reduce"
 WARP_SCAN = "cudacpu_cub_warp_scan"
+BLOCK_SCAN_ITEMS = "cudacpu_cub_block_scan_items"
 BLOCK_LOAD = "cudacpu_cub_block_load"
 BLOCK_STORE = "cudacpu_cub_block_store"
 # Thread t's item i in a blocked arrangement (BLOCK_LOAD_DIRECT, _VECTORIZE, _TRANSPOSE, ...), or a
@@ -73,6 +76,13 @@ HELPERS = {
         "if (lane >= o) v = op(w, v); } "
         "T before = __shfl_up_sync(0xffffffffu, v, 1u, (int)N); "
         "return !exclusive ? v : lane == 0u ? init : seeded ? op(init, before) : before; }"),
+    BLOCK_SCAN_ITEMS: (  # each thread's items in turn, after the scan of what the threads before it hold
+        f"template <int N, class T, class Op> __device__ __forceinline__ void {BLOCK_SCAN_ITEMS}(T (&in)[N], "
+        "T (&out)[N], Op op, T init, bool exclusive, bool seeded) { T total = in[0]; "
+        "for (int i = 1; i < N; ++i) total = op(total, in[i]); "
+        f"T carry = {BLOCK_SCAN}<T>(total, op, init, true, seeded); bool has = seeded || {fe.LINEAR_THREAD} != 0u; "
+        "for (int i = 0; i < N; ++i) { T x = in[i]; if (exclusive) out[i] = has ? carry : x; "
+        "carry = has ? op(carry, x) : x; has = true; if (!exclusive) out[i] = carry; } }"),
     BLOCK_LOAD: (
         f"template <int N, class T, class It, class D> __device__ __forceinline__ void {BLOCK_LOAD}(It in, "
         "T (&items)[N], bool striped, long long valid, bool fill, D oob) { for (int i = 0; i < N; ++i) { "
@@ -167,6 +177,17 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
         return None
     op_at, init_at, exclusive, seeded, aggregate_at = form
     block = cls == "BlockScan"
+    if block and args[0].type.get_canonical().kind == ci.TypeKind.CONSTANTARRAY:  # items per thread
+        if aggregate_at is not None:
+            return None
+
+        def scan_items() -> str:
+            op = render(args[op_at]) if isinstance(op_at, int) else op_at
+            init = render(args[init_at]) if isinstance(init_at, int) else init_at or f"{value}()"
+            return (f"{BLOCK_SCAN_ITEMS}({render(args[0])}, {render(args[1])}, {op}, static_cast<{value}>({init}), "
+                    f"{str(exclusive).lower()}, {str(seeded).lower()})")
+
+        return Collective((BLOCK_SCAN_ITEMS, BLOCK_SCAN), scan_items)
     helper = f"{BLOCK_SCAN}<{value}>" if block else f"{WARP_SCAN}<{width}, {value}>"
 
     def scan() -> str:

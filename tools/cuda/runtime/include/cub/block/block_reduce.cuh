@@ -62,6 +62,15 @@ class BlockScan {
     __device__ void InclusiveScan(T input, T& output, Op op);
     template <class Op>
     __device__ void InclusiveScan(T input, T& output, Op op, T& block_aggregate);
+    // each thread's items
+    template <int N>
+    __device__ void ExclusiveSum(T (&input)[N], T (&output)[N]);
+    template <int N>
+    __device__ void InclusiveSum(T (&input)[N], T (&output)[N]);
+    template <int N, class Op>
+    __device__ void ExclusiveScan(T (&input)[N], T (&output)[N], T initial_value, Op op);
+    template <int N, class Op>
+    __device__ void InclusiveScan(T (&input)[N], T (&output)[N], Op op);
 };
 
 template <class T, int LOGICAL_WARP_THREADS = 32, int LEGACY_PTX_ARCH = 0>
