@@ -105,6 +105,10 @@ __global__ void item_scans(const int* in, int* sums, int* maxes) {
     __syncthreads();
     BlockScan(temp).InclusiveScan(copy, scanned, Larger());
     for (int i = 0; i < 3; ++i) { sums[threadIdx.x * 3 + i] = items[i]; maxes[threadIdx.x * 3 + i] = scanned[i]; }
+    typedef cub::BlockReduce<int, 16> BlockReduce;
+    __shared__ typename BlockReduce::TempStorage reduce_temp;
+    int total = BlockReduce(reduce_temp).Sum(copy);
+    if (threadIdx.x == 0) sums[48] = total;
 }
 """
 
@@ -157,7 +161,7 @@ int main() {
         std::printf("tiles"); for (int x : out) std::printf(" %d", x); std::printf("\n");
     }
     {
-        std::vector<int> in(48), sums(48), maxes(48);
+        std::vector<int> in(48), sums(49), maxes(48);
         for (int i = 0; i < 48; ++i) in[i] = (i * 31) % 17 - (i == 20 ? 40 : 0);
         cudacpu_kernels::item_scans(dim3(1), dim3(16), 0, in.data(), sums.data(), maxes.data());
         std::printf("item_sums"); for (int x : sums) std::printf(" %d", x); std::printf("\n");
@@ -199,7 +203,7 @@ def expected() -> dict[str, list[int]]:
                     tiles[at] = 2 * (source if source < 200 else -1)
     out["tiles"] = tiles
     q = [(i * 31) % 17 - (40 if i == 20 else 0) for i in range(48)]
-    out["item_sums"] = [sum(q[:i]) for i in range(48)]
+    out["item_sums"] = [sum(q[:i]) for i in range(48)] + [sum(q)]
     out["item_maxes"] = [max(q[:i + 1]) for i in range(48)]
     return out
 

@@ -4,7 +4,7 @@
 - `BlockReduce(temp).Sum(v)`, `.Sum(v, n)`, `.Reduce(v, op)`, `.Reduce(v, op, n)` ->
   `cudacpu_cub_block_reduce<T>(v, op, n)`: every thread writes its value to a shared slot, the
   first thread combines the first n slots in thread order, and every thread reads the result
-  (CUB defines it for thread 0 only).
+  (CUB defines it for thread 0 only); of an array of items per thread, each thread's first.
 - `BlockScan(temp).ExclusiveSum(in, out)`, `InclusiveSum`, `ExclusiveScan(in, out, init, op)`,
   `ExclusiveScan(in, out, op)`, `InclusiveScan(in, out, op)`, each with an optional block
   aggregate -> `out = cudacpu_cub_block_scan<T>(in, op, init, exclusive, seeded)`, and the
@@ -18,8 +18,8 @@
 
 T is the class's first template argument as written. What stays of the objects (the class, its
 TempStorage, the constructor) is declared by the CPU runtime's cub/block/block_reduce.cuh.
-Reductions of arrays of items per thread, a scan of them with the aggregate, and a warp reduction
-over fewer valid lanes are not rewritten.
+A scan of arrays of items per thread with the aggregate, and a warp reduction over fewer valid
+lanes, are not rewritten.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ BLOCK_SCAN = "cudacpu_cub_block_scan"
 WARP_REDUCE = "cudacpu_cub_warp_reduce"
 WARP_SCAN = "cudacpu_cub_warp_scan"
 BLOCK_SCAN_ITEMS = "cudacpu_cub_block_scan_items"
+THREAD_REDUCE = "cudacpu_cub_thread_reduce"
 BLOCK_LOAD = "cudacpu_cub_block_load"
 BLOCK_STORE = "cudacpu_cub_block_store"
 # Thread t's item i in a blocked arrangement (BLOCK_LOAD_DIRECT, _VECTORIZE, _TRANSPOSE, ...), or a
@@ -83,6 +84,9 @@ HELPERS = {
         f"T carry = {BLOCK_SCAN}<T>(total, op, init, true, seeded); bool has = seeded || {fe.LINEAR_THREAD} != 0u; "
         "for (int i = 0; i < N; ++i) { T x = in[i]; if (exclusive) out[i] = has ? carry : x; "
         "carry = has ? op(carry, x) : x; has = true; if (!exclusive) out[i] = carry; } }"),
+    THREAD_REDUCE: (
+        f"template <int N, class T, class Op> __device__ __forceinline__ T {THREAD_REDUCE}(T (&in)[N], Op op) {{ "
+        "T acc = in[0]; for (int i = 1; i < N; ++i) acc = op(acc, in[i]); return acc; }"),
     BLOCK_LOAD: (
         f"template <int N, class T, class It, class D> __device__ __forceinline__ void {BLOCK_LOAD}(It in, "
         "T (&items)[N], bool striped, long long valid, bool fill, D oob) { for (int i = 0; i < N; ++i) { "
@@ -133,14 +137,20 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
     value = targs[0]
     n = len(args)
 
+    items = args and args[0].type.get_canonical().kind == ci.TypeKind.CONSTANTARRAY  # per thread
+
     def reduce(op: str, valid: str = _ALL) -> str:
-        return f"{BLOCK_REDUCE}<{value}>({render(args[0])}, {op}, {valid})"
+        own = f"{THREAD_REDUCE}({render(args[0])}, {op})" if items else render(args[0])
+        return f"{BLOCK_REDUCE}<{value}>({own}, {op}, {valid})"
 
     if cls == "BlockReduce":
+        if items and n != 1 + (method == "Reduce"):  # no valid count for items
+            return None
+        helpers = (BLOCK_REDUCE, THREAD_REDUCE) if items else (BLOCK_REDUCE,)
         if method == "Sum" and n in (1, 2):
-            return Collective((BLOCK_REDUCE,), lambda: reduce("cub::Sum()", render(args[1]) if n == 2 else _ALL))
+            return Collective(helpers, lambda: reduce("cub::Sum()", render(args[1]) if n == 2 else _ALL))
         if method == "Reduce" and n in (2, 3):
-            return Collective((BLOCK_REDUCE,), lambda: reduce(render(args[1]), render(args[2]) if n == 3 else _ALL))
+            return Collective(helpers, lambda: reduce(render(args[1]), render(args[2]) if n == 3 else _ALL))
         return None
     if cls in ("BlockLoad", "BlockStore"):  # moves between memory and each thread's items: no barrier needed
         striped = "true" if len(targs) > 3 and (targs[3].endswith("STRIPED") or targs[3] == "1") else "false"
@@ -177,7 +187,7 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
         return None
     op_at, init_at, exclusive, seeded, aggregate_at = form
     block = cls == "BlockScan"
-    if block and args[0].type.get_canonical().kind == ci.TypeKind.CONSTANTARRAY:  # items per thread
+    if block and items:
         if aggregate_at is not None:
             return None
 

@@ -39,6 +39,10 @@ class BlockReduce {
     __device__ T Reduce(T input, Op op);
     template <class Op>
     __device__ T Reduce(T input, Op op, int num_valid);
+    template <int N>
+    __device__ T Sum(T (&inputs)[N]);
+    template <int N, class Op>
+    __device__ T Reduce(T (&inputs)[N], Op op);
 };
 
 template <class T, int BLOCK_DIM_X, BlockScanAlgorithm ALGORITHM = BLOCK_SCAN_RAKING, int BLOCK_DIM_Y = 1,
