@@ -611,8 +611,9 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
         if not o.passed:
             break
     failed = o if outcomes and not o.passed else None  # the run that ended the check
-    if failed is not None:
-        notes += missing_inputs(failed.command, ctx.project.root, box)
+    # a run that failed, or printed no verdict, may have read nothing: a missing input says why
+    for unsure in [failed] if failed is not None else [o for o in outcomes if o.verdict == "ran"]:
+        notes += missing_inputs(unsure.command, ctx.project.root, box)
     shown = failed or next((o for o in outcomes if o.passed), None)
     if failed is None and outcomes and all(o.verdict == "ran" for o in outcomes if o.passed):
         guards = "; ".join(g.describe() for g in verdict_guards(ctx.project))

@@ -723,3 +723,19 @@ def test_input_data_beside_the_project_reaches_the_check_or_is_named_missing(tmp
         assert missing == ["`./main ../data/x.txt < scale.txt` names ../data/x.txt, which exists neither in the project "
                            f"nor beside it ({tmp_path / 'data' / 'x.txt'}): the input it reads is missing; put it there, "
                            "or give the command another with --run 'CMD ARGS'"], check["notes"]
+
+
+def test_a_run_with_no_verdict_that_names_a_missing_input_says_so(tmp_path):
+    """The program ignores an input it cannot open and exits 0, printing no verdict: the report
+    names the input, which may be why it checked nothing."""
+    code, report = port_app(
+        tmp_path,
+        "#include <cstdio>\n#include <fstream>\n__global__ void k(int* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = n; }\n"
+        "int main(int argc, char** argv) { std::ifstream in(argv[1]); int n = 0; in >> n;\n"
+        "  int* d; cudaMalloc(&d, 64 * sizeof(int)); if (n > 0) k<<<1, 64>>>(d, n);\n"
+        "  printf(\"rmse %d\\n\", n); return 0; }\n",
+        Settings(sandbox="local", tune=False), ["./main params.config"])
+    assert code == 0 and [r["verdict"] for r in report["check"]["runs"]] == ["ran"], report["check"]
+    assert any(note.startswith("`./main params.config` names params.config, which exists neither in the project")
+               for note in report["check"]["notes"]), report["check"]["notes"]
+    assert [k["status"] for k in report["kernels"]] == ["not_launched"]
