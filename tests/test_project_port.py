@@ -739,3 +739,28 @@ def test_a_run_with_no_verdict_that_names_a_missing_input_says_so(tmp_path):
     assert any(note.startswith("`./main params.config` names params.config, which exists neither in the project")
                for note in report["check"]["notes"]), report["check"]["notes"]
     assert [k["status"] for k in report["kernels"]] == ["not_launched"]
+
+
+SILENT_ON_SUCCESS = (
+    "#include <cstdio>\n__global__ void twice(int* x) { x[threadIdx.x] *= 2; }\n"
+    "int main() { int h[32], *d; for (int i = 0; i < 32; i++) h[i] = i;\n"
+    '  if (cudaMalloc(&d, sizeof(h)) != cudaSuccess) { printf("cudaMalloc failed\\n"); return 1; }\n'
+    "  cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice); twice<<<1, 32>>>(d);\n"
+    "  cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
+    "  bool error = false; for (int i = 0; i < 32; i++) error = error || h[i] != WANT;\n"
+    '  if (error) printf("1D test: FAILED\\n");\n  return 0; }\n')
+
+
+@pytest.mark.parametrize("want, message, verdict, status", [
+    ("2 * i", "1D test: FAILED", "passed", "correct"),  # silent: its check passed
+    ("3 * i", "1D test: FAILED", "failed", "incorrect"),
+    ("2 * i", "no such thing", "ran", "unverified"),  # only `cudaMalloc failed`: no check of the results
+])
+def test_a_program_silent_on_success_passes_where_it_prints_none_of_its_failure_messages(
+        tmp_path, want, message, verdict, status):
+    source = SILENT_ON_SUCCESS.replace("WANT", want).replace("1D test: FAILED", message)
+    code, report = port_app(tmp_path, source, Settings(sandbox="local", tune=False), ["./main"])
+    assert [r["verdict"] for r in report["check"]["runs"]] == [verdict], report["check"]
+    assert [k["status"] for k in report["kernels"]] == [status]
+    if verdict == "passed":
+        assert "printed none of its failure messages (main.cu:8 `1D test: FAILED`)" in report["check"]["detail"]

@@ -3,7 +3,7 @@
 import pytest
 
 from tools.project.discover import discover
-from tools.project.verdict_guards import verdict_guards
+from tools.project.verdict_guards import failure_messages, verdict_guards
 
 MAIN = """#include <cstdio>
 int main() {
@@ -30,3 +30,13 @@ def test_the_guard_of_a_verdict_the_build_leaves_out(tmp_path, guarded, makefile
     (tmp_path / "Makefile").write_text(f"CFLAGS = -O2 {defines}\n{makefile}main: main.cu\n\tnvcc $(CFLAGS) -o main main.cu\n")
     guards = verdict_guards(discover(tmp_path))
     assert [(g.macro, g.line, g.make_setting) for g in guards] == ([expected] if expected else []), guards
+
+
+def test_failure_messages_are_those_that_say_only_that_the_check_failed(tmp_path):
+    (tmp_path / "main.cu").write_text(
+        'int main() {\n  printf("cudaMalloc failed: %s\\n", "x");\n  printf("Mismatch at %d: %f vs %f\\n", 1, 2.0, 3.0);\n'
+        '#ifdef VERIFY\n  printf("Verification FAILED\\n");\n#endif\n  printf("3D result: FAIL\\n");\n'
+        '  printf("Error opening file\\n");\n}\n')
+    (tmp_path / "Makefile").write_text("main: main.cu\n\tnvcc -o main main.cu\n")
+    assert [(m.line, str(m)) for m in failure_messages(discover(tmp_path))] == [
+        (3, "main.cu:3 `Mismatch at %d: %f vs %f`"), (7, "main.cu:7 `3D result: FAIL`")]

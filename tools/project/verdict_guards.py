@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
-from .check import says_verdict
+from .check import failure_line, says_verdict
 from .discover import Project
 
 _DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*?)\s*(?://.*|/\*.*)?$")
@@ -47,6 +48,11 @@ def verdict_guards(project: Project) -> list[VerdictGuard]:
 def _first_left_out(text: str, defined: set[str]) -> tuple[str, int] | None:
     """(macro, line) of the first string that prints a verdict inside an `#if` on a macro this build
     leaves undefined (or an `#ifndef` on one it defines)."""
+    return next(((off, number) for number, string, off in _verdict_strings(text, defined, says_verdict) if off), None)
+
+
+def _verdict_strings(text: str, defined: set[str], says: Callable[[str], bool]):
+    """(line, string, the macro leaving it out of this build or None) of each string literal that `says`."""
     defined = set(defined)
     stack: list[tuple[str, bool] | None] = []  # (macro, wants it defined), None for other conditions
     for number, line in enumerate(text.splitlines(), 1):
@@ -66,9 +72,50 @@ def _first_left_out(text: str, defined: set[str]) -> tuple[str, int] | None:
                 defined.add(re.split(r"[\s(]", rest, maxsplit=1)[0])
             continue
         off = next((g for g in reversed(stack) if g and (g[0] in defined) != g[1]), None)
-        if off and any(says_verdict(s[1:-1]) for s in _STRING.findall(line)):
-            return off[0], number
-    return None
+        for string in _STRING.findall(line):
+            if says(string[1:-1]):
+                yield number, string[1:-1], off[0] if off else None
+
+
+@dataclass(frozen=True)
+class SilentVerdict:
+    """A failure message the build keeps: a program that printed none of them passed its own check."""
+    file: str
+    line: int
+    text: str  # as the source writes it
+
+    def __str__(self) -> str:
+        shown = _ESCAPE.sub(" ", self.text).strip()
+        return f"{self.file}:{self.line} `{shown}`"
+
+
+def failure_messages(project: Project) -> list[SilentVerdict]:
+    """The strings in this build of the project that say only that its check failed (`test: FAILED`,
+    `Mismatch at %d`), not that something else went wrong (`cudaMalloc failed`)."""
+    found = []
+    for source in project.sources:
+        defined = {flag[2:].split("=")[0] for flag in project.preprocessor_options(source.path) if flag.startswith("-D")}
+        text = (project.root / source.path).read_text(errors="replace")
+        found += [SilentVerdict(source.path, number, string)
+                  for number, string, off in _verdict_strings(text, defined, _only_a_failed_check) if off is None]
+    return found
+
+
+# The words of a message that says a check failed, and says nothing else
+_CHECK_WORDS = {"test", "tests", "testing", "result", "results", "verification", "verify", "verifying", "validation",
+                "check", "checking", "correctness", "output", "outputs", "kernel", "gpu", "cpu", "device", "host",
+                "reference", "is", "are", "was", "the", "of", "and", "at", "in", "on", "for", "index", "element",
+                "elements", "value", "values", "compare", "comparison", "failed", "fail", "fails", "failure",
+                "failures", "mismatch", "mismatches", "incorrect", "wrong", "found", "expected", "got", "vs"}
+_ESCAPE = re.compile(r"\\[nrt]")
+_FORMAT = re.compile(r"%[-+ #0-9.*]*[a-zA-Z]+|\\.")
+
+
+def _only_a_failed_check(text: str) -> bool:
+    words = re.findall(r"[A-Za-z]+", _FORMAT.sub(" ", text))
+    # a single letter is a name or a dimension (`2D test: FAILED`)
+    return failure_line(text) is not None and bool(words) and all(len(w) == 1 or w.lower() in _CHECK_WORDS
+                                                                   for w in words)
 
 
 def _make_setting(project: Project, macro: str) -> str | None:
