@@ -1274,3 +1274,48 @@ def test_a_variadic_kernel_template_launched_from_a_host_template_deduces_its_pa
                          env=dict(os.environ, OMP_NUM_THREADS="2", CUDACPU_CAPTURE_DIR=str(captured)))
     assert run.stdout.strip() == "PASS", run.stderr
     assert sorted(c.template_args for c in read_captures(captured)) == ["Meta", "Meta, float, int"]
+
+
+TEMPLATE_TEMPLATE_REDUCE = r"""
+#include <cstdio>
+template <typename T> struct SumOp {
+  __device__ static T init() { return T(0); }
+  __device__ static T op(const T& x, const T& y) { return x + y; }
+};
+template <typename T> struct MaxOp {
+  __device__ static T init() { return T(-1e30); }
+  __device__ static T op(const T& x, const T& y) { return x > y ? x : y; }
+};
+template <template <class> class Func, typename T>
+__device__ T block_reduce(const T& val) {
+  __shared__ T smem[128];
+  smem[threadIdx.x] = Func<T>::op(Func<T>::init(), val);
+  __syncthreads();
+  T s = Func<T>::init();
+  for (int i = 0; i < blockDim.x; i++) s = Func<T>::op(s, smem[i]);
+  __syncthreads();
+  return s;
+}
+__global__ void stats(float* out, const float* in) {
+  float v = in[threadIdx.x];
+  float sum = block_reduce<SumOp, float>(v);
+  float most = block_reduce<MaxOp>(v);
+  if (threadIdx.x == 0) { out[0] = sum; out[1] = most; }
+}
+int main() {
+  float h[128], o[2];
+  for (int i = 0; i < 128; i++) h[i] = (float)((i * 37) % 101);
+  stats<<<1, 128>>>(o, h);
+  float sum = 0, most = 0;
+  for (int i = 0; i < 128; i++) { sum += h[i]; most = h[i] > most ? h[i] : most; }
+  printf(o[0] == sum && o[1] == most ? "PASS\n" : "FAIL %f %f\n", o[0], o[1]);
+}
+"""
+
+
+def test_an_inlined_function_s_template_template_parameter_is_bound(tmp_path):
+    """`block_reduce<SumOp, float>(v)` and `block_reduce<MaxOp>(v)` (T deduced): `Func<T>::op` in the
+    inlined body names the functor the call gives."""
+    run = run_port(TEMPLATE_TEMPLATE_REDUCE, tmp_path, "templates")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "PASS"

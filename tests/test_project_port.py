@@ -764,3 +764,34 @@ def test_a_program_silent_on_success_passes_where_it_prints_none_of_its_failure_
     assert [k["status"] for k in report["kernels"]] == [status]
     if verdict == "passed":
         assert "printed none of its failure messages (main.cu:8 `1D test: FAILED`)" in report["check"]["detail"]
+
+
+def test_a_header_s_function_template_with_barriers_is_inlined_from_its_template(tmp_path):
+    """A kernel that is no template calls a header's `block_sum<Op, float>`, which calls `warp_sum<Op, T>`:
+    the parse knows them by their specializations, the lowering inlines their templates' text with
+    `Op` and `T` bound."""
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "reduce.cuh").write_text(
+        "#pragma once\ntemplate <typename T> struct Add { __device__ static T op(T a, T b) { return a + b; } };\n"
+        "template <template <class> class Op, typename T> __device__ T warp_sum(T v) {\n"
+        "  for (int o = 16; o > 0; o /= 2) v = Op<T>::op(v, __shfl_xor_sync(0xffffffff, v, o)); return v; }\n"
+        "template <template <class> class Op, typename T> __device__ T block_sum(const T& v) {\n"
+        "  __shared__ T part[32]; T w = warp_sum<Op, T>(v); if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = w;\n"
+        "  __syncthreads(); T s = 0; for (int i = 0; i < blockDim.x / 32; i++) s = Op<T>::op(s, part[i]);\n"
+        "  __syncthreads(); return s; }\n")
+    (root / "main.cu").write_text(
+        '#include <cstdio>\n#include "reduce.cuh"\n'
+        "__global__ void total(const float* in, float* out) { float s = block_sum<Add, float>(in[threadIdx.x]);\n"
+        "  if (threadIdx.x == 0) *out = s; }\n"
+        "int main() { float h[128], *d, *o, r; for (int i = 0; i < 128; i++) h[i] = i;\n"
+        "  cudaMalloc(&d, sizeof(h)); cudaMalloc(&o, sizeof(float)); cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);\n"
+        "  total<<<1, 128>>>(d, o); cudaMemcpy(&r, o, sizeof(float), cudaMemcpyDeviceToHost);\n"
+        '  printf(r == 8128.0f ? "PASS\\n" : "FAIL %f\\n", r); }\n')
+    (root / "Makefile").write_text("main: main.cu reduce.cuh\n\tnvcc -o main main.cu\nrun: main\n\t./main\n")
+    out = tmp_path / "out"
+    code = port_repository(root, Settings(sandbox="local", tune=False), out=out, trace=None, check_commands=None,
+                           console=Console(width=200))
+    report = json.loads((out / "port_report.json").read_text())
+    assert code == 0 and report["check"]["passed"], report["check"]
+    assert [k["status"] for k in report["kernels"]] == ["correct"]

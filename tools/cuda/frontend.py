@@ -344,7 +344,7 @@ class Translation:
             return members[0] if len(members) == 1 else None
         name = call_name(call)
         same = [f for f in self.functions.values() if f.spelling == name]
-        return same[0] if len(same) == 1 else None
+        return _as_template(same[0]) if len(same) == 1 else None
 
     def unresolved_call(self, call: ci.Cursor) -> bool:
         """A call that may run device code of the project which `called_definition` cannot name: an
@@ -398,7 +398,14 @@ class Translation:
         if callee is None or callee.location.file is None:
             return None
         among = self.functions if among is None else among
-        return among.get(definition_key(callee)) or among.get(definition_key(callee.get_definition()))
+        return _as_template(among.get(definition_key(callee)) or among.get(definition_key(callee.get_definition())))
+
+
+def _as_template(found: ci.Cursor | None) -> ci.Cursor | None:
+    """A header's function template may be known by the specialization a call instantiated: its
+    text is the template's, whose parameters the call binds."""
+    template = ci.conf.lib.clang_getSpecializedCursorTemplate(found) if found is not None else None
+    return template if template is not None and template.kind == ci.CursorKind.FUNCTION_TEMPLATE else found
 
 
 class SourceEdits:

@@ -108,7 +108,7 @@ def _outer_extent(array: str) -> str | None:
     return dims.group(1).strip() if dims and "(*" not in array else None
 
 
-TEMPLATE_PARAMETERS = (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER)
+TEMPLATE_PARAMETERS = (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)
 
 
 def _template_parameters(fn: ci.Cursor) -> list[ci.Cursor]:
@@ -798,7 +798,7 @@ class KernelLowering:
         if not ctx.subst:
             return text
         for c in _template_parameters(ctx.fn):
-            if c.kind == K.TEMPLATE_TYPE_PARAMETER and c.hash in ctx.subst:
+            if c.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER) and c.hash in ctx.subst:
                 text = re.sub(rf"\b{re.escape(c.spelling)}\b", ctx.subst[c.hash], text)
             elif c.kind == K.TEMPLATE_NON_TYPE_PARAMETER and c.hash in ctx.subst:
                 text = re.sub(rf"\b{re.escape(c.spelling)}\b", f"({ctx.subst[c.hash]})", text)
@@ -1262,6 +1262,9 @@ class KernelLowering:
 
     def _bind_given(self, tparams: list[ci.Cursor], given: list[str], call, template, ctx: Ctx, callee_ctx: Ctx,
                     deduce_from: list[tuple[ci.Cursor, ci.Cursor]] = ()) -> None:
+        if len(given) > len(tparams) and not any(t.spelling == "..." for tp in tparams for t in tp.get_tokens()):
+            raise _unsupported("template deduction", call, f"{len(given)} template arguments for the "
+                               f"{len(tparams)} parameters of {template.spelling} that the lowering reads")
         for tp, text in zip(tparams, given):
             callee_ctx.subst[tp.hash] = self._subst_type(text, ctx)  # `f<blockSize>` inside a template inlined too
         for tp in tparams[len(given):]:
@@ -1594,7 +1597,8 @@ class KernelLowering:
                 return
             if text is not None or not _children(x):
                 return  # else its template arguments (`mul<A, Vec, Vec>`) may name template parameters
-        if k == K.TYPE_REF and x.referenced is not None and x.referenced.hash in ctx.subst:
+        # a type parameter, or a template template parameter (`Func<T>::op`) bound by inlining
+        if k in (K.TYPE_REF, K.TEMPLATE_REF) and x.referenced is not None and x.referenced.hash in ctx.subst:
             reps.append((s, e, ctx.subst[x.referenced.hash]))
             return
         if k == K.DECL_STMT and s >= lo and e <= hi and self._decl_needs_rewrite(x, ctx):
