@@ -99,7 +99,7 @@ HELPERS = {
 
 @dataclass(frozen=True)
 class Collective:
-    helpers: tuple[str, ...]  # names in HELPERS the rewritten call uses
+    helpers: tuple[str, ...]  # names in HELPERS the rewritten call uses, each after those it calls
     text: Callable[[], str]  # the call rewritten (rendered once every rewrite is known)
 
 
@@ -197,7 +197,7 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
             return (f"{BLOCK_SCAN_ITEMS}({render(args[0])}, {render(args[1])}, {op}, static_cast<{value}>({init}), "
                     f"{str(exclusive).lower()}, {str(seeded).lower()})")
 
-        return Collective((BLOCK_SCAN_ITEMS, BLOCK_SCAN), scan_items)
+        return Collective((BLOCK_SCAN, BLOCK_SCAN_ITEMS), scan_items)  # the one it calls first
     helper = f"{BLOCK_SCAN}<{value}>" if block else f"{WARP_SCAN}<{width}, {value}>"
 
     def scan() -> str:
