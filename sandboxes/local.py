@@ -301,6 +301,7 @@ class LocalSandbox:
         workdir = self._path(cwd)
 
         def set_limits() -> None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # the command takes Ctrl-C as it would
             os.setsid()
             if not self.gpu:
                 resource.setrlimit(resource.RLIMIT_AS, (lim.memory_mb * _MB, lim.memory_mb * _MB))
@@ -321,15 +322,22 @@ class LocalSandbox:
         start = time.monotonic()
         with open(stdout_file, "wb") if stdout_file is not None else nullcontext() as copy:
             out, err = OutputKeeper(keep, copy, lim.file_mb * _MB), OutputKeeper(keep)
+            # Ctrl-C is held while the process forks: Python's after-fork hooks would take it
+            # (and print a traceback), and the command would start with nobody to stop it.
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             try:
                 proc = subprocess.Popen(
                     self._argv(command, workdir), cwd=workdir, env=run_env, stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=set_limits, **user,
                 )
-            except (OSError, SandboxError) as exc:
-                return RunResult(text, 127, "", f"cannot start: {exc}", 0.0)
+            except BaseException as exc:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+                if isinstance(exc, (OSError, SandboxError)):
+                    return RunResult(text, 127, "", f"cannot start: {exc}", 0.0)
+                raise
             streams = _Streams(proc, out, err)
             try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C pressed meanwhile lands here
                 timed_out = not streams.pump(start + timeout)
                 if timed_out or not self.bwrap:
                     # What the command left running in its group dies with it, as in bwrap's PID namespace.
