@@ -32,6 +32,22 @@ def build_and_run_port(main: Path, tmp_path: Path) -> subprocess.CompletedProces
     return subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
 
 
+def run_routed(routed: str, tmp_path: Path, name: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """A translation with its launches routed through the capture header, built with g++ and run with 2
+    threads capturing into tmp_path/captures: the run and that folder."""
+    cpp, exe = tmp_path / f"{name}.cpp", tmp_path / name
+    cpp.write_text(routed)
+    project = Path(__file__).resolve().parents[1] / "tools" / "project"
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
+                            str(cpp), "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    captured = tmp_path / "captures"
+    captured.mkdir()
+    run = subprocess.run([str(exe)], capture_output=True, text=True,
+                         env=dict(os.environ, OMP_NUM_THREADS="2", CUDACPU_CAPTURE_DIR=str(captured)))
+    return run, captured
+
+
 MACROS = r"""
 #include <cstdio>
 #define N 64
@@ -384,17 +400,7 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
     routed, kernels = instrument(translated)
     assert kernels == ["gather", "count_to", "scale"] and "&cudacpu_kernels::gather<T, int>" in routed
     assert "&cudacpu_kernels::count_to<I>" in routed and "&cudacpu_kernels::scale<3, T>" in routed
-    cpp = tmp_path / "host_template.cpp"
-    cpp.write_text(routed)
-    exe = tmp_path / "host_template"
-    project = Path(__file__).resolve().parents[1] / "tools" / "project"
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
-                            str(cpp), "-o", str(exe)], capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    captured = tmp_path / "captures"
-    captured.mkdir()
-    run = subprocess.run([str(exe)], capture_output=True, text=True,
-                         env=dict(os.environ, OMP_NUM_THREADS="2", CUDACPU_CAPTURE_DIR=str(captured)))
+    run, captured = run_routed(routed, tmp_path, "host_template")
     assert run.stdout.strip() == "PASS", run.stderr
     # The capture names the instantiation's types, not the host template's parameters: a kernel
     # task made of it compiles, and a tuned version is keyed by that specialization. Each
@@ -409,7 +415,7 @@ def test_a_launch_in_a_host_template_spells_the_arguments_it_deduces(tmp_path):
     # Past its byte budget the capture writes nothing more and says so; the run itself is unchanged.
     small = tmp_path / "small_captures"
     small.mkdir()
-    run = subprocess.run([str(exe)], capture_output=True, text=True,
+    run = subprocess.run([str(tmp_path / "host_template")], capture_output=True, text=True,
                          env=dict(os.environ, CUDACPU_CAPTURE_DIR=str(small), CUDACPU_CAPTURE_BYTES="1000"))
     assert run.stdout.strip() == "PASS", run.stderr
     problems = {c.label: c.problem() for c in read_captures(small)}
@@ -1262,16 +1268,7 @@ def test_a_variadic_kernel_template_launched_from_a_host_template_deduces_its_pa
 
     routed, kernels = instrument(translate_file(VARIADIC_HOST_TEMPLATE, "variadic.cu").cpp)
     assert kernels == ["add_all"] and "&cudacpu_kernels::add_all<T, std::decay_t<decltype(args)>...>" in routed
-    cpp, exe = tmp_path / "variadic.cpp", tmp_path / "variadic"
-    cpp.write_text(routed)
-    project = Path(__file__).resolve().parents[1] / "tools" / "project"
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
-                            str(cpp), "-o", str(exe)], capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    captured = tmp_path / "captures"
-    captured.mkdir()
-    run = subprocess.run([str(exe)], capture_output=True, text=True,
-                         env=dict(os.environ, OMP_NUM_THREADS="2", CUDACPU_CAPTURE_DIR=str(captured)))
+    run, captured = run_routed(routed, tmp_path, "variadic")
     assert run.stdout.strip() == "PASS", run.stderr
     assert sorted(c.template_args for c in read_captures(captured)) == ["Meta", "Meta, float, int"]
 
