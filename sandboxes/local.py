@@ -23,8 +23,9 @@ import signal
 import stat
 import subprocess
 import tempfile
+import threading
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from glob import glob
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -180,6 +181,26 @@ def _give_to_sandbox_user(path: Path) -> None:
                 os.chown(os.path.join(top, name), SANDBOX_UID, SANDBOX_GID, follow_symlinks=False)
 
 
+@contextmanager
+def interrupts_deferred():
+    """Ctrl-C pressed inside the block acts when it ends. While a process forks with a
+    `preexec_fn`, Python runs its after-fork hooks, where a KeyboardInterrupt is printed as a
+    traceback and lost, and a command started then would outlive the interrupt. Masking SIGINT
+    in this thread is not enough: another thread takes the signal and Python still raises it
+    here. Only the main thread gets KeyboardInterrupt, so only there is anything deferred."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if pressed:
+            signal.raise_signal(signal.SIGINT)
+
+
 class LocalSandbox:
     kind = "local"
 
@@ -301,7 +322,6 @@ class LocalSandbox:
         workdir = self._path(cwd)
 
         def set_limits() -> None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # the command takes Ctrl-C as it would
             os.setsid()
             if not self.gpu:
                 resource.setrlimit(resource.RLIMIT_AS, (lim.memory_mb * _MB, lim.memory_mb * _MB))
@@ -322,22 +342,22 @@ class LocalSandbox:
         start = time.monotonic()
         with open(stdout_file, "wb") if stdout_file is not None else nullcontext() as copy:
             out, err = OutputKeeper(keep, copy, lim.file_mb * _MB), OutputKeeper(keep)
-            # Ctrl-C is held while the process forks: Python's after-fork hooks would take it
-            # (and print a traceback), and the command would start with nobody to stop it.
-            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            proc = None
             try:
-                proc = subprocess.Popen(
-                    self._argv(command, workdir), cwd=workdir, env=run_env, stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=set_limits, **user,
-                )
-            except BaseException as exc:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-                if isinstance(exc, (OSError, SandboxError)):
-                    return RunResult(text, 127, "", f"cannot start: {exc}", 0.0)
+                with interrupts_deferred():
+                    proc = subprocess.Popen(
+                        self._argv(command, workdir), cwd=workdir, env=run_env, stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=set_limits, **user,
+                    )
+            except (OSError, SandboxError) as exc:
+                return RunResult(text, 127, "", f"cannot start: {exc}", 0.0)
+            except KeyboardInterrupt:  # pressed while it started: the command must not outlive the call
+                if proc is not None:
+                    _kill_group(proc.pid)
+                    proc.communicate()
                 raise
             streams = _Streams(proc, out, err)
             try:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C pressed meanwhile lands here
                 timed_out = not streams.pump(start + timeout)
                 if timed_out or not self.bwrap:
                     # What the command left running in its group dies with it, as in bwrap's PID namespace.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -451,3 +453,40 @@ def test_open_sandbox_auto_says_which() -> None:
 def test_open_sandbox_rejects_unknown_kind() -> None:
     with pytest.raises(SandboxError, match="unknown sandbox kind"):
         open_sandbox("vm")
+
+
+# A program that starts a command in its main thread while another thread runs, as a port does,
+# with Ctrl-C pressed while the command's process forks; it reports the Ctrl-C the way the CLI does.
+_PRESSED_WHILE_FORKING = """
+import os, signal, sys, threading, time
+from sandboxes import LocalSandbox
+threading.Thread(target=lambda: time.sleep(600), daemon=True).start()
+box = LocalSandbox()
+def press_ctrl_c():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.05)  # time for whichever thread takes it
+os.register_at_fork(before=press_ctrl_c)
+try:
+    box.run(["sleep", "600"])
+    print("not interrupted", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+finally:
+    box.close()
+"""
+
+
+def test_ctrl_c_while_a_command_starts_is_one_clean_interrupt() -> None:
+    """Ctrl-C lands where the program can act on it, whichever thread takes the signal: never
+    inside Python's after-fork hooks (printed there as 'Exception ignored ... KeyboardInterrupt'
+    and lost), and the command started meanwhile does not run on."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", _PRESSED_WHILE_FORKING], cwd=root, capture_output=True,
+                          text=True, timeout=60, preexec_fn=_as_from_a_shell)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "interrupted\n", "")
+
+
+def _as_from_a_shell() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
