@@ -14,6 +14,7 @@ from tools.project.capture import standalone_source
 from tools.project.check import failure_line
 from tools.project.compile_commands import read_build_commands, split_commands
 from tools.project.discover import discover
+from tools.project.tree import write_makefile
 
 MAKEFILE = """\
 CC        = nvcc
@@ -242,3 +243,14 @@ def test_a_real_application_prints_the_numbers_its_original_printed_on_a_gpu(tmp
                              console=Console(quiet=True), expected_output=GPU_OUTPUTS / "lfib4.txt")
     report = (out / "PORT_REPORT.md").read_text()
     assert status == 0 and "numbers match the original run" in report, report
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_cuda_libraries_the_runtime_provides_are_not_linked(tmp_path):
+    root = tmp_path / "app"
+    root.mkdir()
+    (root / "main.cu").write_text("int main() { return 0; }\n")
+    (root / "Makefile").write_text("main: main.cu\n\tnvcc -O3 main.cu -o main -lcusolver -lcublas -lm\n")
+    makefile = write_makefile(tmp_path, discover(root).executables, ["-O3"]).read_text()
+    [link] = [line for line in makefile.splitlines() if " -o $@" in line and " -c " not in line]
+    assert "-lm" in link.split() and not {"-lcusolver", "-lcublas"} & set(link.split()), link

@@ -82,7 +82,8 @@ _OLD_CXX_STANDARDS = {"-std=c++98", "-std=c++03", "-std=c++0x", "-std=c++11", "-
 # -fopenmp defines _OPENMP; a CUDA source compiled without it by nvcc saw no _OPENMP (the runtime's
 # own pragmas read CUDA_CPU_OPENMP instead). `$(filter ...)`: only where CXXFLAGS turns OpenMP on.
 _NO_OPENMP_MACRO = "$(if $(filter -fopenmp,$(CXXFLAGS)),-U_OPENMP -DCUDA_CPU_OPENMP)"
-_CUDA_LIBRARIES = {"cublas", "cublasLt", "curand", "cudart", "cudart_static", "cuda", "cufft", "cusparse", "nvToolsExt"}
+_CUDA_LIBRARIES = {"cublas", "cublasLt", "curand", "cudart", "cudart_static", "cuda", "cufft", "cusparse", "cusolver",
+                   "nvToolsExt"}
 
 
 def _make_word(word: str) -> str:
