@@ -295,3 +295,59 @@ def test_segmented_scans_unique_partition_merge_transform_if(tmp_path):
     assert ints(out, "merge") == [1, 2, 3, 4, 9, 10]
     assert ints(out, "tif") == [1, 2, 3, 4, -5, -6, -7]
     assert ints(out, "rif") == [1, 2, 3, 4, 0, 0, 0]
+
+
+PERMUTATION_PROGRAM = r"""
+#include <thrust/device_vector.h>
+#include <thrust/reduce.h>
+#include <thrust/copy.h>
+#include <thrust/functional.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/permutation_iterator.h>
+#include <cstdio>
+#include <type_traits>
+
+// Thrust's strided_range example: every stride-th element, through traits and a permutation_iterator.
+template <class Iterator>
+struct strided_range {
+  typedef typename thrust::iterator_difference<Iterator>::type difference_type;
+  struct stride_functor {
+    difference_type stride;
+    __host__ __device__ difference_type operator()(const difference_type& i) const { return stride * i; }
+  };
+  typedef thrust::transform_iterator<stride_functor, thrust::counting_iterator<difference_type>> TransformIterator;
+  typedef thrust::permutation_iterator<Iterator, TransformIterator> iterator;
+  Iterator first, last;
+  difference_type stride;
+  iterator begin() const { return iterator(first, TransformIterator(thrust::counting_iterator<difference_type>(0), stride_functor{stride})); }
+  iterator end() const { return begin() + ((last - first) + (stride - 1)) / stride; }
+};
+
+int main() {
+  thrust::device_vector<float> m(16, 1.0f);
+  for (int i = 0; i < 4; i++) m[i * 5] = float(i + 2);
+  float* raw = thrust::raw_pointer_cast(m.data());
+  thrust::device_ptr<float> p = thrust::device_pointer_cast(raw);
+  typedef thrust::device_vector<float>::iterator Iterator;  // built from device_ptrs, as Thrust allows
+  strided_range<Iterator> diagonal{p, p + 16, 5};
+  printf("diagonal_product %g\n", thrust::reduce(diagonal.begin(), diagonal.end(), 1.0f, thrust::multiplies<float>()));
+  printf("diagonal_count %d\n", int(diagonal.end() - diagonal.begin()));
+  static_assert(std::is_same<thrust::iterator_value<Iterator>::type, float>::value, "iterator_value");
+
+  thrust::device_vector<int> values{10, 20, 30, 40, 50}, map{4, 0, 2}, gathered(3);
+  thrust::copy(thrust::make_permutation_iterator(values.begin(), map.begin()),
+               thrust::make_permutation_iterator(values.begin(), map.end()), gathered.begin());
+  printf("gathered %d %d %d\n", int(gathered[0]), int(gathered[1]), int(gathered[2]));
+  *thrust::make_permutation_iterator(values.begin(), map.begin() + 1) = -1;  // writes through to values[0]
+  printf("written %d\n", int(values[0]));
+  return 0;
+}
+"""
+
+
+def test_permutation_iterator_traits_and_iterators_from_device_ptr(tmp_path):
+    out = parse_lines(run(build({"permutation.cpp": PERMUTATION_PROGRAM}, tmp_path)))
+    assert out["diagonal_product"] == ["120"] and out["diagonal_count"] == ["4"]
+    assert ints(out, "gathered") == [50, 10, 30]
+    assert ints(out, "written") == [-1]

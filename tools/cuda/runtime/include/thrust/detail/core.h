@@ -88,6 +88,14 @@ class device_ptr {
     bool operator<=(const device_ptr& other) const { return ptr_ <= other.ptr_; }
     bool operator>=(const device_ptr& other) const { return ptr_ >= other.ptr_; }
     explicit operator bool() const { return ptr_ != nullptr; }
+#if defined(__GLIBCXX__)
+    // Thrust's device_vector<T>::iterator is built from a device_ptr<T> (`Iterator it = ptr;`);
+    // ours is std::vector<T>'s iterator, which libstdc++ builds from the raw pointer.
+    using vector_iterator = std::conditional_t<std::is_const<T>::value,
+                                               typename std::vector<std::remove_cv_t<T>>::const_iterator,
+                                               typename std::vector<std::remove_cv_t<T>>::iterator>;
+    operator vector_iterator() const { return vector_iterator(ptr_); }
+#endif
 
   private:
     T* ptr_;
@@ -327,5 +335,61 @@ template <class Iterator, class Function>
 inline transform_iterator<Function, Iterator> make_transform_iterator(Iterator base, Function function) {
     return transform_iterator<Function, Iterator>(base, function);
 }
+
+// The element of `elements` at each index `indices` gives, in the indices' order (a gather, read or written).
+template <class ElementIterator, class IndexIterator>
+class permutation_iterator {
+  public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = typename std::iterator_traits<ElementIterator>::value_type;
+    using difference_type = std::ptrdiff_t;
+    using pointer = typename std::iterator_traits<ElementIterator>::pointer;
+    using reference = typename std::iterator_traits<ElementIterator>::reference;
+
+    permutation_iterator() = default;
+    permutation_iterator(ElementIterator elements, IndexIterator indices) : elements_(elements), indices_(indices) {}
+    reference operator*() const { return elements_[*indices_]; }
+    reference operator[](difference_type n) const { return elements_[indices_[n]]; }
+    permutation_iterator& operator++() { ++indices_; return *this; }
+    permutation_iterator operator++(int) { permutation_iterator old = *this; ++indices_; return old; }
+    permutation_iterator& operator--() { --indices_; return *this; }
+    permutation_iterator operator--(int) { permutation_iterator old = *this; --indices_; return old; }
+    permutation_iterator& operator+=(difference_type n) { indices_ += n; return *this; }
+    permutation_iterator& operator-=(difference_type n) { indices_ -= n; return *this; }
+    permutation_iterator operator+(difference_type n) const { return permutation_iterator(elements_, indices_ + n); }
+    permutation_iterator operator-(difference_type n) const { return permutation_iterator(elements_, indices_ - n); }
+    difference_type operator-(const permutation_iterator& other) const { return indices_ - other.indices_; }
+    bool operator==(const permutation_iterator& other) const { return indices_ == other.indices_; }
+    bool operator!=(const permutation_iterator& other) const { return indices_ != other.indices_; }
+    bool operator<(const permutation_iterator& other) const { return indices_ < other.indices_; }
+    bool operator>(const permutation_iterator& other) const { return other < *this; }
+    bool operator<=(const permutation_iterator& other) const { return !(other < *this); }
+    bool operator>=(const permutation_iterator& other) const { return !(*this < other); }
+
+  private:
+    ElementIterator elements_;
+    IndexIterator indices_;
+};
+template <class ElementIterator, class IndexIterator>
+inline permutation_iterator<ElementIterator, IndexIterator> make_permutation_iterator(ElementIterator elements,
+                                                                                    IndexIterator indices) {
+    return permutation_iterator<ElementIterator, IndexIterator>(elements, indices);
+}
+
+// Thrust's iterator traits: `typename thrust::iterator_difference<It>::type` and the like.
+template <class It>
+struct iterator_traits : std::iterator_traits<It> {};
+template <class It>
+struct iterator_value { using type = typename std::iterator_traits<It>::value_type; };
+template <class It>
+struct iterator_difference { using type = typename std::iterator_traits<It>::difference_type; };
+template <class It>
+struct iterator_reference { using type = typename std::iterator_traits<It>::reference; };
+template <class It>
+struct iterator_pointer { using type = typename std::iterator_traits<It>::pointer; };
+template <class It>
+using iterator_value_t = typename iterator_value<It>::type;
+template <class It>
+using iterator_difference_t = typename iterator_difference<It>::type;
 
 }  // namespace thrust
