@@ -40,3 +40,12 @@ def test_failure_messages_are_those_that_say_only_that_the_check_failed(tmp_path
     (tmp_path / "Makefile").write_text("main: main.cu\n\tnvcc -o main main.cu\n")
     assert [(m.line, str(m)) for m in failure_messages(discover(tmp_path))] == [
         (3, "main.cu:3 `Mismatch at %d: %f vs %f`"), (7, "main.cu:7 `3D result: FAIL`")]
+
+
+def test_a_failure_to_pass_a_named_check_is_a_failure_message(tmp_path):
+    # the words between "failed to pass" and "check"/"test" name what was checked
+    (tmp_path / "main.cu").write_text(
+        'int main() {\n  printf("Failed to pass channel shuffle (NHWC) check\\n");\n'
+        '  printf("failed to pass the arguments to the solver\\n");\n  printf("Failed to pass test %d\\n", 3);\n}\n')
+    (tmp_path / "Makefile").write_text("main: main.cu\n\tnvcc -o main main.cu\n")
+    assert [m.line for m in failure_messages(discover(tmp_path))] == [2, 4]

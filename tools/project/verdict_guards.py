@@ -111,11 +111,26 @@ _ESCAPE = re.compile(r"\\[nrt]")
 _FORMAT = re.compile(r"%[-+ #0-9.*]*[a-zA-Z]+|\\.")
 
 
+_CHECK_NOUNS = {"check", "checks", "test", "tests", "verification", "validation"}
+
+
 def _only_a_failed_check(text: str) -> bool:
-    words = re.findall(r"[A-Za-z]+", _FORMAT.sub(" ", text))
+    words = _without_the_checked_name(re.findall(r"[A-Za-z]+", _FORMAT.sub(" ", text)))
     # a single letter is a name or a dimension (`2D test: FAILED`)
     return failure_line(text) is not None and bool(words) and all(len(w) == 1 or w.lower() in _CHECK_WORDS
                                                                    for w in words)
+
+
+def _without_the_checked_name(words: list[str]) -> list[str]:
+    """`Failed to pass <what> check`: the words between name what was checked (any words), and
+    are left out; the message still says only that a check failed."""
+    lower = [w.lower() for w in words]
+    for i in range(len(lower) - 2):
+        if lower[i] in ("fail", "fails", "failed") and lower[i + 1:i + 3] == ["to", "pass"]:
+            noun = next((j for j in range(len(lower) - 1, i + 2, -1) if lower[j] in _CHECK_NOUNS), None)
+            if noun is not None:
+                return words[:i + 1] + words[noun:]
+    return words
 
 
 def _make_setting(project: Project, macro: str) -> str | None:
