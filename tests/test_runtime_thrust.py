@@ -351,3 +351,17 @@ def test_permutation_iterator_traits_and_iterators_from_device_ptr(tmp_path):
     assert out["diagonal_product"] == ["120"] and out["diagonal_count"] == ["4"]
     assert ints(out, "gathered") == [50, 10, 30]
     assert ints(out, "written") == [-1]
+
+
+def test_the_vector_header_alone_brings_the_algorithms(tmp_path):
+    # As CUDA's Thrust does through its backend: nvcc compiles this with only <thrust/device_vector.h>.
+    program = r"""
+#include <thrust/device_vector.h>
+#include <cstdio>
+int main() {
+  thrust::device_vector<int> v{3, 1, 2};
+  thrust::sort(v.begin(), v.end());
+  printf("sorted %d %d %d sum %d\n", int(v[0]), int(v[1]), int(v[2]), thrust::reduce(v.begin(), v.end()));
+}
+"""
+    assert parse_lines(run(build({"alone.cpp": program}, tmp_path)))["sorted"] == ["1", "2", "3", "sum", "6"]
