@@ -654,3 +654,50 @@ def test_guard_returns_in_synchronizing_functions(tmp_path):
     problems = [str(u) for u in lower_source(source, "k.cu").unsupported]
     assert len(problems) == 1 and problems[0].startswith("k.cu:3: unsupported early return in synchronizing "
                                                          "function: body returns before its end"), problems
+
+
+SYNC_METHODS = r"""
+template <typename T>
+__device__ T down(T v, unsigned d, int width = 32) { return __shfl_down_sync(0xffffffffu, v, d, width); }
+
+template <typename T>
+struct Sum {
+    int width;
+    __device__ T combine(T a, T b) const { return a + b; }
+    __device__ T lane_down(T v, int o) const { return down(v, o, width); }
+};
+
+template <typename T, class Op>
+__device__ T warp_reduce(T v, const Op& op) {
+    for (int o = 16; o > 0; o >>= 1) v = op.combine(v, op.lane_down(v, o));
+    return v;
+}
+
+__global__ void k(const float* in, float* out) {
+    Sum<float> op = {32};
+    float v = warp_reduce(in[threadIdx.x], op);
+    float one = down(1.0f, 1u);
+    if (threadIdx.x % 32 == 0) out[threadIdx.x / 32] = v + one;
+}
+"""
+
+SYNC_METHODS_MAIN = r"""
+int main() {
+    float in[64], out[2];
+    for (int i = 0; i < 64; ++i) in[i] = i;
+    cudacpu_kernels::k(dim3(1), dim3(64), 0, in, out);
+    if (out[0] != 497.0f || out[1] != 1521.0f) { std::printf("%f %f\n", out[0], out[1]); return 1; }
+    std::printf("ok\n");
+    return 0;
+}
+"""
+
+
+def test_methods_with_warp_intrinsics_are_inlined_with_their_object(tmp_path):
+    """A method that shuffles (through a function with a default argument) is inlined where a
+    kernel calls it, also through an object of a template's type (`op.lane_down(v, o)` in a function
+    template): its members read from the caller's object, its class's template arguments from the
+    object's type. The class keeps the method's declaration."""
+    cpp = lowered(SYNC_METHODS)
+    assert "T lane_down(T v, int o) const ;" in cpp
+    assert build_and_run(cpp, SYNC_METHODS_MAIN, tmp_path).strip() == "ok"

@@ -275,6 +275,7 @@ class Translation:
     functions: dict[DefinitionKey, ci.Cursor] = field(default_factory=dict)  # definition_key -> device fn definition
     # (of this file, and of the project's headers where this file's code calls them)
     members: dict[DefinitionKey, ci.Cursor] = field(default_factory=dict)  # device constructors and methods, alike
+    _header_methods: dict[str, list[ci.Cursor]] | None = None
     identifiers: set[str] = field(default_factory=set)
     module: CudaModule | None = None
     _main_cursors: list[ci.Cursor] | None = None
@@ -481,6 +482,8 @@ def _header_functions(tr: "Translation") -> None:
                                                       for d in _overloads(x)][:16]
             if (ref := c.referenced) is not None and ref.kind in MEMBER_KINDS:  # a constructor or a method
                 candidates.append(ref)
+            elif _dependent_member_call(c):  # `op.reduce(v)`, `op` of a template's type: the header's methods so named
+                candidates += _header_methods(tr).get(call_name(c), [])
             for cand in candidates:
                 if cand is None or not in_project_header(cand):
                     continue
@@ -493,6 +496,28 @@ def _header_functions(tr: "Translation") -> None:
                 is_member = d.kind in MEMBER_KINDS and not d.is_static_method()  # static: called as a function
                 (tr.members if is_member else tr.functions)[definition_key(d)] = d
                 pending.append(d)
+
+
+def _dependent_member_call(call: ci.Cursor) -> bool:
+    first = next(call.get_children(), None)
+    return call.referenced is None and first is not None and first.kind == ci.CursorKind.MEMBER_REF_EXPR
+
+
+def _header_methods(tr: "Translation") -> dict[str, list[ci.Cursor]]:
+    """The methods of the classes that project headers declare at their top level (or in their
+    namespaces), by name."""
+    if tr._header_methods is None:
+        found: dict[str, list[ci.Cursor]] = {}
+        pending = [c for c in tr.tu.cursor.get_children() if not tr.in_main(c) and in_project_header(c)]
+        while pending:
+            c = pending.pop()
+            if c.kind in (ci.CursorKind.NAMESPACE, ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL,
+                          ci.CursorKind.CLASS_TEMPLATE):
+                pending.extend(c.get_children())
+            elif c.kind == ci.CursorKind.CXX_METHOD:
+                found.setdefault(c.spelling, []).append(c)
+        tr._header_methods = found
+    return tr._header_methods
 
 
 @functools.cache
@@ -884,6 +909,8 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[Def
             if d is not None:
                 callees.add(definition_key(d))
                 feats.add("device functions")
+            elif tr.unresolved_call(c):  # `op.reduce(v)` with `op` of a template's type: any method so named
+                callees.update(definition_key(m) for m in tr.named_candidates(c))
         elif k == ci.CursorKind.VAR_DECL and is_shared(c):
             feats.add("dynamic shared memory" if c.type.kind == ci.TypeKind.INCOMPLETEARRAY else "shared memory")
         elif k == ci.CursorKind.DECL_REF_EXPR and c.referenced is not None and is_constant(c.referenced):

@@ -118,6 +118,25 @@ def _template_parameters(fn: ci.Cursor) -> list[ci.Cursor]:
     return outer + [c for c in fn.get_children() if c.kind in TEMPLATE_PARAMETERS]
 
 
+def _default_argument(param: ci.Cursor) -> ci.Cursor | None:
+    """The expression after `=` in a parameter's declaration, if it has one."""
+    exprs = [c for c in param.get_children() if c.kind.is_expression()]
+    return exprs[-1] if exprs else None
+
+
+def _top_level_arguments(text: str) -> list[str]:
+    """A type's template arguments as clang spells them (`float, Pair<float, int>, 4`), split at
+    the commas outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "<([{"
+        depth -= ch in ">)]}"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    return parts + [text[start:].strip()] if text.strip() else parts
+
+
 def _written_template_arguments(call: ci.Cursor) -> list[list[str]]:
     """The template arguments written in a call's callee, one list per `::`-separated name:
     `Dot<float, 4>::dot<2>(a)` -> [["float", "4"], ["2"]], `f(x)` -> [[]]."""
@@ -219,6 +238,8 @@ class Ctx:
     subst: dict[int, str] = field(default_factory=dict)  # template parameter decl hash -> text
     replacements: dict[tuple[int, int], object] = field(default_factory=dict)
     written: set[int] = field(default_factory=set)
+    # An inlined method's object: (its expression, the caller's Ctx, reached through a pointer)
+    this: "tuple[ci.Cursor, Ctx, bool] | None" = None
 
     @property
     def is_kernel(self) -> bool:
@@ -648,10 +669,19 @@ class KernelLowering:
         return True
 
     def _is_sync_call(self, call: ci.Cursor) -> bool:
-        if fe.call_name(call) in SYNC_CALLS:
-            return True
+        return fe.call_name(call) in SYNC_CALLS or self._sync_definition(call) is not None
+
+    def _sync_definition(self, call: ci.Cursor) -> ci.Cursor | None:
+        """The function or method with barriers or warp intrinsics that a call runs: the one the parse
+        names, or for a method of an object of a template's type (`op.shfl(v)`) the one such method of
+        the project by that name."""
         d = self.tr.called_definition(call)
-        return d is not None and fe.definition_key(d) in self.sync_functions
+        if d is not None:
+            return d if fe.definition_key(d) in self.sync_functions else None
+        if not self.tr.unresolved_call(call):
+            return None
+        found = [m for m in self.tr.named_candidates(call) if fe.definition_key(m) in self.sync_functions]
+        return found[0] if len(found) == 1 else None
 
     def _unresolved_reads_coordinates(self, call: ci.Cursor) -> bool:
         """Whether a call the parse cannot name (a functor's operator(), a lambda: fe.unresolved_call)
@@ -847,6 +877,11 @@ class KernelLowering:
                         bump("none")
                     elif not (fe.is_constant(ref) or ref.type.is_const_qualified()):
                         bump("none")
+            elif k in (K.MEMBER_REF_EXPR, K.CXX_THIS_EXPR) and ctx.this is not None and \
+                    (k == K.CXX_THIS_EXPR or not _children(c)):
+                kind, taint = self.expr_class(ctx.this[0], ctx.this[1])  # a member of the inlined method's object
+                bump(kind)
+                tainted = tainted or taint
             elif k == K.CALL_EXPR:
                 name = fe.call_name(c)
                 target = fe.callee(c)
@@ -1019,8 +1054,8 @@ class KernelLowering:
         for call in fe.calls_in(c):
             if fe.call_name(call) in fe.BARRIERS:
                 return True
-            d = self.tr.called_definition(call)
-            if d is not None and fe.definition_key(d) in self.sync_functions and self._has_barrier(d):
+            d = self._sync_definition(call)
+            if d is not None and self._has_barrier(d):
                 return True
         return False
 
@@ -1187,7 +1222,7 @@ class KernelLowering:
         return ("value", args[1])
 
     def _inline(self, call: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
-        fn = self.tr.called_definition(call)
+        fn = self._sync_definition(call)
         if fn is None:
             raise _unsupported("synchronizing call", call, f"call of {fe.call_name(call)} (barriers inside) whose "
                                "definition is not in this file")
@@ -1209,18 +1244,25 @@ class KernelLowering:
                                "are supported in functions with barriers")
         callee_ctx = Ctx(fn=fn, parent=ctx, prefix=self._fresh(fn.spelling) + "_")
         callee_ctx.written = self._written(fn)
+        if fn.kind == K.CXX_METHOD and not fn.is_static_method():
+            callee_ctx.this = self._object_of(call, ctx)
         self.inlined.append(callee_ctx)
         args = _children(call)[1:]
         params = fe.params_of(fn)
-        if len(args) != len(params):
+        while args and args[-1].extent.start.file is None:  # a default argument, as clang fills it in
+            args = args[:-1]
+        defaults = [_default_argument(p) for p in params[len(args):]]
+        if len(args) > len(params) or any(d is None for d in defaults):
             raise _unsupported("default arguments", call, f"call of {fn.spelling} with default arguments")
         self._bind_templates(fn, call, params, args, ctx, callee_ctx)
-        for p, a in zip(params, args):
+        # an argument left out is the parameter's default, evaluated where the function is
+        bound = [(a, ctx) for a in args] + [(d, callee_ctx) for d in defaults]
+        for p, (a, actx) in zip(params, bound):
             array = p.type.get_pointee() if p.type.kind == ci.TypeKind.LVALUEREFERENCE else p.type
             if p.type.kind == ci.TypeKind.LVALUEREFERENCE and array.kind not in ARRAY_TYPES \
                     and not array.is_const_qualified():
                 target = fe.strip(a)
-                var = self.lookup(target.referenced, ctx) if target.kind == K.DECL_REF_EXPR else None
+                var = self.lookup(target.referenced, actx) if target.kind == K.DECL_REF_EXPR else None
                 if var is None:
                     raise _unsupported("reference parameter", call, f"argument of reference parameter {p.spelling} "
                                        "is not a local variable")
@@ -1230,9 +1272,9 @@ class KernelLowering:
             # An array parameter, or a reference to an array, is a pointer to the caller's array.
             var.type = _decayed(self._subst_type(array.spelling, callee_ctx)) if array.kind in ARRAY_TYPES \
                 else _value_type(var.type)
-            var.init = (a, ctx)
-            var.kind, var.tainted = ("none", False) if p.hash in callee_ctx.written else self.expr_class(a, ctx)
-            self.region(out, masks).items.append(("decl", var, (a, ctx)))
+            var.init = (a, actx)
+            var.kind, var.tainted = ("none", False) if p.hash in callee_ctx.written else self.expr_class(a, actx)
+            self.region(out, masks).items.append(("decl", var, (a, actx)))
         self._lower_guarded(body[:-1] if tail is not None else body, callee_ctx, masks, out)
         if tail is not None and result_type != "void":
             value = _children(tail)[0]
@@ -1246,12 +1288,41 @@ class KernelLowering:
         else:
             ctx.replacements[(call.extent.start.offset, call.extent.end.offset)] = ("text", "(void)0")
 
+    def _object_of(self, call: ci.Cursor, ctx: Ctx) -> tuple[ci.Cursor, Ctx, bool]:
+        """The object whose method a call runs (`acc.add(v)`, `p->add(v)`, `add(v)` inside another
+        inlined method): an expression without side effects, which the inlined body names again
+        wherever it reads a member."""
+        member = next(call.get_children(), None)
+        base = next(member.get_children(), None) if member is not None and member.kind == K.MEMBER_REF_EXPR else None
+        if base is None or fe.strip(base).kind == K.CXX_THIS_EXPR:
+            if ctx.this is None:
+                raise _unsupported("method call", call, f"{fe.call_name(call)}(...): the object of a method with "
+                                   "barriers or warp intrinsics is not known")
+            return ctx.this
+        arrow = any(t.spelling == "->" for t in _tokens(member)
+                    if base.extent.end.offset <= t.extent.start.offset)
+        if any(x.kind in (K.CALL_EXPR, K.CXX_NEW_EXPR, K.LAMBDA_EXPR) or
+               (x.kind in (K.UNARY_OPERATOR, K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR)
+                and fe.operator_of(x) in ("=", "++", "--")) or x.kind == K.COMPOUND_ASSIGNMENT_OPERATOR
+               for x in base.walk_preorder()):
+            raise _unsupported("method of a temporary", call, f"{fe.call_name(call)}(...) is called on an object "
+                               "made or changed by the call's own expression; inlining it needs a named object")
+        return base, ctx, arrow
+
+    def _object_text(self, this: tuple[ci.Cursor, Ctx, bool], tid: str | None) -> str:
+        base, ctx, arrow = this
+        text = self.render(base, ctx, tid)
+        return f"(*{text})" if arrow else f"({text})"
+
     def _bind_templates(self, fn, call, params, args, ctx: Ctx, callee_ctx: Ctx) -> None:
         """Binds the template parameters of an inlined function, and of the class template it is a
         static member of (`Dot<float, 4>::dot(a)`): as written, deduced from the arguments, or by
         default."""
         written = _written_template_arguments(call)
         owner = fn.semantic_parent
+        if owner is not None and owner.kind == K.CLASS_TEMPLATE and callee_ctx.this is not None:
+            # a method of an object: its class's arguments are those of the object's type
+            written = [self._class_arguments(callee_ctx.this, owner, call)] + written[-1:]
         if owner is not None and owner.kind == K.CLASS_TEMPLATE:
             if len(written) < 2:
                 raise _unsupported("template deduction", call, f"cannot tell the template arguments of "
@@ -1259,6 +1330,38 @@ class KernelLowering:
             self._bind_given(_template_parameters(owner), written[-2], call, owner, ctx, callee_ctx)
         own = [c for c in fn.get_children() if c.kind in TEMPLATE_PARAMETERS]
         self._bind_given(own, written[-1], call, fn, ctx, callee_ctx, deduce_from=list(zip(params, args)))
+
+    def _class_arguments(self, this: tuple[ci.Cursor, Ctx, bool], owner: ci.Cursor, call: ci.Cursor) -> list[str]:
+        """The template arguments of the class template `owner` that an object's type names, through
+        its aliases (`using Op = Ops<T, int>;`), as the object's function spells them."""
+        base, ctx, arrow = this
+        for _ in range(8):  # a parameter of an inlined function: the argument's type, as its caller declared it
+            ref = fe.strip(base).referenced if fe.strip(base).kind == K.DECL_REF_EXPR else None
+            var = self.lookup(ref, ctx) if ref is not None and ref.kind == K.PARM_DECL else None
+            if var is None or var.init is None or var.init[1] is ctx:
+                break
+            base, ctx = var.init
+        t = base.type.get_pointee() if arrow else base.type
+        for _ in range(8):
+            decl = t.get_declaration()
+            if decl.kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL):
+                t = decl.underlying_typedef_type
+                continue
+            if t.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE):
+                t = t.get_pointee()
+                continue
+            break
+        text = re.sub(r"^(const|volatile)\s+", "", t.spelling.strip())
+        name, _, rest = text.partition("<")
+        if name.split("::")[-1].strip() != owner.spelling or not rest.endswith(">"):
+            raise _unsupported("template deduction", call, f"cannot tell the template arguments of {owner.spelling} "
+                               f"from the type {t.spelling} of the object whose {fe.call_name(call)} is called")
+        count = t.get_num_template_arguments()
+        if count > 0 and all(t.get_template_argument_type(i).kind != ci.TypeKind.INVALID for i in range(count)):
+            args = [t.get_template_argument_type(i).spelling for i in range(count)]
+        else:  # a dependent type, or values among the arguments: as spelled
+            args = _top_level_arguments(rest[:-1])
+        return [self._subst_type(a.strip(), ctx) for a in args]
 
     def _bind_given(self, tparams: list[ci.Cursor], given: list[str], call, template, ctx: Ctx, callee_ctx: Ctx,
                     deduce_from: list[tuple[ci.Cursor, ci.Cursor]] = ()) -> None:
@@ -1587,6 +1690,11 @@ class KernelLowering:
         if k == K.CALL_EXPR and (s, e) in ctx.replacements:
             reps.append((s, e, self._replacement(ctx.replacements[(s, e)], ctx, tid)))
             return
+        if ctx.this is not None and k == K.CXX_THIS_EXPR:
+            reps.append((s, e, f"(&{self._object_text(ctx.this, tid)})"))
+            return
+        if ctx.this is not None and k == K.MEMBER_REF_EXPR and not _children(x) and x.spelling:
+            reps.append((s, s, self._object_text(ctx.this, tid) + "."))  # `mean` -> `(acc).mean`
         if k == K.DECL_REF_EXPR and x.referenced is not None:
             text = self._ref_text(x.referenced, ctx, tid)
             if text is not None and text != x.spelling:

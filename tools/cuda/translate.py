@@ -73,7 +73,9 @@ class LoweredModule(BaseModel):
 
 def _facts(tr: Translation) -> tuple[set[fe.DefinitionKey], set[fe.DefinitionKey]]:
     facts = fe._device_fn_facts(tr)
-    sync = {off for off, (_, s, _) in facts.items() if s and off in tr.functions}  # a member is not inlined
+    # Inlined: functions and methods (not constructors, which make objects as written)
+    methods = {off for off, m in tr.members.items() if m.kind == K.CXX_METHOD}
+    sync = {off for off, (_, s, _) in facts.items() if s and (off in tr.functions or off in methods)}
     coords = {off for off, (c, _, _) in facts.items() if c and off not in sync}
     return sync, coords
 
@@ -205,6 +207,20 @@ def _outer_extent(cursor: ci.Cursor) -> tuple[int, int]:
     return cursor.extent.start.offset, cursor.extent.end.offset
 
 
+def _drop_method_body(method: ci.Cursor, edits: fe.SourceEdits) -> None:
+    """A method with barriers or warp intrinsics is inlined into the kernels that call it: the class
+    keeps its declaration (`T shfl(T v) const;`), a definition outside the class goes."""
+    parent = method.lexical_parent
+    if parent is not None and parent.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.CLASS_TEMPLATE,
+                                              K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION, K.UNION_DECL):
+        body = fe.body_of(method)
+        edits.replace(body.extent.start.offset, body.extent.end.offset,
+                      f"; // __device__ {method.spelling}: inlined into the kernels that call it")
+    else:
+        edits.replace(method.extent.start.offset, method.extent.end.offset,
+                      f"// __device__ {method.spelling}: inlined into the kernels that call it")
+
+
 def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, drop_main: bool) -> LoweredModule:
     mod = tr.module
     assert mod is not None
@@ -253,6 +269,9 @@ def _transform(tr: Translation, *, kernels: list[str] | None, keep_host: bool, d
     coord_fn_kept = any(fe.in_project_header(fn) and fe.definition_key(fn) in coords for fn in tr.functions.values()) \
         or any(key in coords for key in tr.members) or any(k.sets_coordinates for k in result.kernels)
     for c in tr.walk_main():
+        if c.kind == K.CXX_METHOD and tr.in_main(c) and c.is_definition() and fe.definition_key(c) in sync:
+            _drop_method_body(c, edits)
+            continue
         if not tr.in_main(c) or c.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE):
             continue
         start, end = _outer_extent(c)
