@@ -34,6 +34,7 @@ from sandboxes import Limits, Sandbox, open_sandbox
 from tools.project.capture import HEADER as LAUNCH_HEADER
 from tools.project.capture import (LAUNCH_TIMES, Capture, capture_to_task, instrument, launched_kernels, read_captures,
                                    read_launch_times, standalone_source, tuned_dispatch_source)
+from tools.build import Diagnostic
 from tools.project.check import BuildOutcome, CheckOutcome, build_in_sandbox, run_check
 from tools.project.discover import SKIP_DIRS, Project
 from tools.project.inputs import CheckInputs, check_inputs, missing_inputs
@@ -177,24 +178,34 @@ def header_dirs(project: Project, path: str) -> list[str]:
 UNCHECKED = {"timeout": "timeout", "crashed": "runtime_error"}
 
 
-def kernel_reports(project: Project, translations: list[FileTranslation], build_ok: bool, check: CheckReport,
+def kernel_reports(project: Project, translations: list[FileTranslation], build: dict, check: CheckReport,
                    reference: str, launched: set[str] | None = None, checked: set[str] = frozenset()) -> list[KernelReport]:
-    """Each kernel's status. `launched`: the kernels the check's run launched (None: not known); a
+    """Each kernel's status. `build`: the build record (its errors placed in kernels where g++ said so).
+    `launched`: the kernels the check's run launched (None: not known); a
     kernel it never launched was not checked by it, whatever the verdict. `checked`: the kernels
     launched by check commands that passed, whose verdict stands where a later command never reached its own."""
     by_file = {t.path: t for t in translations}
+    build_ok, places = build["ok"], build.get("error_places", [])
     reports = []
     for k in project.kernels:
         t = by_file.get(k.file)
         problems = [u for u in (t.unsupported if t else []) if u.get("kernel") in (None, k.name)]
         reasons = [f"{u['feature']} ({u['file']}:{u['line']}): {u['message']}" for u in problems]
+        own_errors = [e for e, place in zip(build["errors"], places) if place == f"{k.file}:{k.name}"]
+        errors = []
         if t is None or t.cpp is None:
             status = "unsupported"
             reasons = reasons or [t.error if t and t.error else "file not translated"]
         elif any(u.get("kernel") == k.name for u in problems) or (reasons and not build_ok):
             status = "unsupported"
+        elif not build_ok and (own_errors or None in places or not places):
+            status = "compile_error"  # its own code failed, or nothing says where the build failed
+            errors = own_errors
         elif not build_ok:
-            status = "compile_error"
+            status = "not_built"  # the build failed in other code, which g++ named
+            failed = sorted({place.rpartition(":")[2] for place in places if place})
+            errors = ["not built: the build failed in " + (f"the lowered kernel {', '.join(failed)}" if failed else
+                                                            "code outside the kernels") + " (see the build errors)"]
         elif check.verdict in UNCHECKED:
             status = "correct" if k.name in checked else UNCHECKED[check.verdict]
         elif launched is not None and k.name not in launched:
@@ -205,7 +216,7 @@ def kernel_reports(project: Project, translations: list[FileTranslation], build_
             status = "correct" if check.passed else "incorrect"
         reports.append(KernelReport(name=k.name, file=k.file, line=k.line, status=status,
                                     reference_kind=reference if status in ("correct", "incorrect") else None,
-                                    unsupported=reasons))
+                                    unsupported=reasons, errors=errors))
     return reports
 
 
@@ -524,10 +535,35 @@ def _build(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, no
         return done, {}
     ctx.on_step("building with g++")
     built = ctx.build(tree, tree_key)
-    record = {"ok": built.ok, "output": built.output[-4000:],
-              "errors": [str(d) for d in built.diagnostics if d.severity == "error"][:50]}
+    errors = [d for d in built.diagnostics if d.severity == "error"][:50]
+    placed = [_placed_error(d, tree, ctx.project) for d in errors]
+    record = {"ok": built.ok, "output": built.output[-4000:], "errors": [text for text, _ in placed],
+              # where g++ said each error is: in a lowered kernel ("file:kernel"), or elsewhere ("")
+              "error_places": [place for _, place in placed]}
     ctx.writer.event("tool_result", node=node, data={"ok": built.ok, "output": record["output"]})
     return record, {"builds": {tree_key: record}}
+
+
+def _placed_error(d: Diagnostic, tree: PortTree, project: Project) -> tuple[str, str | None]:
+    """A build error as the report shows it: its file in the port tree (OUT/src/...), and where it is
+    inside a lowered kernel, that kernel's place in the project; and its place: "FILE:KERNEL", ""
+    (in other code) or None (g++ named no function: a link error, a declaration)."""
+    from tools.cuda import NAMESPACE as KERNEL_NAMESPACE
+
+    where = Path(d.file)
+    if not where.is_absolute() and where.parts[:1] != ("..",):
+        port = Path(os.path.normpath(tree.makefile.parent / where))
+        if port.is_relative_to(tree.root.parent):
+            where = port.relative_to(tree.root.parent)
+    text = str(Diagnostic(str(where), d.line, d.column, d.severity, d.message, d.tool))
+    if d.function is None:
+        return text, None
+    namespace, _, name = d.function.rpartition("::")
+    source = where.relative_to(tree.root.name).as_posix() if where.parts[:1] == (tree.root.name,) else None
+    kernel = next((k for k in project.kernels if k.name == name and k.file == source), None)
+    if kernel is None or namespace.rpartition("::")[2] != KERNEL_NAMESPACE:
+        return text, ""
+    return f"{text} (in the lowered kernel {name}, {kernel.file}:{kernel.line})", f"{kernel.file}:{name}"
 
 
 def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, build: dict,
@@ -909,7 +945,7 @@ def report_(state: PortState, ctx: PortContext) -> dict:
     reference = "gpu-output" if ctx.expected is not None else "project-check"
     launched = set(check["launched"]) if check is not None and check.get("launched") is not None else None
     checked = set(check.get("checked", [])) if check is not None else set()
-    kernels = kernel_reports(project, translations, build["ok"], check_report, reference, launched, checked)
+    kernels = kernel_reports(project, translations, build, check_report, reference, launched, checked)
     if check_report.verdict in UNCHECKED and (passed := [k.name for k in kernels if k.status == "correct"]):
         check_report.notes.append(f"{', '.join(passed)} launched in check commands that passed before the one that "
                                   "did not end with a verdict: their verdict stands for these kernels")

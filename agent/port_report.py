@@ -14,13 +14,15 @@ class KernelReport(BaseModel):
     name: str
     file: str
     line: int
-    # correct, incorrect, unsupported, compile_error; not checked: unverified (the program ran and printed no
-    # verdict), not_launched (the check never launched it), timeout, runtime_error
+    # correct, incorrect, unsupported, compile_error (g++ failed in its code, or said nowhere where it
+    # failed), not_built (the build failed in other code); not checked: unverified (the program ran and
+    # printed no verdict), not_launched (the check never launched it), timeout, runtime_error
     status: str
     reference_kind: str | None = None
     speedup: float | None = None
     tuning: str | None = None  # what per-kernel tuning on captured launches did
     unsupported: list[str] = []
+    errors: list[str] = []  # the build's errors in its lowered code; where not built, why
 
 
 class CheckRun(BaseModel):
@@ -88,13 +90,13 @@ def write_reports(out: Path, report: PortReport) -> None:
           for r in report.check.runs],
         *[f"- note: {n}" for n in [*report.check.notes, *report.notes]],
         "",
-        f"| kernel | file:line | status | reference | {SPEEDUP_COLUMN} | tuning | unsupported |",
+        f"| kernel | file:line | status | reference | {SPEEDUP_COLUMN} | tuning | unsupported, build errors |",
         "|---|---|---|---|---|---|---|",
     ]
     for k in report.kernels:
         speed = f"{k.speedup:.2f}x" if k.speedup else "-"
         lines.append(f"| {k.name} | {k.file}:{k.line} | {k.status} | {k.reference_kind or '-'} | {speed} "
-                     f"| {k.tuning or '-'} | {'; '.join(k.unsupported) or '-'} |")
+                     f"| {k.tuning or '-'} | {'; '.join(k.unsupported + k.errors) or '-'} |")
     if report.unmapped_calls:
         lines += ["", "## Library calls with no CPU mapping", ""] + [f"- {c}" for c in report.unmapped_calls]
     if report.build_errors:
@@ -112,7 +114,7 @@ def print_report(console: Console, report: PortReport) -> None:
     for col in ("kernel", "where", "status", "reference", SPEEDUP_COLUMN):
         table.add_column(col, overflow="fold")
     colors = {"correct": "green", "incorrect": "red", "unsupported": "yellow", "compile_error": "red",
-              "timeout": "yellow", "runtime_error": "red", "unverified": "yellow",
+              "not_built": "yellow", "timeout": "yellow", "runtime_error": "red", "unverified": "yellow",
               "not_launched": "yellow"}
     for k in report.kernels:
         table.add_row(k.name, f"{k.file}:{k.line}", f"[{colors.get(k.status, 'white')}]{k.status}[/]",

@@ -79,6 +79,24 @@ def test_parse_recorded_outputs() -> None:
     assert (first.severity, second.severity, second.line) == ("error", "warning", 2)
 
 
+def test_each_error_names_the_function_g_plus_plus_says_it_is_in() -> None:
+    """g++ prints the function its next diagnostics are in once; qualified, without its arguments
+    or template arguments; none at global scope."""
+    gcc = ("m.cu: In function ‘void cudacpu_kernels::bad(dim3, dim3, std::size_t, float*, int)’:\n"
+           "m.cu:9:5: error: ‘h’ was not declared in this scope\n"
+           "m.cu:10:5: error: ‘g’ was not declared in this scope\n"
+           "m.cu: In instantiation of ‘void ns::cudacpu_kernels::t(dim3, T*) [with T = std::pair<int, int>]’:\n"
+           "m.cu:30:3:   required from here\n"
+           "m.cu:20:7: error: no match for ‘operator*’\n"
+           "m.cu: In member function 'int Box<float>::size() const':\n"
+           "m.cu:40:1: error: expected ';'\n"
+           "m.cu: At global scope:\n"
+           "m.cu:50:1: error: expected declaration\n")
+    assert [(d.line, d.function) for d in parse_diagnostics(gcc) if d.severity == "error"] == [
+        (9, "cudacpu_kernels::bad"), (10, "cudacpu_kernels::bad"), (20, "ns::cudacpu_kernels::t"), (40, "Box::size"),
+        (50, None)]
+
+
 def test_shared_library_builds_and_loads(box: LocalSandbox) -> None:
     source = r"""
     extern "C" double dot(const double* x, const double* y, int n) {

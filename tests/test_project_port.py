@@ -796,3 +796,40 @@ def test_a_header_s_function_template_with_barriers_is_inlined_from_its_template
     report = json.loads((out / "port_report.json").read_text())
     assert code == 0 and report["check"]["passed"], report["check"]
     assert [k["status"] for k in report["kernels"]] == ["correct"]
+
+
+@pytest.mark.parametrize("fault", ["kernel", "kernel template", "host"])
+def test_a_build_error_is_placed_in_the_kernel_whose_code_failed(tmp_path, fault):
+    """g++ names the function each error is in: the kernel whose lowered code failed is the
+    compile_error, with its error and its place in the project; the others were not built; the
+    error names its file in the port tree (OUT/src), where its line is."""
+    bad = ("template <class T> __global__ void bad(T* a, int n) {\n" if fault == "kernel template" else
+           "__global__ void bad(float* a, int n) {\n")
+    call = "missing_helper(a[i])" if fault != "host" else "a[i] + 1.f"
+    code, report = port_app(
+        tmp_path,
+        "#include <cstdio>\n"
+        "__global__ void good(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 2.f; }\n"
+        + bad +
+        f"  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = {call};\n"
+        "}\n"
+        "int main() { float* d; cudaMalloc(&d, 256 * sizeof(float));\n"
+        "  good<<<1, 256>>>(d, 256); bad<<<1, 256>>>(d, 256);\n"
+        + ("  cudaHostFunctionNobodyWrote(d);\n" if fault == "host" else "") +
+        "  printf(\"PASS\\n\"); }\n",
+        Settings(sandbox="local", tune=False), ["./main"])
+    assert code != 0 and not report["build_ok"]
+    status = {k["name"]: (k["status"], k["errors"]) for k in report["kernels"]}
+    [error] = [e for e in report["build_errors"] if "not declared" in e]
+    assert error.startswith("src/main.cu:"), error
+    if fault == "host":
+        assert status == {name: ("not_built", ["not built: the build failed in code outside the kernels (see the build "
+                                               "errors)"]) for name in ("good", "bad")}
+    else:
+        assert error.endswith("(in the lowered kernel bad, main.cu:3)"), error
+        assert status == {"bad": ("compile_error", [error]),
+                          "good": ("not_built", ["not built: the build failed in the lowered kernel bad (see the build "
+                                                 "errors)"])}
+    line = int(error.split(":")[1])
+    port_line = (tmp_path / "out" / "src" / "main.cu").read_text().splitlines()[line - 1]
+    assert ("missing_helper" if fault != "host" else "cudaHostFunctionNobodyWrote") in port_line

@@ -28,6 +28,10 @@ _EDG = re.compile(r"^(?P<file>[^()\s][^()]*)\((?P<line>\d+)\):\s*(?P<sev>catastr
 # the linker's own message line: "main.o:(.text+0x5): undefined reference to `g()'"
 _LINK = re.compile(r"^(?P<file>[^:\s]+):\(\.\w+[^)]*\):\s*(?P<msg>(undefined reference|multiple definition).*)$")
 # ptxas / nvlink / linker: "ptxas error   : message", "/usr/bin/ld: message"
+# g++ names the function its next diagnostics are in: "main.cu: In function 'void k(int*)':",
+# "In member function", "In instantiation of '... [with T = float]'"; "At global scope:" leaves it
+_GCC_CONTEXT = re.compile(r"^(?P<file>[^:\s][^:]*): (?:In (?:static )?(?:member )?(?:function|constructor|destructor|"
+                          r"instantiation of) [‘'](?P<signature>.*)[’']|(?P<outside>At global scope)):$")
 _TOOL = re.compile(r"^(?P<tool>ptxas|nvlink|ld|/usr/bin/ld|collect2)[^:]*?(?:\s+(?P<sev>error|warning|fatal))?\s*:\s*(?P<msg>.*)$")
 
 
@@ -39,6 +43,7 @@ class Diagnostic:
     severity: str  # error, warning, note
     message: str
     tool: str = "g++"
+    function: str | None = None  # the function g++ says it is in, qualified (`ns::k`), without arguments
 
     def __str__(self) -> str:
         where = self.file + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
@@ -58,19 +63,47 @@ def _severity(raw: str) -> str:
 def parse_diagnostics(text: str, tool: str = "g++") -> list[Diagnostic]:
     """Parse gcc-style, nvcc (EDG) style and ptxas/linker diagnostics from compiler output."""
     diags: list[Diagnostic] = []
+    function = None
     for raw in text.splitlines():
         line = raw.rstrip()
-        if m := _EDG.match(line):
+        if m := _GCC_CONTEXT.match(line):
+            function = None if m["outside"] else function_name(m["signature"])
+        elif m := _EDG.match(line):
             diags.append(Diagnostic(m["file"], int(m["line"]), None, _severity(m["sev"]), m["msg"].strip(), "nvcc"))
         elif m := _GCC.match(line):
             col = int(m["col"]) if m["col"] else None
-            diags.append(Diagnostic(m["file"], int(m["line"]), col, _severity(m["sev"]), m["msg"].strip(), tool))
+            diags.append(Diagnostic(m["file"], int(m["line"]), col, _severity(m["sev"]), m["msg"].strip(), tool,
+                                    function))
         elif m := _LINK.match(line):
             diags.append(Diagnostic(m["file"], None, None, "error", m["msg"].strip(), "ld"))
         elif m := _TOOL.match(line):
             sev = _severity(m["sev"] or ("error" if "undefined reference" in line or "returned" in line else "warning"))
             diags.append(Diagnostic(m["tool"], None, None, sev, m["msg"].strip(), m["tool"].rsplit("/", 1)[-1]))
     return diags
+
+
+def function_name(signature: str) -> str:
+    """`void ns::k<float>(dim3, int*) [with T = float]` -> `ns::k`: the name before the argument list
+    (the last word outside brackets), without its template arguments."""
+    depth, end = 0, len(signature)
+    for i, ch in enumerate(signature):
+        if ch in "<([" and not (ch == "(" and depth == 0):
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            end = i
+            break
+    words, depth, word = [], 0, ""
+    for ch in signature[:end]:
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == " " and depth == 0:
+            words.append(word)
+            word = ""
+        elif depth == 0 and ch != ">":
+            word += ch
+    return word or (words[-1] if words else signature)
 
 
 @dataclass
