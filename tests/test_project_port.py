@@ -371,6 +371,10 @@ def test_a_check_that_times_out_is_run_again_with_fewer_repetitions_then_a_small
     # its verdict wants 5 repetitions: the smaller run fails for being smaller, the command itself decides
     (REPEATING_APP.replace('ok ? "PASS"', 'ok && repeat >= 5 ? "PASS"'), "./main 4096 10",
      [("./main 4096 10", "timeout"), ("./main 4096 1", "failed"), ("./main 4096 10", "passed")]),
+    # the count assigned to a file-scope variable, which main's loops read
+    (REPEATING_APP.replace("int main(", "static int repeat = 1;\nint main(").replace(
+        "const int repeat = atoi(argv[2]);", "repeat = atoi(argv[2]);"), "./main 4096 100",
+     [("./main 4096 100", "timeout"), ("./main 4096 1", "passed")]),
 ])
 def test_a_command_with_a_smaller_run_has_a_shorter_first_try(tmp_path, app, command, runs):
     """`./main 4096 100` takes 20 s: with a first try of 1 s (of a 60 s check timeout) it is cut at 1 s

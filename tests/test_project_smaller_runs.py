@@ -241,3 +241,56 @@ int main(int argc, char** argv) {
     assert facts.launching == {"run"} and facts.fields["Params.repeat"] == ("repeats", False)
     assert problem_arguments(main, "main.cu", [], []) == []  # nothing here says what run does with it
     assert problem_arguments(main, "main.cu", [], [], elsewhere=facts) == [ProblemArgument(1, "repeat", "repeats")]
+
+
+@pytest.mark.parametrize("declared, stored", [
+    ("static int repeat = 1;", "repeat = atoi(argv[2]);"),  # a file-scope variable, assigned in main
+    ("namespace cfg { int repeat; }", "cfg::repeat = atoi(argv[2]);"),  # a namespace's
+    ("", "int repeat; if (argc > 2) repeat = atoi(argv[2]); else repeat = 100;"),  # a local, assigned
+])
+def test_a_count_assigned_to_a_variable_read_by_other_functions_is_a_repetition(declared, stored):
+    """What argv is read into by assignment is followed as what it initialises: a file-scope variable
+    wherever the file's functions read it."""
+    name = "cfg::repeat" if "namespace" in declared else "repeat"
+    helpers = f"""{declared}
+static void run(float* d, int n{", int repeat" if not declared else ""}) {{ for (int i = 0; i < {name}; i++) k<<<(n + 255) / 256, 256>>>(d, n); }}
+"""
+    assert found(f"""
+int main(int argc, char** argv) {{
+  int n;
+  n = atoi(argv[1]);
+  {stored}
+  float* d; cudaMalloc(&d, n * sizeof(float));
+  run(d, n{", repeat" if not declared else ""});
+  printf("%d launches\\n", {name});
+}}""", helpers) == [(2, "repeat")]
+
+
+def test_a_file_scope_variable_used_as_a_kernel_argument_is_no_repetition():
+    assert found("""
+static int repeat;
+static void check(float* d) { k<<<1, 256>>>(d, repeat); }
+int main(int argc, char** argv) {
+  repeat = atoi(argv[1]);
+  float* d; cudaMalloc(&d, 256 * sizeof(float));
+  for (int i = 0; i < repeat; i++) k<<<1, 256>>>(d, 256);
+  check(d);
+}""") == []
+
+
+def test_a_count_stored_in_a_program_variable_and_used_in_another_file_is_found_there():
+    kernels = "#include <cstdio>\n" + KERNEL + """
+extern int repeat;
+void run(float* d, int n) { for (int r = 0; r < repeat; r++) k<<<(n + 255) / 256, 256>>>(d, n); }
+"""
+    main = """#include <cstdlib>
+int repeat = 1;
+void run(float* d, int n);
+int main(int argc, char** argv) {
+  repeat = atoi(argv[1]);
+  float* d; cudaMalloc(&d, 1024 * sizeof(float));
+  run(d, 1024);
+}"""
+    facts = file_facts(kernels, "kernels.cu", [], [])
+    assert facts.launching == {"run"} and facts.fields["::repeat"] == ("repeats", False)
+    assert problem_arguments(main, "main.cu", [], [], elsewhere=facts) == [ProblemArgument(1, "repeat", "repeats")]

@@ -18,7 +18,9 @@ program's own check still judges the result; a smaller run that fails proves not
 the first run stays the verdict. (A run that crashed for memory tries only the smaller problem.)
 
 Arguments are positional (`argv[2]`) or options' values: getopt's `optarg` under `case 'n':`, or
-`argv[i + 1]` where `argv[i]` was compared with "-n".
+`argv[i + 1]` where `argv[i]` was compared with "-n". What they are read into (by initialisation or by
+assignment) is followed wherever it is used: a local variable in its function, a struct's field or a
+file-scope variable in every function of the file (and, through `Elsewhere`, of the program's other files).
 """
 
 from __future__ import annotations
@@ -77,8 +79,8 @@ class ProblemArgument:
 class Elsewhere(NamedTuple):
     """What the program's other files do with what main may pass them."""
     launching: frozenset[str] = frozenset()  # the functions they define that launch kernels
-    # per struct field they use (`Params.repeat`): its role there (as _Analysis._roles), and whether it sizes
-    # an allocation there
+    # per struct field (`Params.repeat`) and variable of the program's (`::repeat`, `ns::repeat`) they use: its
+    # role there (as _Analysis._roles), and whether it sizes an allocation there
     fields: dict[str, tuple[str | None, bool]] = {}
 
     def __or__(self, other: "Elsewhere") -> "Elsewhere":
@@ -99,15 +101,17 @@ def problem_arguments(source: str, filename: str, include_dirs: list[str], optio
 
 def file_facts(source: str, filename: str, include_dirs: list[str], options: list[str]) -> Elsewhere:
     """The functions defined in the file that launch kernels (directly or through the functions they
-    call), and what the file does with each struct field it uses."""
+    call), and what the file does with each struct field and each variable of the program's (`extern int
+    repeat;`) it uses."""
     analysis = _Analysis(parse_translation(source, filename, include_dirs, options))
     launching = frozenset(c.spelling for c in analysis.tr.walk_main()
                           if c.kind in (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE)
                           and c.is_definition() and (body := body_of(c)) is not None and analysis.launches(body, 0))
     fields = {_field_name(f): (analysis._roles(f, 0), analysis._sizes(f, 0, set()) != 0)
               for f in {_key(n.referenced): n.referenced for n in analysis.tr.walk_main()
-                        if n.kind == ci.CursorKind.MEMBER_REF_EXPR and n.referenced is not None
-                        and n.referenced.kind == ci.CursorKind.FIELD_DECL}.values()}
+                        if n.kind in _NAMED_STORES and n.referenced is not None and _shared(n.referenced)
+                        and (n.referenced.kind == ci.CursorKind.FIELD_DECL
+                             or n.referenced.linkage == ci.LinkageKind.EXTERNAL)}.values()}
     return Elsewhere(launching, fields)
 
 
@@ -207,7 +211,7 @@ class _Analysis:
         if depth > _DEPTH or _key(var) in seen:
             return 0
         seen.add(_key(var))
-        if var.kind == ci.CursorKind.FIELD_DECL and self.elsewhere.fields.get(_field_name(var), (None, False))[1]:
+        if _shared(var) and self.elsewhere.fields.get(_field_name(var), (None, False))[1]:
             return 1
         return next((found for ref, above in self._uses(var) if (found := self._sized_from([*above, ref], depth, seen))), 0)
 
@@ -269,7 +273,7 @@ class _Analysis:
         if depth > _DEPTH:
             return None
         roles = [self._role(n, above, depth) for n, above in self._uses(var)]
-        if var.kind == ci.CursorKind.FIELD_DECL and (there := self.elsewhere.fields.get(_field_name(var))):
+        if _shared(var) and (there := self.elsewhere.fields.get(_field_name(var))):
             roles.append(there[0])
         return _joined(roles)
 
@@ -298,11 +302,11 @@ class _Analysis:
 
     def _uses(self, var: ci.Cursor):
         """(use, its ancestors) of a variable or parameter in its function; of a struct's field
-        (`p.repeat`), in every function of the file."""
-        if var.kind == ci.CursorKind.FIELD_DECL:
+        (`p.repeat`) or a file-scope variable (`static int repeat;`), in every function of the file."""
+        if _shared(var):
             for top in self.tr.tu.cursor.get_children():
-                if self.tr.in_main(top):
-                    yield from ((n, above) for n, above in _walk(top) if n.kind == ci.CursorKind.MEMBER_REF_EXPR
+                if self.tr.in_main(top) and top.kind != ci.CursorKind.VAR_DECL:  # (not its own declaration)
+                    yield from ((n, above) for n, above in _walk(top) if n.kind in _NAMED_STORES
                                 and _refers_to(n, var))
             return
         scope = var.semantic_parent
@@ -369,9 +373,26 @@ def _joined(roles: list[str | None]) -> str | None:
     return "repeats" if "repeats" in roles else "counts"  # (a parameter a function ignores counts nothing)
 
 
-def _field_name(field: ci.Cursor) -> str:
-    """`Params.repeat`: a struct field as every file of the program names it."""
-    return f"{field.semantic_parent.spelling}.{field.spelling}"
+def _shared(var: ci.Cursor) -> bool:
+    """A struct's field or a variable outside any function (the file's, a namespace's, a class's static
+    member): what every function may read."""
+    if var.kind == ci.CursorKind.FIELD_DECL:
+        return True
+    scope = var.semantic_parent
+    return var.kind == ci.CursorKind.VAR_DECL and scope is not None and scope.kind not in _FUNCTIONS \
+        and scope.kind != ci.CursorKind.LAMBDA_EXPR
+
+
+def _field_name(var: ci.Cursor) -> str:
+    """`Params.repeat`, `::repeat`, `ns::repeat`: a struct field or a variable of the program's, as every
+    file of it names it."""
+    if var.kind == ci.CursorKind.FIELD_DECL:
+        return f"{var.semantic_parent.spelling}.{var.spelling}"
+    scopes, scope = [], var.semantic_parent
+    while scope is not None and scope.kind != ci.CursorKind.TRANSLATION_UNIT:
+        scopes.append(scope.spelling)
+        scope = scope.semantic_parent
+    return "::".join([*reversed(scopes), var.spelling]) if scopes else f"::{var.spelling}"
 
 
 def _object_of(call: ci.Cursor) -> ci.Cursor | None:
