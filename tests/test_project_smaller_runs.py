@@ -294,3 +294,50 @@ int main(int argc, char** argv) {
     facts = file_facts(kernels, "kernels.cu", [], [])
     assert facts.launching == {"run"} and facts.fields["::repeat"] == ("repeats", False)
     assert problem_arguments(main, "main.cu", [], [], elsewhere=facts) == [ProblemArgument(1, "repeat", "repeats")]
+
+
+BENCHMARK_HELPERS = """#include <chrono>
+#include <functional>
+#include <utility>
+static void forward(int version, float* d, int n) { if (version == 0) k<<<(n + 255) / 256, 256>>>(d, n); else k<<<(n + 127) / 128, 128>>>(d, n); }
+static void reference(int version, float* d, int n) { for (int i = 0; i < n; i++) d[i] += version; }
+template <class Kernel, class... Args>
+float benchmark(int repeats, Kernel kernel, Args&&... args) {
+  float elapsed = 0.f;
+  for (int i = 0; i < repeats; i++) {
+    auto start = std::chrono::high_resolution_clock::now();
+    kernel(std::forward<Args>(args)...);
+    std::chrono::duration<float, std::milli> took = std::chrono::high_resolution_clock::now() - start;
+    elapsed += took.count();
+  }
+  return elapsed / repeats;
+}
+template <class Kernel> void benchmark_all(int times, Kernel kernel, float* d, int n) { benchmark(times, kernel, 1, d, n); }
+static void timed(void (*f)(int, float*, int), float* d, int n, int times) { for (int t = 0; t < times; t++) (*f)(0, d, n); }
+static void each(const std::function<void()>& body, int times) { for (int t = 0; t < times; t++) body(); }
+template <class F> void each_of(int times, F&& body) { for (int t = 0; t < times; t++) body(); }
+"""
+
+
+@pytest.mark.parametrize("call", [
+    'printf("%f ms\\\\n", benchmark(repeat, forward, 0, d, n));',  # a template taking the function to time
+    "benchmark_all(repeat, forward, d, n);",  # passed on through another helper's parameter
+    "timed(forward, d, n, repeat);",  # a function pointer
+    "timed(&forward, d, n, repeat);",
+    "each([&] { k<<<1, 256>>>(d, n); }, repeat);",  # a lambda, as a std::function
+    "each_of(repeat, [=] { forward(1, d, n); });",  # a lambda, as a template's callable
+    "auto step = [&] { k<<<1, 256>>>(d, n); }; each_of(repeat, step);",  # a lambda, named
+])
+def test_a_count_bounding_a_helper_s_loop_that_calls_a_function_passed_to_it_is_a_repetition(call):
+    """The loop around the launches is in a helper, which calls what it was given: a function of the
+    program's that launches, or a lambda that does."""
+    main = f"""
+int main(int argc, char** argv) {{
+  const int n = atoi(argv[1]);
+  const int repeat = atoi(argv[2]);
+  float* d; cudaMalloc(&d, n * sizeof(float));
+  {call}
+}}"""
+    assert found(main, BENCHMARK_HELPERS) == [(2, "repeat")]
+    # the same helper given a function that launches nothing repeats no launch
+    assert found(main.replace("forward", "reference").replace("k<<<1, 256>>>(d, n)", "d[0] = n"), BENCHMARK_HELPERS) == []

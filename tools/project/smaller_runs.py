@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import clang.cindex as ci
 
-from tools.cuda.frontend import (Translation, body_of, call_name, callee, in_project_header, operator_of,
+from tools.cuda.frontend import (Translation, _overloads, body_of, call_name, callee, in_project_header, operator_of,
                                  parse_translation, strip)
 
 _LOOPS = (ci.CursorKind.FOR_STMT, ci.CursorKind.WHILE_STMT, ci.CursorKind.DO_STMT)
@@ -257,14 +257,15 @@ class _Analysis:
         return 0
 
     def _calls_of(self, fn: ci.Cursor):
-        """(call, its ancestors from its function down) of each call of `fn` in the file."""
-        key = _key(fn)
+        """(call, its ancestors from its function down) of each call of `fn` in the file (of a template, of
+        its instances)."""
+        key = _named_at(fn)
         for top in self.tr.tu.cursor.get_children():
             if self.tr.in_main(top) and top.kind in _FUNCTIONS:
                 for node, above in _walk(top):
-                    target = callee(node) if node.kind == ci.CursorKind.CALL_EXPR else None
+                    target = _project_callee(node) if node.kind == ci.CursorKind.CALL_EXPR else None
                     definition = target.get_definition() if target is not None else None
-                    if definition is not None and _key(definition) == key:
+                    if definition is not None and _named_at(definition) == key:
                         yield node, above
 
     def _roles(self, var: ci.Cursor, depth: int) -> str | None:
@@ -294,7 +295,7 @@ class _Analysis:
         if parent.kind == ci.CursorKind.UNARY_OPERATOR and operator_of(parent) == "&" \
                 and _enclosing_call_name(path) in ("sscanf", "fscanf"):
             return "counts"
-        if any(c.kind == ci.CursorKind.CALL_EXPR and call_name(c) in _PRINTS for c in _up_to_statement(path)):
+        if _enclosing_call_name(path) in _PRINTS:  # printed (not passed to a call whose result is)
             return "counts"
         if parent.kind == ci.CursorKind.CALL_EXPR:
             return self._passed_on(parent, child, depth)
@@ -339,7 +340,11 @@ class _Analysis:
                 continue
             if call_name(c) in _LAUNCH_CALLS:
                 return True
-            fn = callee(c)
+            if (param := _called_parameter(c)) is not None:
+                if depth < _DEPTH and any(self.launches(passed, depth + 1) for passed in self._passed_for(param, depth)):
+                    return True
+                continue
+            fn = _project_callee(c)
             definition = fn.get_definition() if fn is not None else None
             if definition is None and fn is not None and fn.spelling in self.elsewhere.launching:
                 return True  # defined in another file of the program, where it launches
@@ -355,9 +360,67 @@ class _Analysis:
         return False
 
 
+    def _passed_for(self, param: ci.Cursor, depth: int) -> list[ci.Cursor]:
+        """What the calls of a function pass for its parameter `param` that the function calls (`kernel(args...)`
+        of `benchmark(repeat, layernorm, ...)`, a function pointer, a lambda): the passed functions' bodies
+        and the lambdas; through parameters of the callers passed on alike."""
+        fn = param.semantic_parent
+        params = [c for c in fn.get_children() if c.kind == ci.CursorKind.PARM_DECL] if fn is not None else []
+        position = next((i for i, c in enumerate(params) if _key(c) == _key(param)), None)
+        found = []
+        for call, _ in self._calls_of(fn) if position is not None else ():
+            args = list(call.get_arguments())
+            arg = strip(args[position]) if position < len(args) else None
+            if arg is not None and arg.kind == ci.CursorKind.UNARY_OPERATOR and operator_of(arg) == "&":
+                arg = strip(next(arg.get_children()))
+            while arg is not None and (arg.kind == ci.CursorKind.UNEXPOSED_EXPR or arg.kind == ci.CursorKind.CALL_EXPR
+                                       and arg.referenced is not None
+                                       and arg.referenced.kind == ci.CursorKind.CONSTRUCTOR) \
+                    and len(list(arg.get_children())) == 1:  # a lambda converted (to a std::function), a reference bound
+                arg = next(arg.get_children())
+            if arg is None:
+                continue
+            if arg.kind == ci.CursorKind.LAMBDA_EXPR:
+                found.append(arg)
+            elif arg.kind == ci.CursorKind.DECL_REF_EXPR and (target := arg.referenced) is not None:
+                if target.kind in _FUNCTIONS and (definition := target.get_definition()) is not None \
+                        and in_project_header(definition) and (body := body_of(definition)) is not None:
+                    found.append(body)
+                elif target.kind == ci.CursorKind.PARM_DECL and depth < _DEPTH:
+                    found += self._passed_for(target, depth + 1)
+                elif target.kind == ci.CursorKind.VAR_DECL:  # `auto step = [&] { ... };`
+                    found += [c for c in target.walk_preorder() if c.kind == ci.CursorKind.LAMBDA_EXPR][:1]
+        return found
+
+
+def _project_callee(call: ci.Cursor) -> ci.Cursor | None:
+    """The function a call calls; for a call a template leaves to its instantiation (`benchmark(times, kernel)`
+    with `kernel` of a template's type), the one function of the project so named that it may call."""
+    if (fn := callee(call)) is not None:
+        return fn
+    candidates = {_key(d): d for x in call.walk_preorder() if x.kind == ci.CursorKind.OVERLOADED_DECL_REF
+                  for d in (_overloads(x) if x.spelling == call_name(call) else ())
+                  if d.kind in _FUNCTIONS and in_project_header(d)}
+    return next(iter(candidates.values())) if len(candidates) == 1 else None
+
+
+def _called_parameter(call: ci.Cursor) -> ci.Cursor | None:
+    """The parameter a call calls (`kernel(args...)`, `(*fp)(x)`, `body()` of a std::function), or None."""
+    if call.referenced is not None and call.referenced.kind == ci.CursorKind.PARM_DECL:
+        return call.referenced
+    first = next(call.get_children(), None)
+    target = strip(first) if first is not None else None
+    if target is not None and target.kind == ci.CursorKind.UNARY_OPERATOR and operator_of(target) == "*":
+        target = strip(next(target.get_children()))
+    if target is not None and target.kind == ci.CursorKind.DECL_REF_EXPR and target.referenced is not None \
+            and target.referenced.kind == ci.CursorKind.PARM_DECL:
+        return target.referenced  # (the object of `operator()`, or the pointer called)
+    return None
+
+
 def _parameter_for(call: ci.Cursor, arg: ci.Cursor) -> ci.Cursor | None:
     """The parameter of the project function `call` calls that receives `arg`."""
-    fn = callee(call)
+    fn = _project_callee(call)
     definition = fn.get_definition() if fn is not None else None
     if definition is None or not in_project_header(definition):
         return None
@@ -419,6 +482,12 @@ def _refers_to(ref: ci.Cursor, var: ci.Cursor) -> bool:
 def _key(c: ci.Cursor) -> tuple:
     loc = c.extent.start
     return (loc.file.name if loc.file else "", loc.offset, c.kind.value)
+
+
+def _named_at(fn: ci.Cursor) -> tuple:
+    """Where a function's name is: the same for a template and the instances of it that calls name."""
+    loc = fn.location
+    return (loc.file.name if loc.file else "", loc.offset)
 
 
 def _same(a: ci.Cursor, b: ci.Cursor) -> bool:
