@@ -341,3 +341,42 @@ int main(int argc, char** argv) {{
     assert found(main, BENCHMARK_HELPERS) == [(2, "repeat")]
     # the same helper given a function that launches nothing repeats no launch
     assert found(main.replace("forward", "reference").replace("k<<<1, 256>>>(d, n)", "d[0] = n"), BENCHMARK_HELPERS) == []
+
+
+SCALE = "__global__ void scale(float* x, float p, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += p; }\n"
+
+
+@pytest.mark.parametrize("loop", [
+    "for (int p = 1; p <= repeat; p++) { float pa = (float)p / repeat; scale<<<1, 256>>>(d, pa, 256); }",
+    "for (int i = 0; i < repeat; i++) scale<<<1, 256>>>(d, 1.0f / repeat, 256);",  # the count itself, divided
+    "for (int i = 0; i < repeat; i++) k<<<1, 256>>>(d, i);",  # the loop's variable, a kernel's argument
+    "for (int i = 0; i < repeat; i++) scale<<<1, 256>>>(d, i * 0.5f, 256);",
+    "int r = repeat; while (r-- > 0) scale<<<1, 256>>>(d, (float)r, 256);",
+])
+def test_a_count_that_changes_what_the_repeated_kernels_compute_is_no_repetition(loop):
+    """Each pass computes something else (a fraction of the count, the pass's number): at 1 the program
+    computes other data than the command's, so the count is not cut."""
+    assert found(f"""
+int main(int argc, char** argv) {{
+  const int repeat = atoi(argv[1]);
+  float* d; cudaMalloc(&d, 256 * sizeof(float));
+  {loop}
+}}""", SCALE) == []
+
+
+@pytest.mark.parametrize("timing", [
+    'printf("%f us\\\\n", (time * 1e-3f) / repeat);',
+    'double average = time / repeat; printf("%f\\\\n", average * 1e-3);',
+    'time /= repeat; printf("%f\\\\n", time);',
+    'printf("%f GB/s\\\\n", 2.0 * 256 * 4 / (time / repeat) / 1e9);',
+])
+def test_a_count_that_averages_the_timed_launches_is_a_repetition(timing):
+    """Divided by the count, a time is only printed; and the loop's variable only printed changes nothing."""
+    assert found(f"""
+int main(int argc, char** argv) {{
+  const int repeat = atoi(argv[1]);
+  float* d; cudaMalloc(&d, 256 * sizeof(float));
+  double time = 0;
+  for (int i = 0; i < repeat; i++) {{ scale<<<1, 256>>>(d, 1.0f, 256); time += 1.5; printf("pass %d\\\\n", i); }}
+  {timing}
+}}""", SCALE) == [(1, "repeat")]

@@ -49,6 +49,8 @@ _NAMED_STORES = (ci.CursorKind.DECL_REF_EXPR, ci.CursorKind.MEMBER_REF_EXPR)
 _FUNCTIONS = (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE, ci.CursorKind.CXX_METHOD)
 _CONTAINER_STORES = {"push_back", "emplace_back", "push_front", "emplace_front", "insert", "emplace", "assign",
                      "resize"}
+_ASSIGNMENTS = ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")
+_ARITHMETIC = ("+", "-", "*", "/")
 _DEPTH = 4  # calls followed from main, for a count passed down or a launch inside a helper
 SIZE_DIVISOR = 16
 # A cut size stays at least this: several sizes (224 x 224 images) may multiply with the program's
@@ -166,6 +168,7 @@ class _Analysis:
         self.tr = tr
         self.launching: dict[tuple, bool] = {}
         self.elsewhere = elsewhere
+        self.indexing: set[tuple] = set()  # the loops whose variables' uses are being followed
 
     def arguments(self) -> list[ProblemArgument]:
         main = next((c for c in self.tr.tu.cursor.get_children() if c.kind == ci.CursorKind.FUNCTION_DECL
@@ -283,15 +286,23 @@ class _Analysis:
         parent, child = _first_not_wrapping(path)
         if parent is None:
             return None
-        op = operator_of(parent) if parent.kind == ci.CursorKind.BINARY_OPERATOR else ""
-        if op == "=" and _same(next(parent.get_children()), child):
-            return "counts"  # written (a default, or the value read from argv)
-        if op == "=" or parent.kind == ci.CursorKind.VAR_DECL:
+        if parent.kind == ci.CursorKind.COMPOUND_STMT:
+            return "counts"  # a value left unused (what a call returns, as a statement)
+        op = operator_of(parent) if parent.kind in (ci.CursorKind.BINARY_OPERATOR,
+                                                    ci.CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) else ""
+        left = op and _same(next(parent.get_children()), child)
+        if op in _ASSIGNMENTS and left:
+            return "counts"  # written (a default, the value read from argv, a sum of times)
+        if op in ("=", "/=") or parent.kind == ci.CursorKind.VAR_DECL:
+            # a copy, or what is divided by it (`elapsed /= repeat`): what the variable is used for
             copy = parent if parent.kind == ci.CursorKind.VAR_DECL else strip(next(parent.get_children()))
             copy = copy if copy.kind == ci.CursorKind.VAR_DECL else copy.referenced
             return self._roles(copy, depth + 1) if copy is not None and copy.kind in _VARIABLES else None
-        if op == "/" and not _same(next(parent.get_children()), child):
-            return "counts"  # a divisor: an average over the repetitions
+        if op in _ARITHMETIC and depth <= _DEPTH:
+            # computed with (`repeat + 1`), divided by (`time / repeat`, an average): what the result is used
+            # for (printed, bounding the loop) says; `(float)p / repeat` passed to a kernel changes its data
+            i = next(i for i in range(len(path) - 1, -1, -1) if path[i] is parent)
+            return self._role(parent, path[:i], depth + 1)
         if parent.kind == ci.CursorKind.UNARY_OPERATOR and operator_of(parent) == "&" \
                 and _enclosing_call_name(path) in ("sscanf", "fscanf"):
             return "counts"
@@ -299,7 +310,12 @@ class _Analysis:
             return "counts"
         if parent.kind == ci.CursorKind.CALL_EXPR:
             return self._passed_on(parent, child, depth)
-        return self._bounded_loop(path)
+        if parent.kind == ci.CursorKind.RETURN_STMT:  # returned: what its callers use the value for
+            fn = next((c for c in reversed(path) if c.kind in _FUNCTIONS or c.kind == ci.CursorKind.LAMBDA_EXPR), None)
+            if fn is None or fn.kind == ci.CursorKind.LAMBDA_EXPR or depth >= _DEPTH:
+                return None
+            return _joined([self._role(call, above, depth + 1) for call, above in self._calls_of(fn)])
+        return self._bounded_loop(path, depth)
 
     def _uses(self, var: ci.Cursor):
         """(use, its ancestors) of a variable or parameter in its function; of a struct's field
@@ -319,9 +335,11 @@ class _Analysis:
         param = _parameter_for(call, arg)
         return self._roles(param, depth + 1) if param is not None else None
 
-    def _bounded_loop(self, path: list[ci.Cursor]) -> str | None:
+    def _bounded_loop(self, path: list[ci.Cursor], depth: int) -> str | None:
         """The use is in the header of the nearest loop around it: "repeats" where that loop's body
-        launches kernels, "counts" where it does not (the program's own reference, repeated alike)."""
+        launches kernels, "counts" where it does not (the program's own reference, repeated alike).
+        None where the body uses the loop's own variable (`k<<<g, b>>>(d, i)`, `(float)i / repeat`) other
+        than as a repetition's count: each pass computes something else, and fewer passes other data."""
         for i in range(len(path) - 2, -1, -1):
             if path[i].kind in _LOOPS:
                 loop, below = path[i], path[i + 1]
@@ -329,7 +347,19 @@ class _Analysis:
                 body = children[0] if loop.kind == ci.CursorKind.DO_STMT else children[-1]
                 if _same(below, body):
                     return None
-                return "repeats" if self.launches(body, 0) else "counts"
+                if not self.launches(body, 0):
+                    return "counts"
+                if (key := _key(loop)) in self.indexing:
+                    return "repeats"  # (its variable's own uses in its header)
+                self.indexing.add(key)
+                try:
+                    for var in _loop_variables(loop, children):
+                        in_body = [(n, above) for n, above in self._uses(var) if any(_same(a, body) for a in above)]
+                        if any(self._role(n, above, depth + 1) is None for n, above in in_body):
+                            return None
+                finally:
+                    self.indexing.discard(key)
+                return "repeats"
         return None
 
     def launches(self, cursor: ci.Cursor, depth: int) -> bool:
@@ -494,12 +524,32 @@ def _same(a: ci.Cursor, b: ci.Cursor) -> bool:
     return _key(a) == _key(b) and a.extent.end.offset == b.extent.end.offset
 
 
+def _loop_variables(loop: ci.Cursor, children: list[ci.Cursor]) -> list[ci.Cursor]:
+    """The variables a loop's header declares or steps (`i` of `for (int i = 0; i < n; i++)`, `c` of
+    `while (c-- > 0)`)."""
+    header = children[1:] if loop.kind == ci.CursorKind.DO_STMT else children[:-1]
+    found = {}
+    for part in header:
+        for c in part.walk_preorder():
+            if c.kind == ci.CursorKind.VAR_DECL:
+                found[_key(c)] = c
+            elif c.kind == ci.CursorKind.UNARY_OPERATOR and operator_of(c) in ("++", "--") or \
+                    c.kind in (ci.CursorKind.BINARY_OPERATOR, ci.CursorKind.COMPOUND_ASSIGNMENT_OPERATOR) \
+                    and operator_of(c) in _ASSIGNMENTS:
+                target = strip(next(c.get_children()))
+                if target.kind == ci.CursorKind.DECL_REF_EXPR and target.referenced is not None \
+                        and target.referenced.kind in _VARIABLES:
+                    found[_key(target.referenced)] = target.referenced
+    return list(found.values())
+
+
 def _first_not_wrapping(path: list[ci.Cursor]) -> tuple[ci.Cursor | None, ci.Cursor]:
-    """The nearest ancestor that does more than carry the value up (parentheses, conversions), and its
-    child on the path."""
+    """The nearest ancestor that does more than carry the value up (parentheses, conversions, casts), and
+    its child on the path."""
     for i in range(len(path) - 2, -1, -1):
         node = path[i]
-        if node.kind in (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR):
+        if node.kind in (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR, ci.CursorKind.CSTYLE_CAST_EXPR,
+                         ci.CursorKind.CXX_STATIC_CAST_EXPR, ci.CursorKind.CXX_FUNCTIONAL_CAST_EXPR):
             continue
         return node, path[i + 1]
     return None, path[-1]
