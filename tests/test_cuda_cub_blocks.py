@@ -110,6 +110,17 @@ __global__ void item_scans(const int* in, int* sums, int* maxes) {
     int total = BlockReduce(reduce_temp).Sum(copy);
     if (threadIdx.x == 0) sums[48] = total;
 }
+// Two instantiations of the same collective in one kernel keep their own shared slots (an int sum
+// past float's precision, and a float sum).
+__global__ void mixed_reduce(const int* in, int* ints, float* halves) {
+    typedef cub::BlockReduce<int, 16> IntReduce;
+    typedef cub::BlockReduce<float, 16> FloatReduce;
+    __shared__ typename IntReduce::TempStorage int_temp;
+    __shared__ typename FloatReduce::TempStorage float_temp;
+    int x = IntReduce(int_temp).Sum(in[threadIdx.x]);
+    float y = FloatReduce(float_temp).Sum(0.5f * threadIdx.x);
+    if (threadIdx.x == 0) { *ints = x; *halves = y; }
+}
 """
 
 MAIN = r"""
@@ -167,6 +178,13 @@ int main() {
         std::printf("item_sums"); for (int x : sums) std::printf(" %d", x); std::printf("\n");
         std::printf("item_maxes"); for (int x : maxes) std::printf(" %d", x); std::printf("\n");
     }
+    {
+        std::vector<int> in(16);
+        int ints = 0; float halves = 0;
+        for (int i = 0; i < 16; ++i) in[i] = 16777217 + i;
+        cudacpu_kernels::mixed_reduce(dim3(1), dim3(16), 0, in.data(), &ints, &halves);
+        std::printf("mixed %d %d\n", ints, (int)(2 * halves));
+    }
     return 0;
 }
 """
@@ -205,6 +223,7 @@ def expected() -> dict[str, list[int]]:
     q = [(i * 31) % 17 - (40 if i == 20 else 0) for i in range(48)]
     out["item_sums"] = [sum(q[:i]) for i in range(48)] + [sum(q)]
     out["item_maxes"] = [max(q[:i + 1]) for i in range(48)]
+    out["mixed"] = [sum(16777217 + i for i in range(16)), sum(range(16))]
     return out
 
 

@@ -498,7 +498,7 @@ class KernelLowering:
         self.regions: list[Region] = []
         self.items: list = []
         self.vars: list[Var] = []
-        self.shared: dict[int, tuple[str, ci.Cursor, Ctx | None]] = {}
+        self.shared: dict[int | tuple[int, str], tuple[str, ci.Cursor, Ctx | None]] = {}
         self.sites = 0
         self.site_types: dict[int, str] = {}
         self.has_return = False
@@ -1454,11 +1454,14 @@ class KernelLowering:
         if len(decls) == 1:
             self.shared_as_written.add(decls[0].hash)
         for v in decls:
+            key = self._shared_key(v, ctx)
+            if key in self.shared:  # the same instantiation's, again: one per block
+                continue
             name = v.spelling
             if name in {n for n, _, _ in self.shared.values()} or (name in self.block_names):
                 name = self._fresh(name)
             self.block_names.add(name)
-            self.shared[v.hash] = (name, v, ctx)
+            self.shared[key] = (name, v, ctx)
             if v.type.kind == ci.TypeKind.INCOMPLETEARRAY or v.storage_class == ci.StorageClass.EXTERN:
                 self.uses_dynamic_shared = True
 
@@ -1589,7 +1592,7 @@ class KernelLowering:
                     if var.decl_region is None and r is not None and not var.block_level:
                         var.decl_region = r.id
                     found.append(var)
-                elif fe.is_shared(x) and x.hash not in self.shared:
+                elif fe.is_shared(x) and self._shared_entry(x, ctx) is None:
                     self._add_shared_decl(x, ctx)
             elif x.kind == K.DECL_REF_EXPR and x.referenced is not None:
                 ref = x.referenced
@@ -1598,7 +1601,7 @@ class KernelLowering:
                     found.append(var)
                     if r is not None:
                         var.ref_counts[r.id] = var.ref_counts.get(r.id, 0) + 1
-                elif fe.is_shared(ref) and ref.hash not in self.shared:
+                elif fe.is_shared(ref) and self._shared_entry(ref, ctx) is None:
                     self._add_shared_decl(ref, None)
             elif x.kind == K.CALL_EXPR:
                 d = self.tr.called_definition(x)
@@ -1624,11 +1627,21 @@ class KernelLowering:
                 var.regions.add(r.id)
         return found
 
+    def _shared_key(self, v: ci.Cursor, ctx: Ctx | None) -> "int | tuple[int, str]":
+        """Where a __shared__ declaration's variable is kept: one per instantiation of a template's
+        (a helper inlined for int and for float keeps two arrays), one per declaration otherwise."""
+        if ctx is None or not ctx.subst:
+            return v.hash
+        return (v.hash, self._subst_type(v.type.spelling, ctx))
+
+    def _shared_entry(self, v: ci.Cursor, ctx: Ctx | None) -> "tuple[str, ci.Cursor, Ctx | None] | None":
+        return self.shared.get(self._shared_key(v, ctx)) or self.shared.get(v.hash)
+
     def _add_shared_decl(self, v: ci.Cursor, ctx: Ctx | None) -> None:
         name = v.spelling
         if name in {n for n, _, _ in self.shared.values()}:
             name = self._fresh(name)
-        self.shared[v.hash] = (name, v, ctx)
+        self.shared[self._shared_key(v, ctx)] = (name, v, ctx)
         if v.type.kind == ci.TypeKind.INCOMPLETEARRAY:
             self.uses_dynamic_shared = True
 
@@ -1797,8 +1810,8 @@ class KernelLowering:
     def _ref_text(self, ref: ci.Cursor, ctx: Ctx, tid: str | None) -> str | None:
         if ref.kind == K.TEMPLATE_NON_TYPE_PARAMETER:
             return ctx.subst.get(ref.hash)
-        if ref.hash in self.shared:
-            return self.shared[ref.hash][0]
+        if (entry := self._shared_entry(ref, ctx)) is not None:
+            return entry[0]
         var = self.lookup(ref, ctx)
         return var.ref(tid) if var is not None else None
 
