@@ -12,12 +12,17 @@
   on arrays of items per thread, each thread scans its own after the scan of the threads' totals.
 - `BlockLoad(temp).Load(in, items[, valid[, default]])`, `BlockStore(temp).Store(out, items[, valid])`
   -> each thread's loop over its items, in the blocked arrangement (striped for `*_STRIPED`).
+- `BlockRadixSort(temp).Sort(keys[, values][, begin_bit[, end_bit]])`, `SortDescending`,
+  `SortBlockedToStriped`, `SortDescendingBlockedToStriped` -> the tile in shared slots, ranked by
+  thread 0 in stable 8-bit counting passes over CUB's radix order of the keys (sign bit flipped for
+  signed keys; for floats the sign bit, or every bit of a negative one, -0.0 as +0.0), each thread
+  reading back its items blocked or striped.
 - `WarpReduce(temp).Sum(v)`, `.Reduce(v, op)` -> a butterfly of `__shfl_xor_sync` over the
   logical warp (every lane gets the result); `WarpScan`'s scans, as BlockScan's, -> a scan of
   `__shfl_up_sync` steps, its aggregate from the butterfly.
 
 T is the class's first template argument as written. What stays of the objects (the class, its
-TempStorage, the constructor) is declared by the CPU runtime's cub/block/block_reduce.cuh.
+TempStorage, the constructor) is declared by the CPU runtime's cub/block/*.cuh.
 A scan of arrays of items per thread with the aggregate, and a warp reduction over fewer valid
 lanes, are not rewritten.
 """
@@ -33,8 +38,8 @@ import clang.cindex as ci
 from . import frontend as fe
 
 K = ci.CursorKind
-MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan", "BlockLoad", "BlockStore"}
-_CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(BlockReduce|BlockScan|WarpReduce|WarpScan|BlockLoad|BlockStore)\s*<")
+MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan", "BlockLoad", "BlockStore", "BlockRadixSort"}
+_CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(" + "|".join(sorted(MARKERS, key=len, reverse=True)) + r")\s*<")
 _ALL = "0x7fffffff"
 _EVERY_ITEM = "0x7fffffffffffffffLL"
 
@@ -46,6 +51,8 @@ BLOCK_SCAN_ITEMS = "cudacpu_cub_block_scan_items"
 THREAD_REDUCE = "cudacpu_cub_thread_reduce"
 BLOCK_LOAD = "cudacpu_cub_block_load"
 BLOCK_STORE = "cudacpu_cub_block_store"
+RADIX_BITS = "cudacpu_cub_radix_bits"
+BLOCK_RADIX_SORT = "cudacpu_cub_block_radix_sort"
 # Thread t's item i in a blocked arrangement (BLOCK_LOAD_DIRECT, _VECTORIZE, _TRANSPOSE, ...), or a
 # striped one (BLOCK_LOAD_STRIPED)
 _ITEM = (f"const unsigned int t = {fe.LINEAR_THREAD}; "
@@ -94,7 +101,47 @@ HELPERS = {
     BLOCK_STORE: (
         f"template <int N, class T, class It> __device__ __forceinline__ void {BLOCK_STORE}(It out, T (&items)[N], "
         f"bool striped, long long valid) {{ for (int i = 0; i < N; ++i) {{ {_ITEM}if (at < valid) out[at] = items[i]; }} }}"),
+    RADIX_BITS: (  # CUB's radix order of a key: its bits, twiddled so that unsigned order is numeric order
+        "template <class K> __device__ __forceinline__ unsigned long long " + RADIX_BITS + "(K key, bool descending) { "
+        "unsigned long long b = 0ull; __builtin_memcpy(&b, &key, sizeof(K)); "
+        "const unsigned long long sign = 1ull << (8u * sizeof(K) - 1u); "
+        "const unsigned long long all = sizeof(K) == 8u ? ~0ull : (1ull << (8u * sizeof(K))) - 1ull; "
+        "if ((K)0.5 != (K)0) { b = (b & sign) ? (~b & all) : (b | sign); if (b == (~sign & all)) b = sign; } "  # -0 as +0
+        "else if ((K)(-1) < (K)0) b ^= sign; "
+        "return descending ? (~b & all) : b; }"),
+    BLOCK_RADIX_SORT: (  # the tile's keys (and values) in shared slots, ranked by thread 0 in stable 8-bit passes
+        "template <int CAP, int N, class K, class V> __device__ __forceinline__ void " + BLOCK_RADIX_SORT + "("
+        "K (&keys)[N], V (&values)[N], bool with_values, int begin_bit, int end_bit, bool descending, bool striped) { "
+        "__shared__ K cudacpu_sort_keys[CAP]; __shared__ V cudacpu_sort_values[CAP]; "
+        "__shared__ unsigned long long cudacpu_sort_digits[CAP]; __shared__ int cudacpu_sort_order[CAP]; "
+        "__shared__ int cudacpu_sort_spare[CAP]; "
+        f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; "
+        "for (int i = 0; i < N; ++i) { cudacpu_sort_keys[t * N + i] = keys[i]; "
+        "if (with_values) cudacpu_sort_values[t * N + i] = values[i]; } "
+        "__syncthreads(); "
+        "if (t == 0u) { const int total = (int)n * N; "
+        "const int end = end_bit < 0 ? (int)(8u * sizeof(K)) : end_bit, width = end - begin_bit; "
+        "for (int j = 0; j < total; ++j) { "
+        "unsigned long long d = width <= 0 ? 0ull : " + RADIX_BITS + "<K>(cudacpu_sort_keys[j], descending) >> begin_bit; "
+        "cudacpu_sort_digits[j] = width >= 64 || width <= 0 ? d : d & ((1ull << width) - 1ull); "
+        "cudacpu_sort_order[j] = j; } "
+        "for (int shift = 0; shift < width; shift += 8) { unsigned int count[257]; "
+        "for (int c = 0; c < 257; ++c) count[c] = 0u; "
+        "for (int j = 0; j < total; ++j) ++count[((cudacpu_sort_digits[cudacpu_sort_order[j]] >> shift) & 255ull) + 1u]; "
+        "for (int c = 0; c < 256; ++c) count[c + 1] += count[c]; "
+        "for (int j = 0; j < total; ++j) { const int k = cudacpu_sort_order[j]; "
+        "cudacpu_sort_spare[count[(cudacpu_sort_digits[k] >> shift) & 255ull]++] = k; } "
+        "for (int j = 0; j < total; ++j) cudacpu_sort_order[j] = cudacpu_sort_spare[j]; } } "
+        "__syncthreads(); "
+        "for (int i = 0; i < N; ++i) { const int k = cudacpu_sort_order[striped ? i * (int)n + (int)t : (int)t * N + i]; "
+        "keys[i] = cudacpu_sort_keys[k]; if (with_values) values[i] = cudacpu_sort_values[k]; } "
+        "__syncthreads(); }"),
 }
+
+
+def _items(arg: ci.Cursor) -> bool:
+    """Whether an argument is an array of a thread's items (its size a template's parameter or not)."""
+    return arg.type.get_canonical().kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.DEPENDENTSIZEDARRAY)
 
 
 @dataclass(frozen=True)
@@ -137,7 +184,7 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
     value = targs[0]
     n = len(args)
 
-    items = args and args[0].type.get_canonical().kind == ci.TypeKind.CONSTANTARRAY  # per thread
+    items = bool(args) and _items(args[0])  # per thread
 
     def reduce(op: str, valid: str = _ALL) -> str:
         own = f"{THREAD_REDUCE}({render(args[0])}, {op})" if items else render(args[0])
@@ -152,6 +199,8 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
         if method == "Reduce" and n in (2, 3):
             return Collective(helpers, lambda: reduce(render(args[1]), render(args[2]) if n == 3 else _ALL))
         return None
+    if cls == "BlockRadixSort":
+        return _radix_sort(targs, method, args, render)
     if cls in ("BlockLoad", "BlockStore"):  # moves between memory and each thread's items: no barrier needed
         striped = "true" if len(targs) > 3 and (targs[3].endswith("STRIPED") or targs[3] == "1") else "false"
         if cls == "BlockLoad" and method == "Load" and 2 <= n <= 4:
@@ -211,3 +260,39 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
 
     helpers = (BLOCK_SCAN, BLOCK_REDUCE) if block else (WARP_SCAN, WARP_REDUCE)
     return Collective(helpers if aggregate_at is not None else helpers[:1], scan)
+
+
+_SORTS = {"Sort": (False, False), "SortDescending": (True, False), "SortBlockedToStriped": (False, True),
+          "SortDescendingBlockedToStriped": (True, True)}
+
+
+def _tile(targs: list[str], items_at: int, dims_at: tuple[int, int]) -> str:
+    """The items of a block's tile: its threads (the class's block dimensions) times each thread's items."""
+    dims = [targs[1]] + [targs[i] for i in dims_at if i < len(targs)]
+    return " * ".join(f"({d})" for d in dims + [targs[items_at]])
+
+
+def _radix_sort(targs: list[str], method: str, args: list[ci.Cursor],
+                render: Callable[[ci.Cursor], str]) -> Collective | None:
+    """`BlockRadixSort(temp).Sort(keys[, values][, begin_bit[, end_bit]])` and its descending and
+    blocked-to-striped forms: a stable sort of the tile's keys by their bits [begin_bit, end_bit) in
+    CUB's order (signed keys by their flipped sign bit, floats by their flipped sign or all bits,
+    -0 as +0), each thread's items blocked (or striped) in the result."""
+    if method not in _SORTS or len(targs) < 3 or not args:
+        return None
+    descending, striped = _SORTS[method]
+    paired = len(args) > 1 and _items(args[1])
+    bits = args[2:] if paired else args[1:]
+    if len(bits) > 2:
+        return None
+    cap = _tile(targs, 2, (8, 9))
+
+    def text() -> str:
+        keys = render(args[0])
+        values = render(args[1]) if paired else keys
+        begin = render(bits[0]) if bits else "0"
+        end = render(bits[1]) if len(bits) == 2 else "-1"
+        return (f"{BLOCK_RADIX_SORT}<{cap}>({keys}, {values}, {str(paired).lower()}, {begin}, {end}, "
+                f"{str(descending).lower()}, {str(striped).lower()})")
+
+    return Collective((RADIX_BITS, BLOCK_RADIX_SORT), text)

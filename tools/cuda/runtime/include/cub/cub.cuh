@@ -17,6 +17,7 @@
 #include "../cuda_runtime.h"
 #include "../thrust/detail/algorithms.h"
 #include "block/block_reduce.cuh"
+#include "block/block_radix_sort.cuh"
 
 // Entry points stay out of line: inlined, g++ would see the size-query path (no output
 // written) and warn that the caller's outputs "may be used uninitialized".

@@ -1,6 +1,7 @@
 // CPU CUDA runtime: CUB's block- and warp-wide collectives, as types only.
 //
-// The translator rewrites each call of BlockReduce, BlockScan, BlockLoad, BlockStore, WarpReduce and WarpScan in device code
+// The translator rewrites each call of BlockReduce, BlockScan, BlockLoad, BlockStore, WarpReduce and WarpScan (and
+// of the collectives the other headers here declare) in device code
 // before the lowering (tools/cuda/cub_blocks.py): what stays of them is the class, its
 // TempStorage (empty: the rewritten code keeps its own shared slots) and the constructor.
 // The member functions are declared so that code reads as CUB's; a call that was not
