@@ -17,6 +17,10 @@
   thread 0 in stable 8-bit counting passes over CUB's radix order of the keys (sign bit flipped for
   signed keys; for floats the sign bit, or every bit of a negative one, -0.0 as +0.0), each thread
   reading back its items blocked or striped.
+- `BlockExchange(temp).StripedToBlocked(in, out)` (or in place), `BlockedToStriped`,
+  `WarpStripedToBlocked`, `BlockedToWarpStriped`, `ScatterToBlocked(in, out, ranks)`,
+  `ScatterToStriped` -> each thread's items written to their places in a shared tile and, after a
+  barrier, read back from the places of the other arrangement.
 - `WarpReduce(temp).Sum(v)`, `.Reduce(v, op)` -> a butterfly of `__shfl_xor_sync` over the
   logical warp (every lane gets the result); `WarpScan`'s scans, as BlockScan's, -> a scan of
   `__shfl_up_sync` steps, its aggregate from the butterfly.
@@ -38,7 +42,8 @@ import clang.cindex as ci
 from . import frontend as fe
 
 K = ci.CursorKind
-MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan", "BlockLoad", "BlockStore", "BlockRadixSort"}
+MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan", "BlockLoad", "BlockStore", "BlockRadixSort",
+           "BlockExchange"}
 _CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(" + "|".join(sorted(MARKERS, key=len, reverse=True)) + r")\s*<")
 _ALL = "0x7fffffff"
 _EVERY_ITEM = "0x7fffffffffffffffLL"
@@ -53,6 +58,12 @@ BLOCK_LOAD = "cudacpu_cub_block_load"
 BLOCK_STORE = "cudacpu_cub_block_store"
 RADIX_BITS = "cudacpu_cub_radix_bits"
 BLOCK_RADIX_SORT = "cudacpu_cub_block_radix_sort"
+BLOCK_EXCHANGE = "cudacpu_cub_block_exchange"
+BLOCK_SCATTER = "cudacpu_cub_block_scatter"
+# Where thread t's item i lies in the tile, by arrangement: 0 blocked, 1 striped, 2 warp-striped (each
+# warp of 32 threads its own 32 * N items, striped over its lanes)
+_AT = ("((a) == 0 ? (int)t * N + (i) : (a) == 1 ? (i) * (int)n + (int)t "
+       ": (int)(t / 32u) * 32 * N + (i) * 32 + (int)(t % 32u))")
 # Thread t's item i in a blocked arrangement (BLOCK_LOAD_DIRECT, _VECTORIZE, _TRANSPOSE, ...), or a
 # striped one (BLOCK_LOAD_STRIPED)
 _ITEM = (f"const unsigned int t = {fe.LINEAR_THREAD}; "
@@ -136,6 +147,22 @@ HELPERS = {
         "for (int i = 0; i < N; ++i) { const int k = cudacpu_sort_order[striped ? i * (int)n + (int)t : (int)t * N + i]; "
         "keys[i] = cudacpu_sort_keys[k]; if (with_values) values[i] = cudacpu_sort_values[k]; } "
         "__syncthreads(); }"),
+    BLOCK_EXCHANGE: (  # every thread's items to their places in the tile, then each thread's back from its own
+        "template <int CAP, int N, class T, class U> __device__ __forceinline__ void " + BLOCK_EXCHANGE + "("
+        "T (&in)[N], U (&out)[N], int from, int to) { __shared__ T cudacpu_exchange[CAP]; "
+        f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; "
+        "for (int i = 0; i < N; ++i) cudacpu_exchange[" + _AT.replace("(a)", "from") + "] = in[i]; "
+        "__syncthreads(); "
+        "for (int i = 0; i < N; ++i) out[i] = cudacpu_exchange[" + _AT.replace("(a)", "to") + "]; "
+        "__syncthreads(); }"),
+    BLOCK_SCATTER: (  # every item to the place its rank names, then each thread's back, blocked or striped
+        "template <int CAP, int N, class T, class U, class R> __device__ __forceinline__ void " + BLOCK_SCATTER + "("
+        "T (&in)[N], U (&out)[N], R (&ranks)[N], int to) { __shared__ T cudacpu_exchange[CAP]; "
+        f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; "
+        "for (int i = 0; i < N; ++i) cudacpu_exchange[ranks[i]] = in[i]; "
+        "__syncthreads(); "
+        "for (int i = 0; i < N; ++i) out[i] = cudacpu_exchange[" + _AT.replace("(a)", "to") + "]; "
+        "__syncthreads(); }"),
 }
 
 
@@ -201,6 +228,8 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
         return None
     if cls == "BlockRadixSort":
         return _radix_sort(targs, method, args, render)
+    if cls == "BlockExchange":
+        return _exchange(targs, method, args, render)
     if cls in ("BlockLoad", "BlockStore"):  # moves between memory and each thread's items: no barrier needed
         striped = "true" if len(targs) > 3 and (targs[3].endswith("STRIPED") or targs[3] == "1") else "false"
         if cls == "BlockLoad" and method == "Load" and 2 <= n <= 4:
@@ -296,3 +325,26 @@ def _radix_sort(targs: list[str], method: str, args: list[ci.Cursor],
                 f"{str(descending).lower()}, {str(striped).lower()})")
 
     return Collective((RADIX_BITS, BLOCK_RADIX_SORT), text)
+
+
+_EXCHANGES = {"StripedToBlocked": (1, 0), "BlockedToStriped": (0, 1), "WarpStripedToBlocked": (2, 0),
+              "BlockedToWarpStriped": (0, 2)}
+_SCATTERS = {"ScatterToBlocked": 0, "ScatterToStriped": 1}
+
+
+def _exchange(targs: list[str], method: str, args: list[ci.Cursor],
+              render: Callable[[ci.Cursor], str]) -> Collective | None:
+    """`BlockExchange(temp).StripedToBlocked(in, out)` (or in place) and the other rearrangements of
+    the tile between blocked, striped and warp-striped; `ScatterToBlocked(in, out, ranks)` and
+    `ScatterToStriped`: each item to its rank's place in the tile."""
+    if len(targs) < 3 or not args or not all(_items(a) for a in args):
+        return None
+    cap = _tile(targs, 2, (4, 5))
+    if method in _EXCHANGES and len(args) in (1, 2):
+        source, target = _EXCHANGES[method]
+        return Collective((BLOCK_EXCHANGE,), lambda: (
+            f"{BLOCK_EXCHANGE}<{cap}>({render(args[0])}, {render(args[-1])}, {source}, {target})"))
+    if method in _SCATTERS and len(args) in (2, 3):
+        return Collective((BLOCK_SCATTER,), lambda: (
+            f"{BLOCK_SCATTER}<{cap}>({render(args[0])}, {render(args[-2])}, {render(args[-1])}, {_SCATTERS[method]})"))
+    return None

@@ -18,6 +18,7 @@
 #include "../thrust/detail/algorithms.h"
 #include "block/block_reduce.cuh"
 #include "block/block_radix_sort.cuh"
+#include "block/block_exchange.cuh"
 
 // Entry points stay out of line: inlined, g++ would see the size-query path (no output
 // written) and warn that the caller's outputs "may be used uninitialized".
