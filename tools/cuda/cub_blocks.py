@@ -21,6 +21,9 @@
   `WarpStripedToBlocked`, `BlockedToWarpStriped`, `ScatterToBlocked(in, out, ranks)`,
   `ScatterToStriped` -> each thread's items written to their places in a shared tile and, after a
   barrier, read back from the places of the other arrangement.
+- `BlockDiscontinuity(temp).FlagHeads(flags, input, op[, tile_predecessor_item])`, `FlagTails`,
+  `FlagHeadsAndTails` -> each thread's first and last items in shared slots, and each item's flag
+  from op on it and its neighbour (the tile's first head and last tail set, or from the item given).
 - `WarpReduce(temp).Sum(v)`, `.Reduce(v, op)` -> a butterfly of `__shfl_xor_sync` over the
   logical warp (every lane gets the result); `WarpScan`'s scans, as BlockScan's, -> a scan of
   `__shfl_up_sync` steps, its aggregate from the butterfly.
@@ -43,7 +46,7 @@ from . import frontend as fe
 
 K = ci.CursorKind
 MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan", "BlockLoad", "BlockStore", "BlockRadixSort",
-           "BlockExchange"}
+           "BlockExchange", "BlockDiscontinuity"}
 _CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(" + "|".join(sorted(MARKERS, key=len, reverse=True)) + r")\s*<")
 _ALL = "0x7fffffff"
 _EVERY_ITEM = "0x7fffffffffffffffLL"
@@ -60,6 +63,11 @@ RADIX_BITS = "cudacpu_cub_radix_bits"
 BLOCK_RADIX_SORT = "cudacpu_cub_block_radix_sort"
 BLOCK_EXCHANGE = "cudacpu_cub_block_exchange"
 BLOCK_SCATTER = "cudacpu_cub_block_scatter"
+BLOCK_FLAGS = "cudacpu_cub_block_flags"
+# Each thread's first and last items in shared slots, for its neighbours (THREADS: the class's block)
+_ENDS = ("__shared__ T cudacpu_firsts[THREADS]; __shared__ T cudacpu_lasts[THREADS]; "
+         f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; "
+         "cudacpu_firsts[t] = in[0]; cudacpu_lasts[t] = in[N - 1]; __syncthreads(); ")
 # Where thread t's item i lies in the tile, by arrangement: 0 blocked, 1 striped, 2 warp-striped (each
 # warp of 32 threads its own 32 * N items, striped over its lanes)
 _AT = ("((a) == 0 ? (int)t * N + (i) : (a) == 1 ? (i) * (int)n + (int)t "
@@ -163,6 +171,18 @@ HELPERS = {
         "__syncthreads(); "
         "for (int i = 0; i < N; ++i) out[i] = cudacpu_exchange[" + _AT.replace("(a)", "to") + "]; "
         "__syncthreads(); }"),
+    BLOCK_FLAGS: (  # an item flagged where op(its predecessor, it) (heads) or op(it, its successor) (tails)
+        "template <int THREADS, int N, class F, class T, class Op> __device__ __forceinline__ void " + BLOCK_FLAGS + "("
+        "F (&heads)[N], F (&tails)[N], T (&in)[N], Op op, bool want_heads, bool want_tails, bool has_pred, T pred, "
+        "bool has_succ, T succ) { " + _ENDS +
+        "bool h[N], e[N]; "
+        "for (int i = 0; i < N; ++i) { "
+        "h[i] = i > 0 ? (bool)op(in[i - 1], in[i]) : t > 0u ? (bool)op(cudacpu_lasts[t - 1u], in[0]) "
+        ": has_pred ? (bool)op(pred, in[0]) : true; "
+        "e[i] = i < N - 1 ? (bool)op(in[i], in[i + 1]) : t + 1u < n ? (bool)op(in[N - 1], cudacpu_firsts[t + 1u]) "
+        ": has_succ ? (bool)op(in[N - 1], succ) : true; } "
+        "__syncthreads(); "
+        "for (int i = 0; i < N; ++i) { if (want_heads) heads[i] = h[i]; if (want_tails) tails[i] = e[i]; } }"),
 }
 
 
@@ -230,6 +250,8 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
         return _radix_sort(targs, method, args, render)
     if cls == "BlockExchange":
         return _exchange(targs, method, args, render)
+    if cls == "BlockDiscontinuity":
+        return _discontinuity(targs, method, args, render)
     if cls in ("BlockLoad", "BlockStore"):  # moves between memory and each thread's items: no barrier needed
         striped = "true" if len(targs) > 3 and (targs[3].endswith("STRIPED") or targs[3] == "1") else "false"
         if cls == "BlockLoad" and method == "Load" and 2 <= n <= 4:
@@ -348,3 +370,51 @@ def _exchange(targs: list[str], method: str, args: list[ci.Cursor],
         return Collective((BLOCK_SCATTER,), lambda: (
             f"{BLOCK_SCATTER}<{cap}>({render(args[0])}, {render(args[-2])}, {render(args[-1])}, {_SCATTERS[method]})"))
     return None
+
+
+def _threads(targs: list[str], dims_at: tuple[int, int]) -> str:
+    """The threads of the class's block: its dimensions' product."""
+    return " * ".join(f"({targs[i]})" for i in (1, *dims_at) if i < len(targs))
+
+
+def _discontinuity(targs: list[str], method: str, args: list[ci.Cursor],
+                   render: Callable[[ci.Cursor], str]) -> Collective | None:
+    """`BlockDiscontinuity(temp).FlagHeads(flags, input, op[, tile_predecessor_item])`, `FlagTails(flags,
+    input, op[, tile_successor_item])` and `FlagHeadsAndTails(heads[, predecessor], tails[, successor],
+    input, op)`: each item's flag from op on it and its neighbour in the tile (the next thread's first
+    item, the previous thread's last); the tile's first head and last tail set, or from the item given."""
+    n = len(args)
+    heads = tails = pred = succ = None
+    if method == "FlagHeads" and n in (3, 4):
+        heads, items, op = args[:3]
+        pred = args[3] if n == 4 else None
+    elif method == "FlagTails" and n in (3, 4):
+        tails, items, op = args[:3]
+        succ = args[3] if n == 4 else None
+    elif method == "FlagHeadsAndTails" and 4 <= n <= 6:
+        rest = list(args)
+        heads = rest.pop(0)
+        if not _items(rest[0]):
+            pred = rest.pop(0)
+        tails = rest.pop(0)
+        if len(rest) == 3:
+            succ = rest.pop(0)
+        if len(rest) != 2:
+            return None
+        items, op = rest
+    else:
+        return None
+    if not _items(items) or not all(_items(f) for f in (heads, tails) if f is not None):
+        return None
+    threads = _threads(targs, (2, 3))
+
+    def text() -> str:
+        first = render(heads if heads is not None else tails)
+        second = render(tails if tails is not None else heads)
+        source = render(items)
+        return (f"{BLOCK_FLAGS}<{threads}>({first}, {second}, {source}, {render(op)}, "
+                f"{str(heads is not None).lower()}, {str(tails is not None).lower()}, "
+                f"{str(pred is not None).lower()}, {render(pred) if pred is not None else source + '[0]'}, "
+                f"{str(succ is not None).lower()}, {render(succ) if succ is not None else source + '[0]'})")
+
+    return Collective((BLOCK_FLAGS,), text)

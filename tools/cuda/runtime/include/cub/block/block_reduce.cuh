@@ -23,6 +23,18 @@ struct Min {
     template <class T>
     __host__ __device__ T operator()(const T& a, const T& b) const { return b < a ? b : a; }
 };
+struct Equality {
+    template <class T, class U>
+    __host__ __device__ bool operator()(const T& a, const U& b) const { return a == b; }
+};
+struct Inequality {
+    template <class T, class U>
+    __host__ __device__ bool operator()(const T& a, const U& b) const { return a != b; }
+};
+struct Difference {
+    template <class T, class U>
+    __host__ __device__ auto operator()(const T& a, const U& b) const -> decltype(a - b) { return a - b; }
+};
 
 enum BlockReduceAlgorithm { BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY, BLOCK_REDUCE_RAKING, BLOCK_REDUCE_WARP_REDUCTIONS };
 enum BlockScanAlgorithm { BLOCK_SCAN_RAKING, BLOCK_SCAN_RAKING_MEMOIZE, BLOCK_SCAN_WARP_SCANS };
