@@ -24,6 +24,11 @@
 - `BlockDiscontinuity(temp).FlagHeads(flags, input, op[, tile_predecessor_item])`, `FlagTails`,
   `FlagHeadsAndTails` -> each thread's first and last items in shared slots, and each item's flag
   from op on it and its neighbour (the tile's first head and last tail set, or from the item given).
+- `BlockAdjacentDifference(temp).SubtractLeft(in, out, op[, tile_predecessor_item])`,
+  `SubtractLeftPartialTile(in, out, op, valid[, predecessor])`, `SubtractRight(in, out, op[,
+  tile_successor_item])`, `SubtractRightPartialTile(in, out, op, valid)` -> the same shared slots
+  of each thread's first and last items, each output op(item, neighbour) (as CUB, the tile's first
+  or last item, and the items past the valid ones, copied where no neighbour is given).
 - `WarpReduce(temp).Sum(v)`, `.Reduce(v, op)` -> a butterfly of `__shfl_xor_sync` over the
   logical warp (every lane gets the result); `WarpScan`'s scans, as BlockScan's, -> a scan of
   `__shfl_up_sync` steps, its aggregate from the butterfly.
@@ -46,7 +51,8 @@ from . import frontend as fe
 
 K = ci.CursorKind
 MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan", "BlockLoad", "BlockStore", "BlockRadixSort",
-           "BlockExchange", "BlockDiscontinuity"}
+           "BlockExchange", "BlockDiscontinuity",
+           "BlockAdjacentDifference"}
 _CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(" + "|".join(sorted(MARKERS, key=len, reverse=True)) + r")\s*<")
 _ALL = "0x7fffffff"
 _EVERY_ITEM = "0x7fffffffffffffffLL"
@@ -64,6 +70,7 @@ BLOCK_RADIX_SORT = "cudacpu_cub_block_radix_sort"
 BLOCK_EXCHANGE = "cudacpu_cub_block_exchange"
 BLOCK_SCATTER = "cudacpu_cub_block_scatter"
 BLOCK_FLAGS = "cudacpu_cub_block_flags"
+BLOCK_DIFFERENCE = "cudacpu_cub_block_adjacent_difference"
 # Each thread's first and last items in shared slots, for its neighbours (THREADS: the class's block)
 _ENDS = ("__shared__ T cudacpu_firsts[THREADS]; __shared__ T cudacpu_lasts[THREADS]; "
          f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; "
@@ -183,6 +190,18 @@ HELPERS = {
         ": has_succ ? (bool)op(in[N - 1], succ) : true; } "
         "__syncthreads(); "
         "for (int i = 0; i < N; ++i) { if (want_heads) heads[i] = h[i]; if (want_tails) tails[i] = e[i]; } }"),
+    BLOCK_DIFFERENCE: (  # op(item, its left or right neighbour); items past the valid ones, and the tile's
+        # first (left) or last valid one (right) without the item beyond it, copied
+        "template <int THREADS, int N, class T, class U, class Op> __device__ __forceinline__ void " + BLOCK_DIFFERENCE +
+        "(T (&in)[N], U (&out)[N], Op op, bool left, long long valid, bool has_edge, T edge) { " + _ENDS +
+        "T x[N]; for (int i = 0; i < N; ++i) x[i] = in[i]; "
+        "if (valid < 0) valid = (long long)n * N; "
+        "for (int i = 0; i < N; ++i) { const long long p = (long long)t * N + i; "
+        "if (left) out[i] = p >= valid ? x[i] : i > 0 ? op(x[i], x[i - 1]) : t > 0u ? op(x[0], cudacpu_lasts[t - 1u]) "
+        ": has_edge ? op(x[0], edge) : x[0]; "
+        "else out[i] = p >= valid - 1 ? (has_edge && p == valid - 1 ? op(x[i], edge) : x[i]) "
+        ": i < N - 1 ? op(x[i], x[i + 1]) : op(x[N - 1], cudacpu_firsts[t + 1u]); } "
+        "__syncthreads(); }"),
 }
 
 
@@ -252,6 +271,8 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
         return _exchange(targs, method, args, render)
     if cls == "BlockDiscontinuity":
         return _discontinuity(targs, method, args, render)
+    if cls == "BlockAdjacentDifference":
+        return _adjacent_difference(targs, method, args, render)
     if cls in ("BlockLoad", "BlockStore"):  # moves between memory and each thread's items: no barrier needed
         striped = "true" if len(targs) > 3 and (targs[3].endswith("STRIPED") or targs[3] == "1") else "false"
         if cls == "BlockLoad" and method == "Load" and 2 <= n <= 4:
@@ -418,3 +439,32 @@ def _discontinuity(targs: list[str], method: str, args: list[ci.Cursor],
                 f"{str(succ is not None).lower()}, {render(succ) if succ is not None else source + '[0]'})")
 
     return Collective((BLOCK_FLAGS,), text)
+
+
+# (left, the valid count's argument, the edge item's argument), by method and arity
+_DIFFERENCES = {("SubtractLeft", 3): (True, None, None), ("SubtractLeft", 4): (True, None, 3),
+                ("SubtractLeftPartialTile", 4): (True, 3, None), ("SubtractLeftPartialTile", 5): (True, 3, 4),
+                ("SubtractRight", 3): (False, None, None), ("SubtractRight", 4): (False, None, 3),
+                ("SubtractRightPartialTile", 4): (False, 3, None)}
+
+
+def _adjacent_difference(targs: list[str], method: str, args: list[ci.Cursor],
+                         render: Callable[[ci.Cursor], str]) -> Collective | None:
+    """`BlockAdjacentDifference(temp).SubtractLeft(in, out, op[, tile_predecessor_item])`,
+    `SubtractLeftPartialTile(in, out, op, valid[, tile_predecessor_item])`, `SubtractRight(in, out,
+    op[, tile_successor_item])` and `SubtractRightPartialTile(in, out, op, valid)`: each output
+    op(item, its neighbour in the tile), the output may be the input."""
+    form = _DIFFERENCES.get((method, len(args)))
+    if form is None or not _items(args[0]) or not _items(args[1]):
+        return None
+    left, valid_at, edge_at = form
+    threads = _threads(targs, (2, 3))
+
+    def text() -> str:
+        source = render(args[0])
+        valid = f"(long long)({render(args[valid_at])})" if valid_at is not None else "-1LL"
+        edge = render(args[edge_at]) if edge_at is not None else source + "[0]"
+        return (f"{BLOCK_DIFFERENCE}<{threads}>({source}, {render(args[1])}, {render(args[2])}, "
+                f"{str(left).lower()}, {valid}, {str(edge_at is not None).lower()}, {edge})")
+
+    return Collective((BLOCK_DIFFERENCE,), text)
