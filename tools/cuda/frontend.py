@@ -450,7 +450,7 @@ def in_project_header(cursor: ci.Cursor) -> bool:
     return not any(path.is_relative_to(d) for d in (SHIM_DIR.resolve(), RUNTIME_INCLUDE.resolve()))
 
 
-def _overloads(ref: ci.Cursor) -> list[ci.Cursor]:
+def overloads(ref: ci.Cursor) -> list[ci.Cursor]:
     """The declarations an OVERLOADED_DECL_REF names (a dependent call's candidates)."""
     lib = ci.conf.lib
     count, decl = lib.clang_getNumOverloadedDecls, lib.clang_getOverloadedDecl
@@ -479,7 +479,7 @@ def _header_functions(tr: "Translation") -> None:
             if candidates[0] is None:
                 candidates = qualified_members(c) or [d for x in c.walk_preorder()
                                                       if x.kind == ci.CursorKind.OVERLOADED_DECL_REF
-                                                      for d in _overloads(x)][:16]
+                                                      for d in overloads(x)][:16]
             if (ref := c.referenced) is not None and ref.kind in MEMBER_KINDS:  # a constructor or a method
                 candidates.append(ref)
             elif _dependent_member_call(c):  # `op.reduce(v)`, `op` of a template's type: the header's methods so named
@@ -1153,7 +1153,7 @@ def _dependent_template_arguments(call: ci.Cursor, kernel: str, tr: Translation,
     templates = [c for c in tr.kernel_definitions if c.spelling == kernel and c.kind == ci.CursorKind.FUNCTION_TEMPLATE]
     if not templates:  # a kernel template of a header: the candidates the dependent call names
         named = [d for c in call.walk_preorder() if c.kind == ci.CursorKind.OVERLOADED_DECL_REF and c.spelling == kernel
-                 for d in _overloads(c)]
+                 for d in overloads(c)]
         templates = [d.get_definition() or d for d in named if d.kind == ci.CursorKind.FUNCTION_TEMPLATE and is_kernel(d)]
         templates = list({definition_key(t): t for t in templates}.values())
     if len(templates) != 1:

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 import clang.cindex as ci
 
-from tools.cuda.frontend import (Translation, _overloads, body_of, call_name, callee, in_project_header, operator_of,
+from tools.cuda.frontend import (Translation, body_of, call_name, callee, in_project_header, operator_of, overloads,
                                  parse_translation, strip)
 
 _LOOPS = (ci.CursorKind.FOR_STMT, ci.CursorKind.WHILE_STMT, ci.CursorKind.DO_STMT)
@@ -429,7 +429,7 @@ def _project_callee(call: ci.Cursor) -> ci.Cursor | None:
     if (fn := callee(call)) is not None:
         return fn
     candidates = {_key(d): d for x in call.walk_preorder() if x.kind == ci.CursorKind.OVERLOADED_DECL_REF
-                  for d in (_overloads(x) if x.spelling == call_name(call) else ())
+                  for d in (overloads(x) if x.spelling == call_name(call) else ())
                   if d.kind in _FUNCTIONS and in_project_header(d)}
     return next(iter(candidates.values())) if len(candidates) == 1 else None
 
