@@ -250,3 +250,25 @@ def test_cub_collectives_match_python(lowered_cpp, tmp_path, threads):
     assert set(got) == set(want)
     for name in want:
         assert got[name] == want[name], name
+
+
+def test_the_program_s_macros_do_not_reach_the_collectives_helpers(tmp_path):
+    """The helpers are written into the program's file, after its own #defines: a macro named `N`,
+    `T` or `Op` (common in real code) must not rename their template parameters."""
+    source = ("#include <cub/cub.cuh>\n#define N 4\n#define T float\n#define Op cub::Sum\n#define THREADS 32\n"
+              "__global__ void k(const T* in, T* out) {\n"
+              "  typedef cub::BlockLoad<T, THREADS, N> Load;\n  typedef cub::BlockReduce<T, THREADS> Reduce;\n"
+              "  typedef cub::BlockScan<T, THREADS> Scan;\n  typedef cub::WarpReduce<T> Warp;\n"
+              "  __shared__ typename Reduce::TempStorage temp;\n  __shared__ typename Scan::TempStorage scan;\n"
+              "  __shared__ typename Warp::TempStorage warp;\n"
+              "  T items[N], sums[N];\n  Load().Load(in, items);\n  T s = Reduce(temp).Reduce(items, Op());\n"
+              "  Scan(scan).InclusiveSum(items, sums);\n  T w = Warp(warp).Sum(items[0]);\n"
+              "  if (threadIdx.x == 0) { out[0] = s; out[1] = sums[N - 1]; out[2] = w; }\n}\n")
+    mod = lower_source(source, "macros.cu")
+    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
+    main = ("#include <cstdio>\nint main() { float in[128], out[3];\n"
+            "  for (int i = 0; i < 128; ++i) in[i] = (float)i;\n"
+            "  cudacpu_kernels::k(dim3(1), dim3(32), 0, in, out);\n"
+            "  std::printf(\"%g %g %g\\n\", out[0], out[1], out[2]); }\n")
+    # all 128 items; thread 0's inclusive sum of its 4; the warp's first items (4 t over 32 lanes)
+    assert build_and_run(mod.cpp, main, tmp_path, threads=2).split() == ["8128", "6", "1984"]

@@ -353,8 +353,8 @@ class _Rewriter:
             return
         helper = f"cudacpu_cg_reduce_{op}"
         self.helpers[helper] = (
-            f"template <unsigned int N, class T> __device__ __forceinline__ T {helper}(T v) {{ "
-            f"for (unsigned int o = N / 2u; o > 0u; o /= 2u) {{ T w = __shfl_xor_sync({FULL}, v, (int)o, (int)N); "
+            f"template <unsigned int N_, class T_> __device__ __forceinline__ T_ {helper}(T_ v) {{ "
+            f"for (unsigned int o = N_ / 2u; o > 0u; o /= 2u) {{ T_ w = __shfl_xor_sync({FULL}, v, (int)o, (int)N_); "
             f"v = {REDUCE_OPS[op]}; }} return v; }}")
         self.helper_at[helper] = min(self.helper_at.get(helper, top), top)
         self._site(call, lambda: f"{helper}<{g.n}, {value_type}>({self.render(args[1])})")

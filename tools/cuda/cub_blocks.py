@@ -29,6 +29,9 @@
   tile_successor_item])`, `SubtractRightPartialTile(in, out, op, valid)` -> the same shared slots
   of each thread's first and last items, each output op(item, neighbour) (as CUB, the tile's first
   or last item, and the items past the valid ones, copied where no neighbour is given).
+- `BlockHistogram(temp).InitHistogram(hist)` -> each thread zeroes the bins of its stride (no barrier,
+  as CUB); `.Composite(items, hist)` -> each item counted into its bin with an atomic add, then a
+  barrier; `.Histo(items, hist)` -> the bins zeroed, a barrier, then Composite.
 - `WarpReduce(temp).Sum(v)`, `.Reduce(v, op)` -> a butterfly of `__shfl_xor_sync` over the
   logical warp (every lane gets the result); `WarpScan`'s scans, as BlockScan's, -> a scan of
   `__shfl_up_sync` steps, its aggregate from the butterfly.
@@ -51,8 +54,7 @@ from . import frontend as fe
 
 K = ci.CursorKind
 MARKERS = {"BlockReduce", "BlockScan", "WarpReduce", "WarpScan", "BlockLoad", "BlockStore", "BlockRadixSort",
-           "BlockExchange", "BlockDiscontinuity",
-           "BlockAdjacentDifference"}
+           "BlockExchange", "BlockDiscontinuity", "BlockAdjacentDifference", "BlockHistogram"}
 _CLASS = re.compile(r"^(?:const\s+)?(?:::)?(?:cub::)?(" + "|".join(sorted(MARKERS, key=len, reverse=True)) + r")\s*<")
 _ALL = "0x7fffffff"
 _EVERY_ITEM = "0x7fffffffffffffffLL"
@@ -71,84 +73,86 @@ BLOCK_EXCHANGE = "cudacpu_cub_block_exchange"
 BLOCK_SCATTER = "cudacpu_cub_block_scatter"
 BLOCK_FLAGS = "cudacpu_cub_block_flags"
 BLOCK_DIFFERENCE = "cudacpu_cub_block_adjacent_difference"
+HISTOGRAM_INIT = "cudacpu_cub_histogram_init"
+HISTOGRAM_ADD = "cudacpu_cub_histogram_add"
 # Each thread's first and last items in shared slots, for its neighbours (THREADS: the class's block)
-_ENDS = ("__shared__ T cudacpu_firsts[THREADS]; __shared__ T cudacpu_lasts[THREADS]; "
+_ENDS = ("__shared__ T_ cudacpu_firsts[THREADS_]; __shared__ T_ cudacpu_lasts[THREADS_]; "
          f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; "
-         "cudacpu_firsts[t] = in[0]; cudacpu_lasts[t] = in[N - 1]; __syncthreads(); ")
+         "cudacpu_firsts[t] = in[0]; cudacpu_lasts[t] = in[N_ - 1]; __syncthreads(); ")
 # Where thread t's item i lies in the tile, by arrangement: 0 blocked, 1 striped, 2 warp-striped (each
 # warp of 32 threads its own 32 * N items, striped over its lanes)
-_AT = ("((a) == 0 ? (int)t * N + (i) : (a) == 1 ? (i) * (int)n + (int)t "
-       ": (int)(t / 32u) * 32 * N + (i) * 32 + (int)(t % 32u))")
+_AT = ("((a) == 0 ? (int)t * N_ + (i) : (a) == 1 ? (i) * (int)n + (int)t "
+       ": (int)(t / 32u) * 32 * N_ + (i) * 32 + (int)(t % 32u))")
 # Thread t's item i in a blocked arrangement (BLOCK_LOAD_DIRECT, _VECTORIZE, _TRANSPOSE, ...), or a
 # striped one (BLOCK_LOAD_STRIPED)
 _ITEM = (f"const unsigned int t = {fe.LINEAR_THREAD}; "
-         f"const long long at = striped ? (long long)i * {fe.BLOCK_THREADS} + t : (long long)t * N + i; ")
-_SLOTS = (f"__shared__ T cudacpu_slots[1024]; __shared__ T cudacpu_total; "
+         f"const long long at = striped ? (long long)i * {fe.BLOCK_THREADS} + t : (long long)t * N_ + i; ")
+_SLOTS = (f"__shared__ T_ cudacpu_slots[1024]; __shared__ T_ cudacpu_total; "
           f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; cudacpu_slots[t] = v; __syncthreads(); ")
 HELPERS = {
     BLOCK_REDUCE: (
-        f"template <class T, class Op> __device__ __forceinline__ T {BLOCK_REDUCE}(T v, Op op, int valid) {{ {_SLOTS}"
-        "if (t == 0u) { T acc = cudacpu_slots[0]; "
+        f"template <class T_, class Op_> __device__ __forceinline__ T_ {BLOCK_REDUCE}(T_ v, Op_ op, int valid) {{ {_SLOTS}"
+        "if (t == 0u) { T_ acc = cudacpu_slots[0]; "
         "for (unsigned int i = 1u; i < n && i < (unsigned int)valid; ++i) acc = op(acc, cudacpu_slots[i]); "
-        "cudacpu_total = acc; } __syncthreads(); T r = cudacpu_total; __syncthreads(); return r; }"),
+        "cudacpu_total = acc; } __syncthreads(); T_ r = cudacpu_total; __syncthreads(); return r; }"),
     BLOCK_SCAN: (
-        f"template <class T, class Op> __device__ __forceinline__ T {BLOCK_SCAN}(T v, Op op, T init, bool exclusive, "
+        f"template <class T_, class Op_> __device__ __forceinline__ T_ {BLOCK_SCAN}(T_ v, Op_ op, T_ init, bool exclusive, "
         f"bool seeded) {{ {_SLOTS}"
-        "if (t == 0u) { T total = cudacpu_slots[0], carry = init; for (unsigned int i = 0u; i < n; ++i) { "
-        "T x = cudacpu_slots[i]; if (i > 0u) total = op(total, x); "
+        "if (t == 0u) { T_ total = cudacpu_slots[0], carry = init; for (unsigned int i = 0u; i < n; ++i) { "
+        "T_ x = cudacpu_slots[i]; if (i > 0u) total = op(total, x); "
         "if (exclusive) { cudacpu_slots[i] = carry; carry = (i == 0u && !seeded) ? x : op(carry, x); } "
         "else cudacpu_slots[i] = total; } } "
-        "__syncthreads(); T r = cudacpu_slots[t]; __syncthreads(); return r; }"),
+        "__syncthreads(); T_ r = cudacpu_slots[t]; __syncthreads(); return r; }"),
     WARP_REDUCE: (
-        f"template <unsigned int N, class T, class Op> __device__ __forceinline__ T {WARP_REDUCE}(T v, Op op) {{ "
-        "for (unsigned int o = N / 2u; o > 0u; o /= 2u) { T w = __shfl_xor_sync(0xffffffffu, v, (int)o, (int)N); "
+        f"template <unsigned int N_, class T_, class Op_> __device__ __forceinline__ T_ {WARP_REDUCE}(T_ v, Op_ op) {{ "
+        "for (unsigned int o = N_ / 2u; o > 0u; o /= 2u) { T_ w = __shfl_xor_sync(0xffffffffu, v, (int)o, (int)N_); "
         "v = op(v, w); } return v; }"),
     WARP_SCAN: (
-        f"template <unsigned int N, class T, class Op> __device__ __forceinline__ T {WARP_SCAN}(T v, Op op, T init, "
-        f"bool exclusive, bool seeded) {{ const unsigned int lane = {fe.LINEAR_THREAD} % N; "
-        "for (unsigned int o = 1u; o < N; o *= 2u) { T w = __shfl_up_sync(0xffffffffu, v, o, (int)N); "
+        f"template <unsigned int N_, class T_, class Op_> __device__ __forceinline__ T_ {WARP_SCAN}(T_ v, Op_ op, T_ init, "
+        f"bool exclusive, bool seeded) {{ const unsigned int lane = {fe.LINEAR_THREAD} % N_; "
+        "for (unsigned int o = 1u; o < N_; o *= 2u) { T_ w = __shfl_up_sync(0xffffffffu, v, o, (int)N_); "
         "if (lane >= o) v = op(w, v); } "
-        "T before = __shfl_up_sync(0xffffffffu, v, 1u, (int)N); "
+        "T_ before = __shfl_up_sync(0xffffffffu, v, 1u, (int)N_); "
         "return !exclusive ? v : lane == 0u ? init : seeded ? op(init, before) : before; }"),
     BLOCK_SCAN_ITEMS: (  # each thread's items in turn, after the scan of what the threads before it hold
-        f"template <int N, class T, class Op> __device__ __forceinline__ void {BLOCK_SCAN_ITEMS}(T (&in)[N], "
-        "T (&out)[N], Op op, T init, bool exclusive, bool seeded) { T total = in[0]; "
-        "for (int i = 1; i < N; ++i) total = op(total, in[i]); "
-        f"T carry = {BLOCK_SCAN}<T>(total, op, init, true, seeded); bool has = seeded || {fe.LINEAR_THREAD} != 0u; "
-        "for (int i = 0; i < N; ++i) { T x = in[i]; if (exclusive) out[i] = has ? carry : x; "
+        f"template <int N_, class T_, class Op_> __device__ __forceinline__ void {BLOCK_SCAN_ITEMS}(T_ (&in)[N_], "
+        "T_ (&out)[N_], Op_ op, T_ init, bool exclusive, bool seeded) { T_ total = in[0]; "
+        "for (int i = 1; i < N_; ++i) total = op(total, in[i]); "
+        f"T_ carry = {BLOCK_SCAN}<T_>(total, op, init, true, seeded); bool has = seeded || {fe.LINEAR_THREAD} != 0u; "
+        "for (int i = 0; i < N_; ++i) { T_ x = in[i]; if (exclusive) out[i] = has ? carry : x; "
         "carry = has ? op(carry, x) : x; has = true; if (!exclusive) out[i] = carry; } }"),
     THREAD_REDUCE: (
-        f"template <int N, class T, class Op> __device__ __forceinline__ T {THREAD_REDUCE}(T (&in)[N], Op op) {{ "
-        "T acc = in[0]; for (int i = 1; i < N; ++i) acc = op(acc, in[i]); return acc; }"),
+        f"template <int N_, class T_, class Op_> __device__ __forceinline__ T_ {THREAD_REDUCE}(T_ (&in)[N_], Op_ op) {{ "
+        "T_ acc = in[0]; for (int i = 1; i < N_; ++i) acc = op(acc, in[i]); return acc; }"),
     BLOCK_LOAD: (
-        f"template <int N, class T, class It, class D> __device__ __forceinline__ void {BLOCK_LOAD}(It in, "
-        "T (&items)[N], bool striped, long long valid, bool fill, D oob) { for (int i = 0; i < N; ++i) { "
-        f"{_ITEM}if (at < valid) items[i] = in[at]; else if (fill) items[i] = static_cast<T>(oob); }} }}"),
+        f"template <int N_, class T_, class It_, class D_> __device__ __forceinline__ void {BLOCK_LOAD}(It_ in, "
+        "T_ (&items)[N_], bool striped, long long valid, bool fill, D_ oob) { for (int i = 0; i < N_; ++i) { "
+        f"{_ITEM}if (at < valid) items[i] = in[at]; else if (fill) items[i] = static_cast<T_>(oob); }} }}"),
     BLOCK_STORE: (
-        f"template <int N, class T, class It> __device__ __forceinline__ void {BLOCK_STORE}(It out, T (&items)[N], "
-        f"bool striped, long long valid) {{ for (int i = 0; i < N; ++i) {{ {_ITEM}if (at < valid) out[at] = items[i]; }} }}"),
+        f"template <int N_, class T_, class It_> __device__ __forceinline__ void {BLOCK_STORE}(It_ out, T_ (&items)[N_], "
+        f"bool striped, long long valid) {{ for (int i = 0; i < N_; ++i) {{ {_ITEM}if (at < valid) out[at] = items[i]; }} }}"),
     RADIX_BITS: (  # CUB's radix order of a key: its bits, twiddled so that unsigned order is numeric order
-        "template <class K> __device__ __forceinline__ unsigned long long " + RADIX_BITS + "(K key, bool descending) { "
-        "unsigned long long b = 0ull; __builtin_memcpy(&b, &key, sizeof(K)); "
-        "const unsigned long long sign = 1ull << (8u * sizeof(K) - 1u); "
-        "const unsigned long long all = sizeof(K) == 8u ? ~0ull : (1ull << (8u * sizeof(K))) - 1ull; "
-        "if ((K)0.5 != (K)0) { b = (b & sign) ? (~b & all) : (b | sign); if (b == (~sign & all)) b = sign; } "  # -0 as +0
-        "else if ((K)(-1) < (K)0) b ^= sign; "
+        "template <class K_> __device__ __forceinline__ unsigned long long " + RADIX_BITS + "(K_ key, bool descending) { "
+        "unsigned long long b = 0ull; __builtin_memcpy(&b, &key, sizeof(K_)); "
+        "const unsigned long long sign = 1ull << (8u * sizeof(K_) - 1u); "
+        "const unsigned long long all = sizeof(K_) == 8u ? ~0ull : (1ull << (8u * sizeof(K_))) - 1ull; "
+        "if ((K_)0.5 != (K_)0) { b = (b & sign) ? (~b & all) : (b | sign); if (b == (~sign & all)) b = sign; } "  # -0 as +0
+        "else if ((K_)(-1) < (K_)0) b ^= sign; "
         "return descending ? (~b & all) : b; }"),
     BLOCK_RADIX_SORT: (  # the tile's keys (and values) in shared slots, ranked by thread 0 in stable 8-bit passes
-        "template <int CAP, int N, class K, class V> __device__ __forceinline__ void " + BLOCK_RADIX_SORT + "("
-        "K (&keys)[N], V (&values)[N], bool with_values, int begin_bit, int end_bit, bool descending, bool striped) { "
-        "__shared__ K cudacpu_sort_keys[CAP]; __shared__ V cudacpu_sort_values[CAP]; "
-        "__shared__ unsigned long long cudacpu_sort_digits[CAP]; __shared__ int cudacpu_sort_order[CAP]; "
-        "__shared__ int cudacpu_sort_spare[CAP]; "
+        "template <int CAP_, int N_, class K_, class V_> __device__ __forceinline__ void " + BLOCK_RADIX_SORT + "("
+        "K_ (&keys)[N_], V_ (&values)[N_], bool with_values, int begin_bit, int end_bit, bool descending, bool striped) { "
+        "__shared__ K_ cudacpu_sort_keys[CAP_]; __shared__ V_ cudacpu_sort_values[CAP_]; "
+        "__shared__ unsigned long long cudacpu_sort_digits[CAP_]; __shared__ int cudacpu_sort_order[CAP_]; "
+        "__shared__ int cudacpu_sort_spare[CAP_]; "
         f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; "
-        "for (int i = 0; i < N; ++i) { cudacpu_sort_keys[t * N + i] = keys[i]; "
-        "if (with_values) cudacpu_sort_values[t * N + i] = values[i]; } "
+        "for (int i = 0; i < N_; ++i) { cudacpu_sort_keys[t * N_ + i] = keys[i]; "
+        "if (with_values) cudacpu_sort_values[t * N_ + i] = values[i]; } "
         "__syncthreads(); "
-        "if (t == 0u) { const int total = (int)n * N; "
-        "const int end = end_bit < 0 ? (int)(8u * sizeof(K)) : end_bit, width = end - begin_bit; "
+        "if (t == 0u) { const int total = (int)n * N_; "
+        "const int end = end_bit < 0 ? (int)(8u * sizeof(K_)) : end_bit, width = end - begin_bit; "
         "for (int j = 0; j < total; ++j) { "
-        "unsigned long long d = width <= 0 ? 0ull : " + RADIX_BITS + "<K>(cudacpu_sort_keys[j], descending) >> begin_bit; "
+        "unsigned long long d = width <= 0 ? 0ull : " + RADIX_BITS + "<K_>(cudacpu_sort_keys[j], descending) >> begin_bit; "
         "cudacpu_sort_digits[j] = width >= 64 || width <= 0 ? d : d & ((1ull << width) - 1ull); "
         "cudacpu_sort_order[j] = j; } "
         "for (int shift = 0; shift < width; shift += 8) { unsigned int count[257]; "
@@ -159,49 +163,56 @@ HELPERS = {
         "cudacpu_sort_spare[count[(cudacpu_sort_digits[k] >> shift) & 255ull]++] = k; } "
         "for (int j = 0; j < total; ++j) cudacpu_sort_order[j] = cudacpu_sort_spare[j]; } } "
         "__syncthreads(); "
-        "for (int i = 0; i < N; ++i) { const int k = cudacpu_sort_order[striped ? i * (int)n + (int)t : (int)t * N + i]; "
+        "for (int i = 0; i < N_; ++i) { const int k = cudacpu_sort_order[striped ? i * (int)n + (int)t : (int)t * N_ + i]; "
         "keys[i] = cudacpu_sort_keys[k]; if (with_values) values[i] = cudacpu_sort_values[k]; } "
         "__syncthreads(); }"),
     BLOCK_EXCHANGE: (  # every thread's items to their places in the tile, then each thread's back from its own
-        "template <int CAP, int N, class T, class U> __device__ __forceinline__ void " + BLOCK_EXCHANGE + "("
-        "T (&in)[N], U (&out)[N], int from, int to) { __shared__ T cudacpu_exchange[CAP]; "
+        "template <int CAP_, int N_, class T_, class U_> __device__ __forceinline__ void " + BLOCK_EXCHANGE + "("
+        "T_ (&in)[N_], U_ (&out)[N_], int from, int to) { __shared__ T_ cudacpu_exchange[CAP_]; "
         f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; "
-        "for (int i = 0; i < N; ++i) cudacpu_exchange[" + _AT.replace("(a)", "from") + "] = in[i]; "
+        "for (int i = 0; i < N_; ++i) cudacpu_exchange[" + _AT.replace("(a)", "from") + "] = in[i]; "
         "__syncthreads(); "
-        "for (int i = 0; i < N; ++i) out[i] = cudacpu_exchange[" + _AT.replace("(a)", "to") + "]; "
+        "for (int i = 0; i < N_; ++i) out[i] = cudacpu_exchange[" + _AT.replace("(a)", "to") + "]; "
         "__syncthreads(); }"),
     BLOCK_SCATTER: (  # every item to the place its rank names, then each thread's back, blocked or striped
-        "template <int CAP, int N, class T, class U, class R> __device__ __forceinline__ void " + BLOCK_SCATTER + "("
-        "T (&in)[N], U (&out)[N], R (&ranks)[N], int to) { __shared__ T cudacpu_exchange[CAP]; "
+        "template <int CAP_, int N_, class T_, class U_, class R_> __device__ __forceinline__ void " + BLOCK_SCATTER + "("
+        "T_ (&in)[N_], U_ (&out)[N_], R_ (&ranks)[N_], int to) { __shared__ T_ cudacpu_exchange[CAP_]; "
         f"const unsigned int t = {fe.LINEAR_THREAD}, n = {fe.BLOCK_THREADS}; "
-        "for (int i = 0; i < N; ++i) cudacpu_exchange[ranks[i]] = in[i]; "
+        "for (int i = 0; i < N_; ++i) cudacpu_exchange[ranks[i]] = in[i]; "
         "__syncthreads(); "
-        "for (int i = 0; i < N; ++i) out[i] = cudacpu_exchange[" + _AT.replace("(a)", "to") + "]; "
+        "for (int i = 0; i < N_; ++i) out[i] = cudacpu_exchange[" + _AT.replace("(a)", "to") + "]; "
         "__syncthreads(); }"),
     BLOCK_FLAGS: (  # an item flagged where op(its predecessor, it) (heads) or op(it, its successor) (tails)
-        "template <int THREADS, int N, class F, class T, class Op> __device__ __forceinline__ void " + BLOCK_FLAGS + "("
-        "F (&heads)[N], F (&tails)[N], T (&in)[N], Op op, bool want_heads, bool want_tails, bool has_pred, T pred, "
-        "bool has_succ, T succ) { " + _ENDS +
-        "bool h[N], e[N]; "
-        "for (int i = 0; i < N; ++i) { "
+        "template <int THREADS_, int N_, class F_, class T_, class Op_> __device__ __forceinline__ void " + BLOCK_FLAGS + "("
+        "F_ (&heads)[N_], F_ (&tails)[N_], T_ (&in)[N_], Op_ op, bool want_heads, bool want_tails, bool has_pred, T_ pred, "
+        "bool has_succ, T_ succ) { " + _ENDS +
+        "bool h[N_], e[N_]; "
+        "for (int i = 0; i < N_; ++i) { "
         "h[i] = i > 0 ? (bool)op(in[i - 1], in[i]) : t > 0u ? (bool)op(cudacpu_lasts[t - 1u], in[0]) "
         ": has_pred ? (bool)op(pred, in[0]) : true; "
-        "e[i] = i < N - 1 ? (bool)op(in[i], in[i + 1]) : t + 1u < n ? (bool)op(in[N - 1], cudacpu_firsts[t + 1u]) "
-        ": has_succ ? (bool)op(in[N - 1], succ) : true; } "
+        "e[i] = i < N_ - 1 ? (bool)op(in[i], in[i + 1]) : t + 1u < n ? (bool)op(in[N_ - 1], cudacpu_firsts[t + 1u]) "
+        ": has_succ ? (bool)op(in[N_ - 1], succ) : true; } "
         "__syncthreads(); "
-        "for (int i = 0; i < N; ++i) { if (want_heads) heads[i] = h[i]; if (want_tails) tails[i] = e[i]; } }"),
+        "for (int i = 0; i < N_; ++i) { if (want_heads) heads[i] = h[i]; if (want_tails) tails[i] = e[i]; } }"),
     BLOCK_DIFFERENCE: (  # op(item, its left or right neighbour); items past the valid ones, and the tile's
         # first (left) or last valid one (right) without the item beyond it, copied
-        "template <int THREADS, int N, class T, class U, class Op> __device__ __forceinline__ void " + BLOCK_DIFFERENCE +
-        "(T (&in)[N], U (&out)[N], Op op, bool left, long long valid, bool has_edge, T edge) { " + _ENDS +
-        "T x[N]; for (int i = 0; i < N; ++i) x[i] = in[i]; "
-        "if (valid < 0) valid = (long long)n * N; "
-        "for (int i = 0; i < N; ++i) { const long long p = (long long)t * N + i; "
+        "template <int THREADS_, int N_, class T_, class U_, class Op_> __device__ __forceinline__ void " + BLOCK_DIFFERENCE +
+        "(T_ (&in)[N_], U_ (&out)[N_], Op_ op, bool left, long long valid, bool has_edge, T_ edge) { " + _ENDS +
+        "T_ x[N_]; for (int i = 0; i < N_; ++i) x[i] = in[i]; "
+        "if (valid < 0) valid = (long long)n * N_; "
+        "for (int i = 0; i < N_; ++i) { const long long p = (long long)t * N_ + i; "
         "if (left) out[i] = p >= valid ? x[i] : i > 0 ? op(x[i], x[i - 1]) : t > 0u ? op(x[0], cudacpu_lasts[t - 1u]) "
         ": has_edge ? op(x[0], edge) : x[0]; "
         "else out[i] = p >= valid - 1 ? (has_edge && p == valid - 1 ? op(x[i], edge) : x[i]) "
-        ": i < N - 1 ? op(x[i], x[i + 1]) : op(x[N - 1], cudacpu_firsts[t + 1u]); } "
+        ": i < N_ - 1 ? op(x[i], x[i + 1]) : op(x[N_ - 1], cudacpu_firsts[t + 1u]); } "
         "__syncthreads(); }"),
+    HISTOGRAM_INIT: (
+        "template <int THREADS_, int BINS_, class C_> __device__ __forceinline__ void " + HISTOGRAM_INIT + "(C_* hist) { "
+        f"for (int b = (int){fe.LINEAR_THREAD}; b < BINS_; b += THREADS_) hist[b] = (C_)0; }}"),
+    HISTOGRAM_ADD: (  # after the bins are zeroed (and a barrier), when `zero`
+        "template <int THREADS_, int BINS_, int N_, class T_, class C_> __device__ __forceinline__ void " + HISTOGRAM_ADD +
+        "(T_ (&items)[N_], C_* hist, bool zero) { if (zero) { " + HISTOGRAM_INIT + "<THREADS_, BINS_>(hist); "
+        "__syncthreads(); } for (int i = 0; i < N_; ++i) atomicAdd(hist + items[i], (C_)1); __syncthreads(); }"),
 }
 
 
@@ -273,6 +284,8 @@ def _rewrite(found: tuple[str, list[str]], method: str, args: list[ci.Cursor],
         return _discontinuity(targs, method, args, render)
     if cls == "BlockAdjacentDifference":
         return _adjacent_difference(targs, method, args, render)
+    if cls == "BlockHistogram":
+        return _histogram(targs, method, args, render)
     if cls in ("BlockLoad", "BlockStore"):  # moves between memory and each thread's items: no barrier needed
         striped = "true" if len(targs) > 3 and (targs[3].endswith("STRIPED") or targs[3] == "1") else "false"
         if cls == "BlockLoad" and method == "Load" and 2 <= n <= 4:
@@ -468,3 +481,20 @@ def _adjacent_difference(targs: list[str], method: str, args: list[ci.Cursor],
                 f"{str(left).lower()}, {valid}, {str(edge_at is not None).lower()}, {edge})")
 
     return Collective((BLOCK_DIFFERENCE,), text)
+
+
+def _histogram(targs: list[str], method: str, args: list[ci.Cursor],
+               render: Callable[[ci.Cursor], str]) -> Collective | None:
+    """`BlockHistogram<T, BLOCK_DIM_X, ITEMS_PER_THREAD, BINS, ALGORITHM, BLOCK_DIM_Y, BLOCK_DIM_Z>(temp)`:
+    `InitHistogram(hist)`, `Composite(items, hist)` and `Histo(items, hist)` (InitHistogram, a barrier,
+    Composite). Either algorithm counts alike; the atomic one is what runs."""
+    if len(targs) < 4:
+        return None
+    threads, bins = _threads(targs, (5, 6)), targs[3]
+    if method == "InitHistogram" and len(args) == 1:
+        return Collective((HISTOGRAM_INIT,), lambda: f"{HISTOGRAM_INIT}<{threads}, {bins}>({render(args[0])})")
+    if method in ("Histo", "Composite") and len(args) == 2 and _items(args[0]):
+        return Collective((HISTOGRAM_INIT, HISTOGRAM_ADD), lambda: (
+            f"{HISTOGRAM_ADD}<{threads}, {bins}>({render(args[0])}, {render(args[1])}, "
+            f"{str(method == 'Histo').lower()})"))
+    return None

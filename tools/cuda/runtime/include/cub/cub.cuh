@@ -21,6 +21,7 @@
 #include "block/block_exchange.cuh"
 #include "block/block_discontinuity.cuh"
 #include "block/block_adjacent_difference.cuh"
+#include "block/block_histogram.cuh"
 
 // Entry points stay out of line: inlined, g++ would see the size-query path (no output
 // written) and warn that the caller's outputs "may be used uninitialized".
