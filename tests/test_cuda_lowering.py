@@ -701,3 +701,77 @@ def test_methods_with_warp_intrinsics_are_inlined_with_their_object(tmp_path):
     cpp = lowered(SYNC_METHODS)
     assert "T lane_down(T v, int o) const ;" in cpp
     assert build_and_run(cpp, SYNC_METHODS_MAIN, tmp_path).strip() == "ok"
+
+
+CLASS_ALIASES = r"""
+template <typename T>
+__device__ T down(T v, unsigned d, int width = 32) { return __shfl_down_sync(0xffffffffu, v, d, width); }
+
+template <typename S, typename I>
+struct Data { S mean; I n; };
+
+struct Scale {
+    typedef float acc_t;
+    float by;
+    __device__ acc_t scaled_down(acc_t v, int o) const { acc_t r = down(v, o); return static_cast<acc_t>(by) * r; }
+};
+
+template <typename S, typename I>
+struct Ops {
+    using acc_t = Data<S, I>;
+    typedef I count_t;
+    __device__ acc_t combine(acc_t a, acc_t b) const { return {a.mean + b.mean, a.n + b.n}; }
+    __device__ acc_t lane_down(acc_t acc, int o) const {
+        return {down(acc.mean, o), static_cast<count_t>(down(acc.n, o))};
+    }
+};
+
+template <typename T, class Op>
+__device__ T warp_reduce(T v, const Op& op) {
+    for (int o = 16; o > 0; o >>= 1) v = op.combine(v, op.lane_down(v, o));
+    return v;
+}
+
+template <typename T>
+__global__ void k(const T* in, T* out, int* counts) {
+    using Op = Ops<T, int>;
+    Op op;
+    Scale half = {0.5f};
+    Data<T, int> v = {in[threadIdx.x], 1};
+    v = warp_reduce(v, op);
+    float w = 1.0f;
+    for (int o = 16; o > 0; o >>= 1) w += half.scaled_down(w, o);
+    if (threadIdx.x % 32 == 0) { out[threadIdx.x / 32] = v.mean + w; counts[threadIdx.x / 32] = v.n; }
+}
+"""
+
+CLASS_ALIASES_MAIN = r"""
+int main() {
+    double in[64], out[2];
+    int counts[2];
+    for (int i = 0; i < 64; ++i) in[i] = i % 7;
+    cudacpu_kernels::k<double>(dim3(1), dim3(64), 0, in, out, counts);
+    for (int w = 0; w < 2; ++w) {
+        float lanes[32];  // half.scaled_down's tree, lane by lane (a lane past the warp reads its own value)
+        for (int l = 0; l < 32; ++l) lanes[l] = 1.0f;
+        for (int o = 16; o > 0; o >>= 1) {
+            float next[32];
+            for (int l = 0; l < 32; ++l) next[l] = lanes[l] + 0.5f * lanes[l + o < 32 ? l + o : l];
+            for (int l = 0; l < 32; ++l) lanes[l] = next[l];
+        }
+        double sum = 0;
+        for (int l = 0; l < 32; ++l) sum += in[w * 32 + l];
+        if (out[w] != sum + lanes[0] || counts[w] != 32) { std::printf("%d: %f %d\n", w, out[w], counts[w]); return 1; }
+    }
+    std::printf("ok\n");
+    return 0;
+}
+"""
+
+
+def test_inlined_methods_name_their_class_aliases(tmp_path):
+    """An inlined method's body is outside its class: the class's aliases (`typedef float acc_t;`, a
+    class template's `using acc_t = Data<S, I>;`) are spelled as the types they name, in the
+    template arguments of the object's type, also where a member of such an object
+    (`down(acc.mean, o)`) gives a helper its template argument."""
+    assert build_and_run(lowered(CLASS_ALIASES), CLASS_ALIASES_MAIN, tmp_path).strip() == "ok"

@@ -109,6 +109,7 @@ def _outer_extent(array: str) -> str | None:
 
 
 TEMPLATE_PARAMETERS = (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)
+RECORDS = (K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION)
 
 
 def _template_parameters(fn: ci.Cursor) -> list[ci.Cursor]:
@@ -116,6 +117,23 @@ def _template_parameters(fn: ci.Cursor) -> list[ci.Cursor]:
     owner = fn.semantic_parent
     outer = _template_parameters(owner) if owner is not None and owner.kind == K.CLASS_TEMPLATE else []
     return outer + [c for c in fn.get_children() if c.kind in TEMPLATE_PARAMETERS]
+
+
+def _classes_of(fn: ci.Cursor) -> list[ci.Cursor]:
+    """The class a method belongs to and the classes around it, innermost first; none for a function
+    outside classes."""
+    classes, owner = [], fn.semantic_parent
+    while owner is not None and owner.kind in RECORDS:
+        classes.append(owner)
+        owner = owner.semantic_parent
+    return classes
+
+
+def _class_aliases(fn: ci.Cursor) -> dict[str, str]:
+    """The aliases (`using acc_t = Data<S>;`, `typedef float value_t;`) that a method's classes
+    declare, by name, as the types they name (in the classes' template parameters)."""
+    return {d.spelling: d.underlying_typedef_type.spelling for cls in reversed(_classes_of(fn))
+            for d in _children(cls) if d.kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL)}
 
 
 def _default_argument(param: ci.Cursor) -> ci.Cursor | None:
@@ -820,7 +838,14 @@ class KernelLowering:
     def _subst_type(self, text: str, ctx: Ctx) -> str:
         """A type (or an alias declaration) as `ctx` spells it: its template arguments in the place of
         its template parameters, and an inlined function's constants by their new names
-        (`float[NUM_ROWS]` -> `float[body_2_NUM_ROWS]`)."""
+        (`float[NUM_ROWS]` -> `float[body_2_NUM_ROWS]`). An inlined method's class's aliases are
+        outside their class there: they are spelled as the types they name."""
+        if aliases := _class_aliases(ctx.fn):
+            names = re.compile(r"(?<!::)(?<!\.)(?<!->)\b(" + "|".join(map(re.escape, aliases)) + r")\b")
+            for _ in range(8):  # an alias that names another (`using pair_t = Pair<acc_t>;`)
+                text, found = names.subn(lambda m: aliases[m.group(1)], text)
+                if not found:
+                    break
         for name, decl in self._constants(ctx.fn).items():
             if re.search(rf"\b{re.escape(name)}\b", text) and (var := self.lookup(decl, ctx)) is not None \
                     and var.name != name:
@@ -1321,9 +1346,11 @@ class KernelLowering:
         written = _written_template_arguments(call)
         owner = fn.semantic_parent
         if owner is not None and owner.kind == K.CLASS_TEMPLATE and callee_ctx.this is not None:
-            # a method of an object: its class's arguments are those of the object's type
-            written = [self._class_arguments(callee_ctx.this, owner, call)] + written[-1:]
-        if owner is not None and owner.kind == K.CLASS_TEMPLATE:
+            # a method of an object: its class's arguments are those of the object's type, spelled
+            # by the function that declares the object
+            given, object_ctx = self._class_arguments(callee_ctx.this, owner, call)
+            self._bind_given(_template_parameters(owner), given, call, owner, object_ctx, callee_ctx)
+        elif owner is not None and owner.kind == K.CLASS_TEMPLATE:
             if len(written) < 2:
                 raise _unsupported("template deduction", call, f"cannot tell the template arguments of "
                                    f"{owner.spelling} in this call of {fn.spelling}")
@@ -1331,9 +1358,10 @@ class KernelLowering:
         own = [c for c in fn.get_children() if c.kind in TEMPLATE_PARAMETERS]
         self._bind_given(own, written[-1], call, fn, ctx, callee_ctx, deduce_from=list(zip(params, args)))
 
-    def _class_arguments(self, this: tuple[ci.Cursor, Ctx, bool], owner: ci.Cursor, call: ci.Cursor) -> list[str]:
-        """The template arguments of the class template `owner` that an object's type names, through
-        its aliases (`using Op = Ops<T, int>;`), as the object's function spells them."""
+    def _object_type(self, this: tuple[ci.Cursor, Ctx, bool]) -> tuple[ci.Type, Ctx]:
+        """The type of an object as the code that made it declares it: through the parameters of
+        inlined functions to their callers' arguments, aliases and references; with the Ctx that
+        spells it."""
         base, ctx, arrow = this
         for _ in range(8):  # a parameter of an inlined function: the argument's type, as its caller declared it
             ref = fe.strip(base).referenced if fe.strip(base).kind == K.DECL_REF_EXPR else None
@@ -1351,17 +1379,47 @@ class KernelLowering:
                 t = t.get_pointee()
                 continue
             break
+        return t, ctx
+
+    def _class_arguments(self, this: tuple[ci.Cursor, Ctx, bool], owner: ci.Cursor,
+                         use: ci.Cursor) -> tuple[list[str], Ctx]:
+        """The template arguments of the class template `owner` that an object's type names, through
+        its aliases (`using Op = Ops<T, int>;`), as the function that declares the object spells them;
+        with that function's Ctx."""
+        t, ctx = self._object_type(this)
         text = re.sub(r"^(const|volatile)\s+", "", t.spelling.strip())
         name, _, rest = text.partition("<")
         if name.split("::")[-1].strip() != owner.spelling or not rest.endswith(">"):
-            raise _unsupported("template deduction", call, f"cannot tell the template arguments of {owner.spelling} "
-                               f"from the type {t.spelling} of the object whose {fe.call_name(call)} is called")
+            raise _unsupported("template deduction", use, f"cannot tell the template arguments of {owner.spelling} "
+                               f"from the type {t.spelling} of the object in {' '.join(t.spelling for t in _tokens(use))}")
         count = t.get_num_template_arguments()
         if count > 0 and all(t.get_template_argument_type(i).kind != ci.TypeKind.INVALID for i in range(count)):
             args = [t.get_template_argument_type(i).spelling for i in range(count)]
         else:  # a dependent type, or values among the arguments: as spelled
             args = _top_level_arguments(rest[:-1])
-        return [self._subst_type(a.strip(), ctx) for a in args]
+        return [a.strip() for a in args], ctx
+
+    def _member_type(self, member: ci.Cursor, ctx: Ctx) -> str | None:
+        """The type of a data member of an object (`acc.mean`) where the parse leaves it dependent:
+        the member's declared type, the template parameters of its class (`S mean;` in `Data<S>`)
+        bound to the arguments of the object's type (`Data<float>`); None where the object's class
+        is not known."""
+        base = _children(member)[0]
+        arrow = any(t.spelling == "->" for t in _tokens(member) if base.extent.end.offset <= t.extent.start.offset)
+        t, _ = self._object_type((base, ctx, arrow))
+        record = t.get_declaration()
+        name = member.spelling or _tokens(member)[-1].spelling
+        field = next((f for f in _children(record) if f.kind == K.FIELD_DECL and f.spelling == name), None) \
+            if record.kind in RECORDS else None
+        if field is None:
+            return None
+        params = {c.spelling: i for i, c in enumerate(c for c in _children(record) if c.kind in TEMPLATE_PARAMETERS)}
+        if not params:
+            return field.type.spelling
+        given, object_ctx = self._class_arguments((base, ctx, arrow), record, member)
+        args = [self._subst_type(a, object_ctx) for a in given]
+        return re.sub(r"\b\w+\b", lambda m: args[params[m.group()]] if m.group() in params else m.group(),
+                      field.type.spelling)
 
     def _bind_given(self, tparams: list[ci.Cursor], given: list[str], call, template, ctx: Ctx, callee_ctx: Ctx,
                     deduce_from: list[tuple[ci.Cursor, ci.Cursor]] = ()) -> None:
@@ -1437,6 +1495,8 @@ class KernelLowering:
         if "dependent" in t or not t:
             if s.kind == K.DECL_REF_EXPR and s.referenced is not None:
                 return self._subst_type(s.referenced.type.spelling, ctx)
+            if s.kind == K.MEMBER_REF_EXPR and _children(s) and (member := self._member_type(s, ctx)) is not None:
+                return member
             if s.kind == K.ARRAY_SUBSCRIPT_EXPR and _children(s):
                 return _element_type(self._arg_type(_children(s)[0], ctx))
             ch = _children(s)
@@ -1503,13 +1563,18 @@ class KernelLowering:
                     continue
                 dropped.add(id(var))
                 changed = True
-                init, ictx = var.init  # type: ignore[misc]
-                for c in init.walk_preorder():
-                    dep = self.lookup(c.referenced, ictx) if c.kind == K.DECL_REF_EXPR else None
-                    if dep is not None and var.decl_region in dep.ref_counts:
+                for dep in self._variables_named(*var.init):  # type: ignore[misc]
+                    if var.decl_region in dep.ref_counts:
                         dep.ref_counts[var.decl_region] -= 1
         for var in candidates:
             var.drop_decl = id(var) in dropped
+        # Nor is a copy recomputed in a region where only such dead declarations read it.
+        for r in self.regions:
+            kept: list[Var] = []
+            for var in reversed(r.remat):
+                if var.ref_counts.get(r.id, 1) > 0 or any(var in self._variables_named(*v.init) for v in kept):
+                    kept.append(var)
+            r.remat = kept[::-1]
         taken = set(self.block_names) | set(self.n.values())
         for var in sorted(self.vars, key=lambda v: v.order):
             if var.promoted or var.block_level:
@@ -1618,6 +1683,8 @@ class KernelLowering:
                     raise _unsupported("dynamic parallelism", x, "a kernel launch inside a kernel")
             elif x.kind == K.ASM_STMT:
                 raise _unsupported("inline PTX asm", x, "inline assembly (asm) has no CPU meaning")
+            elif self._is_member_of_object(x, ctx):
+                found.extend(self._scan(ctx.this[0], ctx.this[1], r))  # a member of an inlined method's object
             for ch in x.get_children():
                 visit(ch)
 
@@ -1636,6 +1703,22 @@ class KernelLowering:
 
     def _shared_entry(self, v: ci.Cursor, ctx: Ctx | None) -> "tuple[str, ci.Cursor, Ctx | None] | None":
         return self.shared.get(self._shared_key(v, ctx)) or self.shared.get(v.hash)
+
+    def _is_member_of_object(self, x: ci.Cursor, ctx: Ctx) -> bool:
+        """`this`, or a member named alone (`width`), in an inlined method: a use of its object."""
+        return ctx.this is not None and (x.kind == K.CXX_THIS_EXPR or x.kind == K.MEMBER_REF_EXPR
+                                         and not _children(x) and bool(x.spelling))
+
+    def _variables_named(self, expr: ci.Cursor, ctx: Ctx) -> list[Var]:
+        """The variables an expression names, once per mention: by name, and as the object of an inlined
+        method whose members it reads."""
+        named = []
+        for c in expr.walk_preorder():
+            if c.kind == K.DECL_REF_EXPR and (var := self.lookup(c.referenced, ctx)) is not None:
+                named.append(var)
+            elif self._is_member_of_object(c, ctx):
+                named += self._variables_named(ctx.this[0], ctx.this[1])
+        return named
 
     def _add_shared_decl(self, v: ci.Cursor, ctx: Ctx | None) -> None:
         name = v.spelling
@@ -1721,6 +1804,14 @@ class KernelLowering:
         # a type parameter, or a template template parameter (`Func<T>::op`) bound by inlining
         if k in (K.TYPE_REF, K.TEMPLATE_REF) and x.referenced is not None and x.referenced.hash in ctx.subst:
             reps.append((s, e, ctx.subst[x.referenced.hash]))
+            return
+        # an alias of an inlined method's class, named unqualified as its class's members may (`acc_t`
+        # in `static_cast<acc_t>(v)`): the type it names
+        if k == K.TYPE_REF and x.referenced is not None and x.referenced.kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL) \
+                and x.referenced.semantic_parent in _classes_of(ctx.fn) \
+                and self.tr.text(s, e, _file_of(x)) == x.referenced.spelling \
+                and not self.tr.source_of(_file_of(x))[:s].rstrip().endswith(b"::"):
+            reps.append((s, e, self._subst_type(x.referenced.spelling, ctx)))
             return
         if k == K.DECL_STMT and s >= lo and e <= hi and self._decl_needs_rewrite(x, ctx):
             reps.append((s, self._after_semicolon(e, x), self._render_decl(x, ctx, tid)))
