@@ -355,3 +355,57 @@ def test_namespace_aliases_and_using_directives_in_a_kernel_outlive_its_barriers
     mod = lower_source(NAMESPACE_IN_THE_KERNEL, "k.cu")
     assert mod.unsupported == [], [str(u) for u in mod.unsupported]
     assert build_and_run(mod.cpp, NAMESPACE_IN_THE_KERNEL_MAIN, tmp_path).strip() == "ok"
+
+
+METHODS_NAMED_LIKE_GROUP_OPERATIONS = HEAD + r"""
+struct SumOp {
+    __device__ float combine(float a, float b) const { return a + b; }
+    __device__ float shfl_down(float v, int o) const { return __shfl_down_sync(0xffffffffu, v, o); }
+    __device__ int any(int p) const { return __any_sync(0xffffffffu, p); }
+};
+
+template <class Op>
+__device__ float warp_reduce(float v, const Op& op) {
+    for (int o = 16; o > 0; o >>= 1) v = op.combine(v, op.shfl_down(v, o));
+    return op.any(v > 100.0f) ? v : -v;
+}
+
+__global__ void sums(const float* in, float* out) {
+    SumOp op;
+    float v = warp_reduce(in[threadIdx.x], op);
+    if (threadIdx.x % 32 == 0) out[threadIdx.x / 32] = v;
+}
+
+template <class G>
+__device__ float next_lane(const G& g, float v) { return g.shfl_down(v, 1); }
+
+__global__ void tiles(float* x) {
+    cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+    x[threadIdx.x] = next_lane(tile, x[threadIdx.x]);
+}
+"""
+
+METHODS_NAMED_LIKE_GROUP_OPERATIONS_MAIN = r"""
+#include <cstdio>
+int main() {
+    float in[64], out[2];
+    for (int i = 0; i < 64; ++i) in[i] = i % 9;
+    cudacpu_kernels::sums(dim3(1), dim3(64), 0, in, out);
+    for (int w = 0; w < 2; ++w) {
+        float sum = 0;
+        for (int l = 0; l < 32; ++l) sum += in[w * 32 + l];
+        if (out[w] != (sum > 100.0f ? sum : -sum)) { std::printf("%d: %f vs %f\n", w, out[w], sum); return 1; }
+    }
+    std::printf("ok\n");
+}
+"""
+
+
+def test_methods_named_like_group_operations_are_the_projects_where_the_object_is_no_group(tmp_path):
+    """`op.shfl_down(v, o)`, `op.any(p)` on an object of a template parameter's type are the
+    project's methods so named where the parameter is bound to the project's class, and a group's
+    (reported, as any operation on a group of template type) where it is bound to a tile."""
+    mod = lower_source(METHODS_NAMED_LIKE_GROUP_OPERATIONS, "k.cu")
+    assert {u.kernel: u.feature for u in mod.unsupported} == {
+        "tiles": "cooperative groups shfl_down on a group of template type"}
+    assert build_and_run(mod.cpp, METHODS_NAMED_LIKE_GROUP_OPERATIONS_MAIN, tmp_path).strip() == "ok"

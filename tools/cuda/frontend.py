@@ -689,25 +689,20 @@ def _in_cooperative_groups(decl: ci.Cursor | None) -> bool:
     return False
 
 
-def cooperative_groups_feature(call: ci.Cursor) -> str | None:
+def cooperative_groups_feature(call: ci.Cursor, tr: "Translation") -> str | None:
     """The unsupported feature a call of a cooperative-groups operation left after the rewrite
     (tools/cuda/coop_groups.py) is, with the operation's name; None for any other call, for the
     constructors and operator objects of the groups and for the calls that make the group values
-    the lowered code keeps (`this_thread_block()`, `tiled_partition<N>(g)`)."""
+    the lowered code keeps (`this_thread_block()`, `tiled_partition<N>(g)`). A call named like a
+    group's operation on an object of a template parameter's type (`g.shfl(v, 0)`) counts where no
+    method of the project is so named; else the type the parameter is bound to decides, which the
+    lowering knows where it inlines the call (group_call_on_template_type)."""
     ref = call.referenced
     if ref is None:
-        # A dependent call: a group operation on an object whose type is a template parameter.
-        head = next(call.get_children(), None)
-        if head is None or head.kind != ci.CursorKind.MEMBER_REF_EXPR:
+        found = group_call_on_template_type(call)
+        if found is None or tr.named_candidates(call):
             return None
-        obj = next(head.get_children(), None)
-        if obj is None or obj.type.spelling not in ("<dependent type>",) and "type-parameter" not in obj.type.get_canonical().spelling:
-            return None
-        name = next((t.spelling for t in head.get_tokens() if t.extent.start.offset >= obj.extent.end.offset
-                     and t.kind == ci.TokenKind.IDENTIFIER), "")
-        if name in _CG_METHODS and obj.referenced is not None and _group_typed(obj.referenced):
-            return f"cooperative groups {name} on a group of template type"
-        return None
+        return group_call_feature(found[0])
     if ref.kind == ci.CursorKind.CONSTRUCTOR or not _in_cooperative_groups(ref):
         return None
     owner = ref.semantic_parent.spelling if ref.kind == ci.CursorKind.CXX_METHOD else ""
@@ -725,6 +720,27 @@ def cooperative_groups_feature(call: ci.Cursor) -> str | None:
     if owner == "coalesced_group":
         return f"cooperative groups coalesced_group::{name}"
     return f"cooperative groups {owner}::{name}"
+
+
+def group_call_on_template_type(call: ci.Cursor) -> tuple[str, ci.Cursor] | None:
+    """A dependent call named like a group's operation (`g.shfl(v, 0)`) on a variable or parameter
+    whose type is a template parameter of its function: the operation's name and the object's
+    expression; None for any other call."""
+    head = next(call.get_children(), None)
+    if call.referenced is not None or head is None or head.kind != ci.CursorKind.MEMBER_REF_EXPR:
+        return None
+    obj = next(head.get_children(), None)
+    if obj is None or obj.type.spelling not in ("<dependent type>",) and "type-parameter" not in obj.type.get_canonical().spelling:
+        return None
+    name = next((t.spelling for t in head.get_tokens() if t.extent.start.offset >= obj.extent.end.offset
+                 and t.kind == ci.TokenKind.IDENTIFIER), "")
+    if name in _CG_METHODS and obj.referenced is not None and _group_typed(obj.referenced):
+        return name, obj
+    return None
+
+
+def group_call_feature(name: str) -> str:
+    return f"cooperative groups {name} on a group of template type"
 
 
 def _group_typed(decl: ci.Cursor) -> bool:
@@ -901,7 +917,7 @@ def _scan(fn: ci.Cursor, tr: Translation) -> tuple[bool, bool, set[str], set[Def
                 feats.add("atomics")
             elif name in UNSUPPORTED_CALLS:
                 feats.add("unsupported:" + UNSUPPORTED_CALLS[name])
-            elif cg := cooperative_groups_feature(c):
+            elif cg := cooperative_groups_feature(c, tr):
                 feats.add("unsupported:" + cg)
             elif MATH_INTRINSICS.match(name):
                 feats.add("math intrinsics")

@@ -119,6 +119,12 @@ def _template_parameters(fn: ci.Cursor) -> list[ci.Cursor]:
     return outer + [c for c in fn.get_children() if c.kind in TEMPLATE_PARAMETERS]
 
 
+def _declaration(t: ci.Type) -> ci.Cursor:
+    """The declaration of a type, also of a template parameter's type as an instantiation binds it."""
+    decl = t.get_declaration()
+    return decl if decl.kind != K.NO_DECL_FOUND else t.get_canonical().get_declaration()
+
+
 def _classes_of(fn: ci.Cursor) -> list[ci.Cursor]:
     """The class a method belongs to and the classes around it, innermost first; none for a function
     outside classes."""
@@ -1247,6 +1253,9 @@ class KernelLowering:
         return ("value", args[1])
 
     def _inline(self, call: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
+        if fe.group_call_on_template_type(call) and (cg := self._cooperative_groups_feature(call, ctx)):
+            # named like the project's method, on an object that is a group
+            raise _unsupported(cg, call, f"{cg} is not supported (the rest of cooperative groups is)")
         fn = self._sync_definition(call)
         if fn is None:
             raise _unsupported("synchronizing call", call, f"call of {fe.call_name(call)} (barriers inside) whose "
@@ -1407,7 +1416,7 @@ class KernelLowering:
         base = _children(member)[0]
         arrow = any(t.spelling == "->" for t in _tokens(member) if base.extent.end.offset <= t.extent.start.offset)
         t, _ = self._object_type((base, ctx, arrow))
-        record = t.get_declaration()
+        record = _declaration(t)
         name = member.spelling or _tokens(member)[-1].spelling
         field = next((f for f in _children(record) if f.kind == K.FIELD_DECL and f.spelling == name), None) \
             if record.kind in RECORDS else None
@@ -1677,7 +1686,7 @@ class KernelLowering:
                 if fe.call_name(x) in fe.UNSUPPORTED_CALLS:
                     feature = fe.UNSUPPORTED_CALLS[fe.call_name(x)]
                     raise _unsupported(feature, x, f"{fe.call_name(x)}: {feature} are not supported")
-                if cg := fe.cooperative_groups_feature(x):
+                if cg := self._cooperative_groups_feature(x, ctx):
                     raise _unsupported(cg, x, f"{cg} is not supported (the rest of cooperative groups is)")
                 if any(t.spelling == "<<<" for t in _tokens(x)):
                     raise _unsupported("dynamic parallelism", x, "a kernel launch inside a kernel")
@@ -1703,6 +1712,18 @@ class KernelLowering:
 
     def _shared_entry(self, v: ci.Cursor, ctx: Ctx | None) -> "tuple[str, ci.Cursor, Ctx | None] | None":
         return self.shared.get(self._shared_key(v, ctx)) or self.shared.get(v.hash)
+
+    def _cooperative_groups_feature(self, call: ci.Cursor, ctx: Ctx) -> str | None:
+        """fe.cooperative_groups_feature, where a call named like a group's operation on an object of
+        a template parameter's type (`op.shfl_down(v, o)`) is one when the object's type, as the code
+        that made the object declares it, is a group's, and is the project's method so named when
+        it is another class."""
+        found = fe.group_call_on_template_type(call)
+        if found is not None:
+            decl = _declaration(self._object_type((found[1], ctx, False))[0])
+            if decl.kind in RECORDS:
+                return fe.group_call_feature(found[0]) if fe._in_cooperative_groups(decl) else None
+        return fe.cooperative_groups_feature(call, self.tr)
 
     def _is_member_of_object(self, x: ci.Cursor, ctx: Ctx) -> bool:
         """`this`, or a member named alone (`width`), in an inlined method: a use of its object."""
