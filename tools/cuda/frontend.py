@@ -680,7 +680,7 @@ def called_function(node: ci.Cursor) -> str | None:
     return None
 
 
-def _in_cooperative_groups(decl: ci.Cursor | None) -> bool:
+def in_cooperative_groups(decl: ci.Cursor | None) -> bool:
     parent = decl.semantic_parent if decl is not None else None
     while parent is not None and parent.kind != ci.CursorKind.TRANSLATION_UNIT:
         if parent.kind == ci.CursorKind.NAMESPACE and parent.spelling == COOPERATIVE_GROUPS:
@@ -703,7 +703,7 @@ def cooperative_groups_feature(call: ci.Cursor, tr: "Translation") -> str | None
         if found is None or tr.named_candidates(call):
             return None
         return group_call_feature(found[0])
-    if ref.kind == ci.CursorKind.CONSTRUCTOR or not _in_cooperative_groups(ref):
+    if ref.kind == ci.CursorKind.CONSTRUCTOR or not in_cooperative_groups(ref):
         return None
     owner = ref.semantic_parent.spelling if ref.kind == ci.CursorKind.CXX_METHOD else ""
     if owner in _CG_OPERATORS:

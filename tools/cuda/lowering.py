@@ -1722,7 +1722,7 @@ class KernelLowering:
         if found is not None:
             decl = _declaration(self._object_type((found[1], ctx, False))[0])
             if decl.kind in RECORDS:
-                return fe.group_call_feature(found[0]) if fe._in_cooperative_groups(decl) else None
+                return fe.group_call_feature(found[0]) if fe.in_cooperative_groups(decl) else None
         return fe.cooperative_groups_feature(call, self.tr)
 
     def _is_member_of_object(self, x: ci.Cursor, ctx: Ctx) -> bool:
