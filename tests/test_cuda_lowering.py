@@ -775,3 +775,35 @@ def test_inlined_methods_name_their_class_aliases(tmp_path):
     template arguments of the object's type, also where a member of such an object
     (`down(acc.mean, o)`) gives a helper its template argument."""
     assert build_and_run(lowered(CLASS_ALIASES), CLASS_ALIASES_MAIN, tmp_path).strip() == "ok"
+
+
+THREAD_ID_THROUGH_A_TEMPLATE_S_CLASS = r"""
+struct Block1D { static __device__ int Tid() { return threadIdx.x; } };
+template <typename T, typename B = Block1D>
+__device__ T block_sum(T v, T* shared) {
+    const int tid = B::Tid();
+    const int lid = tid % 32, wid = tid / 32;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    __syncthreads();
+    if (lid == 0) shared[wid] = v;
+    __syncthreads();
+    v = tid < 2 ? shared[lid] : 0;
+    if (wid == 0) for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+__global__ void k(const float* in, float* out) {
+    __shared__ float s[32];
+    float v = block_sum(in[threadIdx.x], s);
+    if (threadIdx.x == 0) out[0] = v;
+}
+"""
+
+
+def test_a_call_the_parse_cannot_name_is_per_thread(tmp_path):
+    """`B::Tid()`, B a template's parameter whose class returns threadIdx.x: the parse names no
+    callee, and the value may differ per thread (it was taken for the block's, hoisted out of the
+    thread loop: the port did not build)."""
+    main = ("#include <cstdio>\nint main() { float in[64], out[1] = {0};\n"
+            "  for (int i = 0; i < 64; ++i) in[i] = (float)i;\n"
+            "  cudacpu_kernels::k(dim3(1), dim3(64), 0, in, out);\n  std::printf(\"%g\\n\", out[0]); }\n")
+    assert build_and_run(lowered(THREAD_ID_THROUGH_A_TEMPLATE_S_CLASS), main, tmp_path).strip() == "2016"

@@ -1316,3 +1316,56 @@ def test_an_inlined_function_s_template_template_parameter_is_bound(tmp_path):
     run = run_port(TEMPLATE_TEMPLATE_REDUCE, tmp_path, "templates")
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "PASS"
+
+
+TID_HEADER = r"""
+#define WARP_SIZE 32
+#define DEVICE __device__ __forceinline__
+struct Block1D { static DEVICE int Tid() { return threadIdx.x; } static DEVICE int Warps() { return blockDim.x / WARP_SIZE; } };
+template <typename T, typename B = Block1D>
+DEVICE T block_sum(T v, T* shared) {
+  const int tid = B::Tid();
+  const int lid = tid % WARP_SIZE;
+  const int wid = tid / WARP_SIZE;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  __syncthreads();
+  if (lid == 0) shared[wid] = v;
+  __syncthreads();
+  v = tid < B::Warps() ? shared[lid] : 0;
+  if (wid == 0) for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+"""
+
+TID_CALLER = r"""
+#include <cstdio>
+#include "utils.h"
+__global__ void k(const float* in, float* out) {
+  __shared__ float s[32];
+  float v = block_sum(in[threadIdx.x], s);
+  if (threadIdx.x == 0) out[0] = v;
+}
+int main() {
+  float h[64], r = 0, *d, *o; for (int i = 0; i < 64; i++) h[i] = i;
+  cudaMalloc(&d, sizeof h); cudaMalloc(&o, 4); cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+  k<<<1, 64>>>(d, o); cudaMemcpy(&r, o, 4, cudaMemcpyDeviceToHost);
+  printf("%s\n", r == 2016.f ? "PASS" : "FAIL"); return r == 2016.f ? 0 : 1;
+}
+"""
+
+
+def test_a_thread_id_read_through_a_template_s_class_in_a_header_is_per_thread(tmp_path):
+    # `B::Tid()` in a header's block reduction, B a template parameter defaulting to a class whose
+    # static method returns threadIdx.x: the value is each thread's (it was hoisted to the block,
+    # after the line that uses it: the port did not build).
+    src = tmp_path / "src"
+    src.mkdir()
+    header = TID_HEADER
+    (src / "utils.h").write_text(header)
+    (src / "main.cu").write_text(TID_CALLER)
+    port = tmp_path / "port"
+    port.mkdir()
+    (port / "utils.h").write_text(translate_file(header, str(src / "utils.h")).cpp)
+    (port / "main.cpp").write_text(translate_file(TID_CALLER, str(src / "main.cu"), [str(src)]).cpp)
+    run = build_and_run_port(port / "main.cpp", tmp_path)
+    assert run.stdout.strip() == "PASS", run.stdout + run.stderr

@@ -482,7 +482,7 @@ def _header_functions(tr: "Translation") -> None:
                                                       for d in overloads(x)][:16]
             if (ref := c.referenced) is not None and ref.kind in MEMBER_KINDS:  # a constructor or a method
                 candidates.append(ref)
-            elif _dependent_member_call(c):  # `op.reduce(v)`, `op` of a template's type: the header's methods so named
+            elif _dependent_member_call(c):  # `op.reduce(v)`, `B::Tid()`: the header's methods so named
                 candidates += _header_methods(tr).get(call_name(c), [])
             for cand in candidates:
                 if cand is None or not in_project_header(cand):
@@ -499,8 +499,10 @@ def _header_functions(tr: "Translation") -> None:
 
 
 def _dependent_member_call(call: ci.Cursor) -> bool:
+    """`op.reduce(v)` or `B::Tid()`, `op` or `B` of a template parameter's type: a method the parse cannot name."""
     first = next(call.get_children(), None)
-    return call.referenced is None and first is not None and first.kind == ci.CursorKind.MEMBER_REF_EXPR
+    return call.referenced is None and first is not None and (
+        first.kind == ci.CursorKind.MEMBER_REF_EXPR or first.kind == ci.CursorKind.DECL_REF_EXPR and first.referenced is None)
 
 
 def _header_methods(tr: "Translation") -> dict[str, list[ci.Cursor]]:

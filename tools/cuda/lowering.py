@@ -916,8 +916,11 @@ class KernelLowering:
             elif k == K.CALL_EXPR:
                 name = fe.call_name(c)
                 target = fe.callee(c)
+                # the project's code (also where the parse cannot name which: `B::Tid()`, B a template's
+                # parameter) may read the thread's coordinates or have effects: per thread
                 if name in SYNC_CALLS or name in fe.ATOMICS or name in fe.WARP_LOCAL or (
-                        target is not None and (self.tr.in_main(target) or fe.in_project_header(target))):
+                        target is not None and (self.tr.in_main(target) or fe.in_project_header(target))) or (
+                        target is None and (self.tr.called_definition(c) is not None or self.tr.unresolved_call(c))):
                     bump("none")
             elif k == K.ARRAY_SUBSCRIPT_EXPR:
                 base = fe.strip(_children(c)[0]) if _children(c) else None
