@@ -152,6 +152,12 @@ int main() {
     cudaStreamAddCallback(stream, CUDART_CB_like, &called, 0);
     cudaError_t synchronized = cudaStreamSynchronize(stream);
     printf("stream %d %d %d\n", synchronized, cudaStreamQuery(stream), called);
+    double* attached = nullptr;
+    cudaMallocManaged(&attached, 4 * sizeof(double));
+    cudaError_t attach_host = cudaStreamAttachMemAsync(stream, attached, 0, cudaMemAttachHost);
+    attached[3] = 2.5;
+    cudaError_t attach_single = cudaStreamAttachMemAsync(stream, attached);
+    printf("attach %d %d %g %d\n", attach_host, attach_single, attached[3], cudaFree(attached));
     cudaStreamDestroy(stream);
 
     // Device queries.
@@ -252,6 +258,7 @@ def test_events_measure_real_time(host_api):
 
 def test_streams_and_device_queries(host_api):
     assert host_api["stream"] == ["0", "0", "100"]
+    assert host_api["attach"] == ["0", "0", "2.5", "0"]
     assert host_api["devices"] == ["1", "current", "0", "set1", "101"]
     assert host_api["prop_name"] == ["CPU", "(OpenMP)"]
     warp, max_threads, sms, shared, big_memory, major = host_api["prop"]

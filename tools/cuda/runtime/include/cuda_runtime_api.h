@@ -572,6 +572,11 @@ inline cudaError_t cudaMemset3DAsync(cudaPitchedPtr pitched, int value, cudaExte
 }
 inline cudaError_t cudaMemPrefetchAsync(const void*, size_t, int, cudaStream_t = 0) { return cudaSuccess; }
 inline cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, int) { return cudaSuccess; }
+// Managed memory is host memory, visible to the host and to every stream alike: attaching it
+// to a stream (cudaMemAttachGlobal, cudaMemAttachHost, cudaMemAttachSingle) changes nothing.
+inline cudaError_t cudaStreamAttachMemAsync(cudaStream_t, void*, size_t = 0, unsigned int = cudaMemAttachSingle) {
+    return cudaSuccess;
+}
 
 inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
     if (free_bytes == nullptr || total_bytes == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
