@@ -315,3 +315,70 @@ int main() {
 
 def test_cublaslt_handles_and_descriptors_work_and_its_matmul_says_it_is_not_provided(tmp_path):
     assert run(build({"lt.cpp": CUBLAS_LT_PROGRAM}, tmp_path)).split() == ["1", str(4), "1"]
+
+
+LEVEL1_EX_PROGRAM = r"""
+#include <cublas_v2.h>
+#include <cstdio>
+#include <vector>
+
+int main() {
+    cublasHandle_t handle;
+    cublasCreate(&handle);
+    cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_DEVICE);
+    const int n = 1000;
+    std::vector<float> xf(n), yf(n);
+    std::vector<double> xd(n), yd(n);
+    std::vector<__half> xh(n), yh(n);
+    std::vector<__nv_bfloat16> xb(n), yb(n);
+    for (int i = 0; i < n; ++i) {
+        xf[i] = xd[i] = float(i % 7) * 0.5f;
+        yf[i] = yd[i] = float(i % 5) - 1.0f;
+        xh[i] = __float2half(xf[i]); yh[i] = __float2half(yf[i]);
+        xb[i] = __float2bfloat16(xf[i]); yb[i] = __float2bfloat16(yf[i]);
+    }
+    double dd = 0; float df = 0; __half dh; __nv_bfloat16 db;
+    int s1 = cublasDotEx(handle, n, xd.data(), CUDA_R_64F, 1, yd.data(), CUDA_R_64F, 1, &dd, CUDA_R_64F, CUDA_R_64F);
+    int s2 = cublasDotEx(handle, n, xf.data(), CUDA_R_32F, 1, yf.data(), CUDA_R_32F, 1, &df, CUDA_R_32F, CUDA_R_32F);
+    int s3 = cublasDotEx(handle, n, xh.data(), CUDA_R_16F, 1, yh.data(), CUDA_R_16F, 1, &dh, CUDA_R_16F, CUDA_R_32F);
+    int s4 = cublasDotcEx(handle, n, xb.data(), CUDA_R_16BF, 1, yb.data(), CUDA_R_16BF, 1, &db, CUDA_R_16BF, CUDA_R_32F);
+    int s5 = cublasDotEx(handle, n, xh.data(), CUDA_R_8I, 1, yh.data(), CUDA_R_16F, 1, &dh, CUDA_R_16F, CUDA_R_32F);
+    printf("dot %d %d %d %d %d %g %g %g %g\n", s1, s2, s3, s4, s5, dd, df, __half2float(dh), __bfloat162float(db));
+    // y = 2 x + y on half vectors, the stride of x being 2; then y *= 0.5; its norm.
+    const float two = 2.0f, half_scale = 0.5f;
+    std::vector<__half> y(4), x(8);
+    for (int i = 0; i < 8; ++i) x[i] = __float2half(float(i));
+    for (int i = 0; i < 4; ++i) y[i] = __float2half(1.0f);
+    int s6 = cublasAxpyEx(handle, 4, &two, CUDA_R_32F, x.data(), CUDA_R_16F, 2, y.data(), CUDA_R_16F, 1, CUDA_R_32F);
+    int s7 = cublasScalEx(handle, 4, &half_scale, CUDA_R_32F, y.data(), CUDA_R_16F, 1, CUDA_R_32F);
+    float norm = 0;
+    int s8 = cublasNrm2Ex(handle, 4, y.data(), CUDA_R_16F, 1, &norm, CUDA_R_32F, CUDA_R_32F);
+    printf("axpy %d %d %d %g %g %g %g %g\n", s6, s7, s8, __half2float(y[0]), __half2float(y[1]), __half2float(y[2]),
+           __half2float(y[3]), norm);
+    // A long float vector: cuBLAS's tree sum keeps the terms a running float sum drops past 2^24.
+    const int ones = 1 << 25;
+    std::vector<float> one(ones, 1.0f);
+    float long_dot = 0, long_asum = 0;
+    cublasSdot(handle, ones, one.data(), 1, one.data(), 1, &long_dot);
+    cublasSasum(handle, ones, one.data(), 1, &long_asum);
+    printf("long %.1f %.1f\n", long_dot, long_asum);
+    cublasDestroy(handle);
+    return 0;
+}
+"""
+
+
+def test_mixed_precision_level1(tmp_path):
+    exe = build({"level1_ex.cpp": LEVEL1_EX_PROGRAM}, tmp_path)
+    lines = {line.split()[0]: line.split()[1:] for line in run(exe).splitlines()}
+    x = np.arange(1000) % 7 * 0.5
+    y = np.arange(1000) % 5 - 1.0
+    expected = float(x @ y)
+    assert lines["dot"][:5] == ["0", "0", "0", "0", "15"]  # CUDA_R_8I: CUBLAS_STATUS_NOT_SUPPORTED
+    bf16_expected = float(bfloat16_round(np.array([expected]))[0])  # the bfloat16 result, rounded once
+    assert [float(v) for v in lines["dot"][5:]] == [expected, expected, expected, bf16_expected]
+    y_out = (1.0 + 2.0 * np.arange(0, 8, 2)) * 0.5
+    assert lines["axpy"][:3] == ["0", "0", "0"]
+    assert [float(v) for v in lines["axpy"][3:7]] == list(y_out)
+    assert float(lines["axpy"][7]) == pytest.approx(np.linalg.norm(y_out), rel=1e-6)
+    assert lines["long"] == ["33554432.0", "33554432.0"]

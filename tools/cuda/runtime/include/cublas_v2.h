@@ -1,6 +1,7 @@
 // CPU CUDA runtime: a cuBLAS (v2 API) subset on the CPU, column-major like cuBLAS.
 //
-// Level 1: axpy, dot, scal, nrm2, asum, amax/amin (1-based), copy, swap (S and D).
+// Level 1: axpy, dot, scal, nrm2, asum, amax/amin (1-based), copy, swap (S and D); DotEx, DotcEx,
+// AxpyEx, ScalEx and Nrm2Ex for float, double, half and bfloat16 vectors.
 // Level 2: gemv (S and D).  Level 3: gemm, gemm (strided) batched, geam (S and D);
 // GemmEx, GemmStridedBatchedEx, SgemmEx and Hgemm for float, double, half and bfloat16
 // matrices (computed in float, or double for 64-bit types, and rounded once on output).
@@ -225,12 +226,17 @@ inline cublasStatus_t axpy(int n, const T* alpha, const T* x, int incx, T* y, in
     return CUBLAS_STATUS_SUCCESS;
 }
 
+// Sums of float vectors accumulate in double: cuBLAS adds in a tree, which keeps the small terms
+// of a long vector that one running float sum drops (2^25 ones add up to 2^24 in float).
+template <class T>
+using accumulator = decltype(T(0) * 0.0);
+
 template <class T>
 inline cublasStatus_t dot(int n, const T* x, int incx, const T* y, int incy, T* result) {
     if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
-    T sum = T(0);
-    for (int i = 0; i < n; ++i) sum += element(x, n, incx, i) * element(y, n, incy, i);
-    *result = sum;
+    accumulator<T> sum = 0;
+    for (int i = 0; i < n; ++i) sum += accumulator<T>(element(x, n, incx, i)) * element(y, n, incy, i);
+    *result = T(sum);
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -268,10 +274,10 @@ inline cublasStatus_t nrm2(int n, const T* x, int incx, T* result) {
 template <class T>
 inline cublasStatus_t asum(int n, const T* x, int incx, T* result) {
     if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
-    T sum = T(0);
+    accumulator<T> sum = 0;
     if (incx > 0)
         for (int i = 0; i < n; ++i) sum += std::fabs(x[static_cast<long long>(i) * incx]);
-    *result = sum;
+    *result = T(sum);
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -607,8 +613,70 @@ inline cublasComputeType_t compute_type_of(cudaDataType type) {
     }
 }
 
+// Position of element i of a vector of n with stride inc (a negative stride starts at the end).
+inline size_t strided(int n, int inc, int i) { return static_cast<size_t>((inc > 0 ? i : i - n + 1) * static_cast<long long>(inc)); }
+
 }  // namespace blas
 }  // namespace cuda_cpu
+
+// ---------------------------------------------------------------- mixed-precision level 1
+// Any of float, double, half and bfloat16 vectors, computed in double and rounded once on output.
+inline cublasStatus_t cublasDotEx(cublasHandle_t handle, int n, const void* x, cudaDataType x_type, int incx, const void* y,
+                                  cudaDataType y_type, int incy, void* result, cudaDataType result_type, cudaDataType) {
+    using namespace cuda_cpu::blas;
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!supported_type(x_type) || !supported_type(y_type) || !supported_type(result_type)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    double sum = 0;
+    for (int i = 0; i < n; ++i) sum += load<double>(x, x_type, strided(n, incx, i)) * load<double>(y, y_type, strided(n, incy, i));
+    store(result, result_type, 0, sum);
+    return CUBLAS_STATUS_SUCCESS;
+}
+// Conjugation changes nothing for the real types supported.
+inline cublasStatus_t cublasDotcEx(cublasHandle_t handle, int n, const void* x, cudaDataType x_type, int incx, const void* y,
+                                   cudaDataType y_type, int incy, void* result, cudaDataType result_type, cudaDataType execution) {
+    return cublasDotEx(handle, n, x, x_type, incx, y, y_type, incy, result, result_type, execution);
+}
+inline cublasStatus_t cublasAxpyEx(cublasHandle_t handle, int n, const void* alpha, cudaDataType alpha_type, const void* x,
+                                   cudaDataType x_type, int incx, void* y, cudaDataType y_type, int incy, cudaDataType) {
+    using namespace cuda_cpu::blas;
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!supported_type(alpha_type) || !supported_type(x_type) || !supported_type(y_type)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (alpha == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    const double a = load<double>(alpha, alpha_type, 0);
+    for (int i = 0; i < n; ++i) {
+        const size_t at = strided(n, incy, i);
+        store(y, y_type, at, load<double>(y, y_type, at) + a * load<double>(x, x_type, strided(n, incx, i)));
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasScalEx(cublasHandle_t handle, int n, const void* alpha, cudaDataType alpha_type, void* x,
+                                   cudaDataType x_type, int incx, cudaDataType) {
+    using namespace cuda_cpu::blas;
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!supported_type(alpha_type) || !supported_type(x_type)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (alpha == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    if (incx <= 0) return CUBLAS_STATUS_SUCCESS;  // BLAS: nothing to do
+    const double a = load<double>(alpha, alpha_type, 0);
+    for (int i = 0; i < n; ++i) {
+        const size_t at = static_cast<size_t>(i) * static_cast<size_t>(incx);
+        store(x, x_type, at, a * load<double>(x, x_type, at));
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+inline cublasStatus_t cublasNrm2Ex(cublasHandle_t handle, int n, const void* x, cudaDataType x_type, int incx, void* result,
+                                   cudaDataType result_type, cudaDataType) {
+    using namespace cuda_cpu::blas;
+    if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!supported_type(x_type) || !supported_type(result_type)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
+    std::vector<double> wide(n > 0 && incx > 0 ? n : 0);
+    for (size_t i = 0; i < wide.size(); ++i) wide[i] = load<double>(x, x_type, i * static_cast<size_t>(incx));
+    double norm = 0;
+    nrm2(static_cast<int>(wide.size()), wide.data(), 1, &norm);
+    store(result, result_type, 0, norm);
+    return CUBLAS_STATUS_SUCCESS;
+}
 
 inline cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
                                    const void* alpha, const void* a, cudaDataType a_type, int lda, const void* b,
