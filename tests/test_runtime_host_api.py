@@ -158,6 +158,24 @@ int main() {
     attached[3] = 2.5;
     cudaError_t attach_single = cudaStreamAttachMemAsync(stream, attached);
     printf("attach %d %d %g %d\n", attach_host, attach_single, attached[3], cudaFree(attached));
+
+    // Stream-ordered allocation from pools, whose attributes read back as set.
+    int pools_supported = 0;
+    cudaDeviceGetAttribute(&pools_supported, cudaDevAttrMemoryPoolsSupported, 0);
+    cudaMemPool_t pool = nullptr, current_pool = nullptr;
+    cudaError_t got_pool = cudaDeviceGetDefaultMemPool(&pool, 0);
+    cudaDeviceGetMemPool(&current_pool, 0);
+    uint64_t threshold = UINT64_MAX, threshold_back = 0, used = 1;
+    cudaError_t set_threshold = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold_back);
+    cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used);
+    cudaError_t set_current = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used);
+    cudaGetLastError();
+    float* pooled = nullptr;
+    cudaError_t from_pool = cudaMallocFromPoolAsync(&pooled, 64 * sizeof(float), pool, stream);
+    pooled[63] = 1.5f;
+    printf("pool %d %d %d %d %d %d %d %d %d\n", pools_supported, got_pool, int(current_pool == pool), set_threshold,
+           int(threshold_back == UINT64_MAX), int(used), set_current, from_pool, cudaFreeAsync(pooled, stream) + cudaMemPoolTrimTo(pool, 0));
     cudaStreamDestroy(stream);
 
     // Device queries.
@@ -259,6 +277,7 @@ def test_events_measure_real_time(host_api):
 def test_streams_and_device_queries(host_api):
     assert host_api["stream"] == ["0", "0", "100"]
     assert host_api["attach"] == ["0", "0", "2.5", "0"]
+    assert host_api["pool"] == ["1", "0", "1", "0", "1", "0", "1", "0", "0"]  # UsedMemCurrent: read only
     assert host_api["devices"] == ["1", "current", "0", "set1", "101"]
     assert host_api["prop_name"] == ["CPU", "(OpenMP)"]
     warp, max_threads, sms, shared, big_memory, major = host_api["prop"]

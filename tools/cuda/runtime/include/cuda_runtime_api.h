@@ -316,6 +316,7 @@ inline int device_attribute(cudaDeviceAttr attr) {
         case cudaDevAttrPageableMemoryAccessUsesHostPageTables: return prop.pageableMemoryAccessUsesHostPageTables;
         case cudaDevAttrDirectManagedMemAccessFromHost: return prop.directManagedMemAccessFromHost;
         case cudaDevAttrMaxBlocksPerMultiprocessor: return prop.maxBlocksPerMultiProcessor;
+        case cudaDevAttrMemoryPoolsSupported: return 1;
         default: return 0;
     }
 }
@@ -457,6 +458,82 @@ inline cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t) { retu
 template <class T>
 inline cudaError_t cudaMallocAsync(T** ptr, size_t size, cudaStream_t stream) { return cudaMallocAsync(reinterpret_cast<void**>(ptr), size, stream); }
 inline cudaError_t cudaFreeAsync(void* ptr, cudaStream_t) { return cudaFree(ptr); }
+
+namespace cuda_cpu {
+// The device's default pool, and the pool its stream-ordered allocations come from.
+inline cudaMemPool_t default_mem_pool() {
+    static CUmemPoolHandle_st pool = {0, 1, 1, 1};
+    return &pool;
+}
+inline cudaMemPool_t& current_mem_pool() {
+    static cudaMemPool_t pool = default_mem_pool();
+    return pool;
+}
+// The pool's field an attribute names, or null for the usage counters (no pool memory is held:
+// they read 0).
+inline void* mem_pool_field(cudaMemPool_t pool, cudaMemPoolAttr attr, size_t* bytes) {
+    switch (attr) {
+        case cudaMemPoolReuseFollowEventDependencies: *bytes = sizeof(int); return &pool->reuse_follow_event_dependencies;
+        case cudaMemPoolReuseAllowOpportunistic: *bytes = sizeof(int); return &pool->reuse_allow_opportunistic;
+        case cudaMemPoolReuseAllowInternalDependencies: *bytes = sizeof(int); return &pool->reuse_allow_internal_dependencies;
+        case cudaMemPoolAttrReleaseThreshold: *bytes = sizeof(unsigned long long); return &pool->release_threshold;
+        default: *bytes = sizeof(unsigned long long); return nullptr;
+    }
+}
+inline bool valid_mem_pool_attr(cudaMemPoolAttr attr) {
+    return attr >= cudaMemPoolReuseFollowEventDependencies && attr <= cudaMemPoolAttrUsedMemHigh;
+}
+}  // namespace cuda_cpu
+
+inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+    if (pool == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    if (!cuda_cpu::valid_device(device)) return cuda_cpu::report(cudaErrorInvalidDevice);
+    *pool = cuda_cpu::default_mem_pool();
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device) {
+    if (pool == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    if (!cuda_cpu::valid_device(device)) return cuda_cpu::report(cudaErrorInvalidDevice);
+    *pool = cuda_cpu::current_mem_pool();
+    return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t pool) {
+    if (pool == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    if (!cuda_cpu::valid_device(device)) return cuda_cpu::report(cudaErrorInvalidDevice);
+    cuda_cpu::current_mem_pool() = pool;
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
+    if (pool == nullptr || value == nullptr || !cuda_cpu::valid_mem_pool_attr(attr)) return cuda_cpu::report(cudaErrorInvalidValue);
+    size_t bytes;
+    void* field = cuda_cpu::mem_pool_field(pool, attr, &bytes);
+    if (field != nullptr) {
+        std::memcpy(field, value, bytes);
+        return cudaSuccess;
+    }
+    // Only the high-water marks can be set, and only back to 0.
+    const bool resettable = attr == cudaMemPoolAttrReservedMemHigh || attr == cudaMemPoolAttrUsedMemHigh;
+    return resettable && *static_cast<unsigned long long*>(value) == 0 ? cudaSuccess : cuda_cpu::report(cudaErrorInvalidValue);
+}
+inline cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr, void* value) {
+    if (pool == nullptr || value == nullptr || !cuda_cpu::valid_mem_pool_attr(attr)) return cuda_cpu::report(cudaErrorInvalidValue);
+    size_t bytes;
+    void* field = cuda_cpu::mem_pool_field(pool, attr, &bytes);
+    if (field != nullptr) std::memcpy(value, field, bytes);
+    else *static_cast<unsigned long long*>(value) = 0;
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t) {
+    return pool == nullptr ? cuda_cpu::report(cudaErrorInvalidValue) : cudaSuccess;
+}
+inline cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t) {
+    if (pool == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);
+    return cudaMalloc(ptr, size);
+}
+template <class T>
+inline cudaError_t cudaMallocFromPoolAsync(T** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
+    return cudaMallocFromPoolAsync(reinterpret_cast<void**>(ptr), size, pool, stream);
+}
 
 inline cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
     if (pitch == nullptr) return cuda_cpu::report(cudaErrorInvalidValue);

@@ -236,6 +236,24 @@ struct CUevent_st {
 };
 typedef struct CUevent_st* cudaEvent_t;
 
+// Stream-ordered allocation pools: memory is allocated when the call is issued, from the host
+// heap, so a pool only keeps the attributes a program sets and reads back.
+struct CUmemPoolHandle_st {
+    unsigned long long release_threshold;
+    int reuse_follow_event_dependencies, reuse_allow_opportunistic, reuse_allow_internal_dependencies;
+};
+typedef struct CUmemPoolHandle_st* cudaMemPool_t;
+enum cudaMemPoolAttr {
+    cudaMemPoolReuseFollowEventDependencies = 1,
+    cudaMemPoolReuseAllowOpportunistic = 2,
+    cudaMemPoolReuseAllowInternalDependencies = 3,
+    cudaMemPoolAttrReleaseThreshold = 4,
+    cudaMemPoolAttrReservedMemCurrent = 5,
+    cudaMemPoolAttrReservedMemHigh = 6,
+    cudaMemPoolAttrUsedMemCurrent = 7,
+    cudaMemPoolAttrUsedMemHigh = 8,
+};
+
 typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, void* userData);
 typedef void (*cudaHostFn_t)(void* userData);
 
