@@ -127,3 +127,15 @@ def test_a_library_call_is_mapped_only_where_the_runtime_defines_it_in_code(tmp_
     names = defined_identifiers(tmp_path)
     assert "DeviceSum" in names
     assert not {"BlockShuffle", "WarpExchange", "BlockStore"} & names
+
+
+def test_a_library_call_a_runtime_macro_pastes_together_is_mapped(tmp_path):
+    """`cublas##P##gemv` expanded by `FOR_TYPE(D, d, double)` defines cublasDgemv and cublasIdamax."""
+    (tmp_path / "blas.h").write_text(
+        "#define FOR_TYPE(P, p, T) \\\n"
+        "    inline int cublas##P##gemv(T x) { return 0; } \\\n"
+        "    inline int cublasI ## p ## amax(T x) { return 1; }\n"
+        "FOR_TYPE(S, s, float)\nFOR_TYPE(D, d, double)\n#undef FOR_TYPE\n")
+    names = defined_identifiers(tmp_path)
+    assert {"cublasSgemv", "cublasDgemv", "cublasIsamax", "cublasIdamax"} <= names
+    assert "cublasCgemv" not in names

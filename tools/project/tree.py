@@ -61,14 +61,38 @@ def copy_project(src: Path, dest: Path) -> None:
         path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# A function-like macro: its name, its parameters and its body over continued lines.
+_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+
+def pasted_identifiers(text: str) -> set[str]:
+    """The identifiers a macro pastes together (`cublas##P##gemv`) in each of its uses in `text`
+    with plain arguments (`FOR_TYPE(D, d, double)` defines cublasDgemv)."""
+    names: set[str] = set()
+    for macro in _MACRO.finditer(text):
+        params = [p.strip() for p in macro[2].split(",")]
+        if "##" not in macro[3]:
+            continue
+        for use in re.finditer(rf"\b{macro[1]}\(([^()]*)\)", text[macro.end():]):
+            args = dict(zip(params, (a.strip() for a in use[1].split(","))))
+            if len(args) != len(params):
+                continue
+            body = _IDENTIFIER.sub(lambda token: args.get(token[0], token[0]), macro[3])
+            names.update(_IDENTIFIER.findall(re.sub(r"\s*##\s*", "", body)))
+    return names
+
+
 def defined_identifiers(include_dir: Path) -> set[str]:
     """Every identifier our CPU runtime headers mention in code (a comment that names what is not
-    provided does not count): a library call is mapped when we define it."""
+    provided does not count), those their macros paste together included: a library call is
+    mapped when we define it."""
     names: set[str] = set()
     for header in include_dir.rglob("*"):
         if header.is_file():
             text = without_comments(header.read_text(errors="replace"))
-            names.update(re.findall(r"[A-Za-z_]\w*", text))
+            names.update(_IDENTIFIER.findall(text))
+            names.update(pasted_identifiers(text))
     return names
 
 
