@@ -631,8 +631,12 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
                 notes.append(f"`{command}` {why}, and no smaller run of it could be made: none of its arguments is "
                              f"{cut} (the problem's size may be fixed in the program); a longer --check-timeout, "
                              "more --check-memory, or --run with other arguments")
-            for smaller in runs:
-                retry = run(smaller.command)  # its captures take the place of the killed run's (unfinished ones stay .part)
+            for n, smaller in enumerate(runs):
+                # A smaller run with a still smaller one after it has the first try's time too: fewer
+                # repetitions of a problem sized for a GPU may still take the whole check timeout.
+                later = first_try if first_try and n + 1 < len(runs) else None
+                # its captures take the place of the killed run's (unfinished ones stay .part)
+                retry = run(smaller.command, later or ctx.cfg.check_timeout_s)
                 notes.append(f"`{command}` {why}; checked with `{smaller.command}` instead, {smaller.change}"
                              + ("" if retry.passed else f", which did not pass either: {retry.detail}"))
                 if retry.passed:
