@@ -333,6 +333,14 @@ enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
                          cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
 typedef struct CUstream_st* cudaStream_t;
 typedef struct CUevent_st* cudaEvent_t;
+typedef struct CUmemPoolHandle_st* cudaMemPool_t;
+#define cudaMemAttachGlobal 0x01
+#define cudaMemAttachHost 0x02
+#define cudaMemAttachSingle 0x04
+enum cudaMemPoolAttr { cudaMemPoolReuseFollowEventDependencies = 1, cudaMemPoolReuseAllowOpportunistic,
+                       cudaMemPoolReuseAllowInternalDependencies, cudaMemPoolAttrReleaseThreshold,
+                       cudaMemPoolAttrReservedMemCurrent, cudaMemPoolAttrReservedMemHigh,
+                       cudaMemPoolAttrUsedMemCurrent, cudaMemPoolAttrUsedMemHigh };
 struct cudaDeviceProp {
   char name[256]; size_t totalGlobalMem, sharedMemPerBlock, totalConstMem; int regsPerBlock, warpSize,
   maxThreadsPerBlock, maxThreadsDim[3], maxGridSize[3], clockRate, major, minor, multiProcessorCount,
@@ -375,7 +383,10 @@ CUDASHIM_API(cudaOccupancyMaxPotentialBlockSizeVariableSMem) CUDASHIM_API(cudaPr
 CUDASHIM_API(cudaProfilerStop) CUDASHIM_API(cudaRuntimeGetVersion) CUDASHIM_API(cudaSetDeviceFlags)
 CUDASHIM_API(cudaStreamAddCallback) CUDASHIM_API(cudaStreamCreateWithPriority)
 CUDASHIM_API(cudaStreamGetFlags) CUDASHIM_API(cudaStreamGetPriority) CUDASHIM_API(cudaStreamQuery)
-CUDASHIM_API(cudaThreadExit) CUDASHIM_API(cudaThreadSynchronize)
+CUDASHIM_API(cudaThreadExit) CUDASHIM_API(cudaThreadSynchronize) CUDASHIM_API(cudaStreamAttachMemAsync)
+CUDASHIM_API(cudaDeviceGetDefaultMemPool) CUDASHIM_API(cudaDeviceGetMemPool) CUDASHIM_API(cudaDeviceSetMemPool)
+CUDASHIM_API(cudaMemPoolGetAttribute) CUDASHIM_API(cudaMemPoolSetAttribute) CUDASHIM_API(cudaMemPoolTrimTo)
+CUDASHIM_API(cudaMallocFromPoolAsync)
 CUDASHIM_API(cudaMallocArray) CUDASHIM_API(cudaMalloc3DArray) CUDASHIM_API(cudaFreeArray) CUDASHIM_API(cudaArrayGetInfo)
 CUDASHIM_API(cudaGetChannelDesc) CUDASHIM_API(cudaMemcpy2DToArray) CUDASHIM_API(cudaMemcpy2DToArrayAsync)
 CUDASHIM_API(cudaMemcpy2DFromArray) CUDASHIM_API(cudaMemcpy2DFromArrayAsync) CUDASHIM_API(cudaMemcpyToArray)
