@@ -9,7 +9,7 @@ import pytest
 
 from tools.cuda import lower_source, runtime_include_dir, translate_file
 
-from cuda_fixtures.build import build_and_run
+from cuda_fixtures.build import assert_rows, build_and_run, kernels_code, lowered, named_rows
 
 HEAD = r"""
 #include <cooperative_groups.h>
@@ -167,14 +167,11 @@ def expected() -> dict[str, list[int]]:
 
 @pytest.fixture(scope="module")
 def lowered_cpp() -> str:
-    mod = lower_source(KERNELS, "cg.cu")
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    return mod.cpp
+    return lowered(KERNELS, "cg.cu")
 
 
 def test_group_operations_become_cuda_primitives(lowered_cpp):
-    body = lowered_cpp.split("namespace cudacpu_kernels", 1)[1]
-    body = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//"))
+    body = kernels_code(lowered_cpp)
     for op in (".shfl", ".ballot(", ".any(", ".all(", ".sync()", "cg::reduce(", "cg::sync(", "thread_rank()"):
         assert op not in body, op
     assert "cudacpu::shfl_down<float>" in body and "cudacpu::shfl_xor<int>" in body and "cudacpu::ballot(" in body
@@ -183,11 +180,7 @@ def test_group_operations_become_cuda_primitives(lowered_cpp):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_cooperative_groups_kernels_match_python(lowered_cpp, tmp_path, threads):
     out = build_and_run(lowered_cpp, MAIN, tmp_path, threads=threads)
-    got = {line.split()[0]: [int(x) for x in line.split()[1:]] for line in out.strip().splitlines()}
-    want = expected()
-    assert set(got) == set(want)
-    for name in want:
-        assert got[name] == want[name], name
+    assert_rows(out, expected())
 
 
 def test_grid_sync_and_what_is_left_of_groups_are_reported_by_name():
@@ -305,10 +298,7 @@ int main() {
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_coalesced_groups_are_the_lanes_that_run_together(tmp_path, threads):
-    mod = lower_source(COALESCED, "coalesced.cu")
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    out = build_and_run(mod.cpp, COALESCED_MAIN, tmp_path, threads=threads)
-    got = {line.split()[0]: [int(x) for x in line.split()[1:]] for line in out.splitlines()}
+    got = named_rows(build_and_run(lowered(COALESCED, "coalesced.cu"), COALESCED_MAIN, tmp_path, threads=threads))
     flags = [(1 + (i == 70)) if (i * 5) % 7 < 3 else 0 for i in range(128)]
     taken = [i for i in range(128) if flags[i]]
     assert got["counter"] == [len(taken)]
@@ -352,9 +342,7 @@ int main() {
 
 
 def test_namespace_aliases_and_using_directives_in_a_kernel_outlive_its_barriers(tmp_path):
-    mod = lower_source(NAMESPACE_IN_THE_KERNEL, "k.cu")
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    assert build_and_run(mod.cpp, NAMESPACE_IN_THE_KERNEL_MAIN, tmp_path).strip() == "ok"
+    assert build_and_run(lowered(NAMESPACE_IN_THE_KERNEL, "k.cu"), NAMESPACE_IN_THE_KERNEL_MAIN, tmp_path).strip() == "ok"
 
 
 METHODS_NAMED_LIKE_GROUP_OPERATIONS = HEAD + r"""

@@ -4,9 +4,7 @@ each kernel's output is compared with values computed here in Python."""
 
 import pytest
 
-from tools.cuda import lower_source
-
-from cuda_fixtures.build import build_and_run
+from cuda_fixtures.build import assert_rows, build_and_run, kernels_code, lowered
 
 KERNELS = r"""
 #include <cub/cub.cuh>
@@ -229,14 +227,11 @@ def expected() -> dict[str, list[int]]:
 
 @pytest.fixture(scope="module")
 def lowered_cpp() -> str:
-    mod = lower_source(KERNELS, "cub_blocks.cu")
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    return mod.cpp
+    return lowered(KERNELS, "cub_blocks.cu")
 
 
 def test_collectives_become_barriers_and_shuffles(lowered_cpp):
-    body = lowered_cpp.split("namespace cudacpu_kernels", 1)[1]
-    body = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//"))
+    body = kernels_code(lowered_cpp)
     for call in (".Sum(", ".Reduce(", ".ExclusiveSum(", ".InclusiveSum(", ".ExclusiveScan(", ".Load(", ".Store("):
         assert call not in body, call
     assert "cudacpu::shfl_xor<float>" in body and "cudacpu::shfl_xor<int>" in body and "cudacpu::shfl_up<int>" in body
@@ -245,11 +240,7 @@ def test_collectives_become_barriers_and_shuffles(lowered_cpp):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_cub_collectives_match_python(lowered_cpp, tmp_path, threads):
     out = build_and_run(lowered_cpp, MAIN, tmp_path, threads=threads)
-    got = {line.split()[0]: [int(x) for x in line.split()[1:]] for line in out.strip().splitlines()}
-    want = expected()
-    assert set(got) == set(want)
-    for name in want:
-        assert got[name] == want[name], name
+    assert_rows(out, expected())
 
 
 def test_the_program_s_macros_do_not_reach_the_collectives_helpers(tmp_path):
@@ -264,11 +255,10 @@ def test_the_program_s_macros_do_not_reach_the_collectives_helpers(tmp_path):
               "  T items[N], sums[N];\n  Load().Load(in, items);\n  T s = Reduce(temp).Reduce(items, Op());\n"
               "  Scan(scan).InclusiveSum(items, sums);\n  T w = Warp(warp).Sum(items[0]);\n"
               "  if (threadIdx.x == 0) { out[0] = s; out[1] = sums[N - 1]; out[2] = w; }\n}\n")
-    mod = lower_source(source, "macros.cu")
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
+    cpp = lowered(source, "macros.cu")
     main = ("#include <cstdio>\nint main() { float in[128], out[3];\n"
             "  for (int i = 0; i < 128; ++i) in[i] = (float)i;\n"
             "  cudacpu_kernels::k(dim3(1), dim3(32), 0, in, out);\n"
             "  std::printf(\"%g %g %g\\n\", out[0], out[1], out[2]); }\n")
     # all 128 items; thread 0's inclusive sum of its 4; the warp's first items (4 t over 32 lanes)
-    assert build_and_run(mod.cpp, main, tmp_path, threads=2).split() == ["8128", "6", "1984"]
+    assert build_and_run(cpp, main, tmp_path, threads=2).split() == ["8128", "6", "1984"]

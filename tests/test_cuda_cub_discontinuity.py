@@ -4,9 +4,7 @@ OpenMP threads; the flags are compared with those computed here in Python."""
 
 import pytest
 
-from tools.cuda import lower_source
-
-from cuda_fixtures.build import build_and_run
+from cuda_fixtures.build import assert_rows, build_and_run, kernels_code, lowered
 
 KERNELS = r"""
 #include <cub/block/block_discontinuity.cuh>
@@ -127,14 +125,11 @@ def expected() -> dict[str, list[int]]:
 
 @pytest.fixture(scope="module")
 def lowered_cpp() -> str:
-    mod = lower_source(KERNELS, "cub_discontinuity.cu")
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    return mod.cpp
+    return lowered(KERNELS, "cub_discontinuity.cu")
 
 
 def test_flags_become_shared_slots(lowered_cpp):
-    body = lowered_cpp.split("namespace cudacpu_kernels", 1)[1]
-    body = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//"))
+    body = kernels_code(lowered_cpp)
     for call in (".FlagHeads(", ".FlagTails(", ".FlagHeadsAndTails("):
         assert call not in body, call
 
@@ -142,8 +137,4 @@ def test_flags_become_shared_slots(lowered_cpp):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_block_discontinuity_matches_python(lowered_cpp, tmp_path, threads):
     out = build_and_run(lowered_cpp, MAIN, tmp_path, threads=threads)
-    got = {line.split()[0]: [int(x) for x in line.split()[1:]] for line in out.strip().splitlines()}
-    want = expected()
-    assert set(got) == set(want)
-    for name in want:
-        assert got[name] == want[name], name
+    assert_rows(out, expected())

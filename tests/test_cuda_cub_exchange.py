@@ -4,9 +4,7 @@ exchange are compared with the arrangement computed here in Python."""
 
 import pytest
 
-from tools.cuda import lower_source
-
-from cuda_fixtures.build import build_and_run
+from cuda_fixtures.build import assert_rows, build_and_run, kernels_code, lowered
 
 KERNELS = r"""
 #include <cub/block/block_exchange.cuh>
@@ -112,14 +110,11 @@ def expected() -> dict[str, list[int]]:
 
 @pytest.fixture(scope="module")
 def lowered_cpp() -> str:
-    mod = lower_source(KERNELS, "cub_exchange.cu")
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    return mod.cpp
+    return lowered(KERNELS, "cub_exchange.cu")
 
 
 def test_exchanges_become_a_shared_tile(lowered_cpp):
-    body = lowered_cpp.split("namespace cudacpu_kernels", 1)[1]
-    body = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//"))
+    body = kernels_code(lowered_cpp)
     for call in ("StripedToBlocked(", "BlockedToStriped(", "WarpStripedToBlocked(", "BlockedToWarpStriped(",
                  "ScatterToBlocked(", "ScatterToStriped("):
         assert "." + call not in body, call
@@ -128,8 +123,4 @@ def test_exchanges_become_a_shared_tile(lowered_cpp):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_block_exchange_matches_python(lowered_cpp, tmp_path, threads):
     out = build_and_run(lowered_cpp, MAIN, tmp_path, threads=threads)
-    got = {line.split()[0]: [int(x) for x in line.split()[1:]] for line in out.strip().splitlines()}
-    want = expected()
-    assert set(got) == set(want)
-    for name in want:
-        assert got[name] == want[name], name
+    assert_rows(out, expected())

@@ -6,9 +6,7 @@ from collections import Counter
 
 import pytest
 
-from tools.cuda import lower_source
-
-from cuda_fixtures.build import build_and_run
+from cuda_fixtures.build import build_and_run, kernels_code, lowered, named_rows
 
 KERNELS = r"""
 #include <cub/cub.cuh>
@@ -80,14 +78,11 @@ def expected() -> dict[str, list[int]]:
 
 @pytest.fixture(scope="module")
 def lowered_cpp() -> str:
-    mod = lower_source(KERNELS, "cub_histogram.cu")
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    return mod.cpp
+    return lowered(KERNELS, "cub_histogram.cu")
 
 
 def test_histogram_calls_are_rewritten(lowered_cpp):
-    body = lowered_cpp.split("namespace cudacpu_kernels", 1)[1]
-    body = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//"))
+    body = kernels_code(lowered_cpp)
     for call in (".Histo(", ".Composite(", ".InitHistogram("):
         assert call not in body, call
 
@@ -95,5 +90,4 @@ def test_histogram_calls_are_rewritten(lowered_cpp):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_block_histogram_matches_python(lowered_cpp, tmp_path, threads):
     out = build_and_run(lowered_cpp, MAIN, tmp_path, threads=threads)
-    got = {line.split()[0]: [int(x) for x in line.split()[1:]] for line in out.strip().splitlines()}
-    assert got == expected()
+    assert named_rows(out) == expected()

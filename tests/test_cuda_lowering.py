@@ -3,13 +3,7 @@ on the CPU from the same algorithm written plainly in the driver."""
 
 from tools.cuda import lower_source
 
-from cuda_fixtures.build import build_and_run
-
-
-def lowered(source: str, name: str = "k.cu") -> str:
-    mod = lower_source(source, name)
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    return mod.cpp
+from cuda_fixtures.build import build_and_run, lowered
 
 
 TILED = r"""

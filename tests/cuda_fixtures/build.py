@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tools.cuda import runtime_include_dir
+from tools.cuda import lower_source, runtime_include_dir
 
 FLAGS = ["-O2", "-fopenmp", "-std=c++17", "-Wall"]
 
@@ -25,3 +25,30 @@ def build_and_run(cpp: str, main: str, workdir: Path, *, threads: int = 2, name:
     run = subprocess.run([str(exe)], capture_output=True, text=True, env=env)
     assert run.returncode == 0, f"exit {run.returncode}:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
     return run.stdout
+
+
+def lowered(source: str, name: str = "k.cu") -> str:
+    """The lowering of `source`, every kernel of which must lower (no unsupported feature)."""
+    mod = lower_source(source, name)
+    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
+    return mod.cpp
+
+
+def kernels_code(cpp: str) -> str:
+    """The lowered kernels' code (their namespace), without comment lines: what must not call
+    what the lowering rewrites."""
+    body = cpp.split("namespace cudacpu_kernels", 1)[1]
+    return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("//"))
+
+
+def named_rows(out: str) -> dict[str, list[int]]:
+    """A driver's output lines `name v1 v2 ...`, by name."""
+    return {line.split()[0]: [int(x) for x in line.split()[1:]] for line in out.strip().splitlines()}
+
+
+def assert_rows(out: str, want: dict[str, list[int]]) -> None:
+    """The driver printed the rows `want` names, each as `want` has it (the first that differs named)."""
+    got = named_rows(out)
+    assert set(got) == set(want)
+    for name in want:
+        assert got[name] == want[name], name
