@@ -204,3 +204,41 @@ def test_launches_are_not_guessed_where_one_1d_launch_is_not_safe():
     odd = KernelInfo(name="k", params=[Param(name="zz", type="int")], file="k.cu", line=1)
     launches, why, _, _ = infer_launches(task, CudaModule(filename="k.cu", kernels=[odd]))
     assert launches is None and "['zz'] match no buffer" in why
+
+
+def test_the_faithful_lowering_of_a_task_whose_reference_it_is_is_neither_checked_nor_timed(tmp_path):
+    """A port's captured launch has the faithful lowering as its reference, and the run that captured
+    it ran that lowering: checking that attempt compares it with itself, and the optimizer times
+    its variants against it anyway. A search
+    that ends for lack of time without a faster version says so: the budget, not "nothing faster"."""
+    import json
+
+    from tools.optimize import Proposal
+
+    raw = json.loads((FIXTURES / "scale" / "task.json").read_text())
+    raw["reference"] = {"kind": "lowered"}
+    (tmp_path / "scale").mkdir()
+    import numpy as np
+
+    np.save(tmp_path / "scale" / "x.npy", np.linspace(-1, 1, 5000, dtype=np.float32))
+    raw["buffers"][0]["data"] = "x.npy"  # captured: the launch's input as a run of the program had it
+    (tmp_path / "scale" / "kernel.cu").write_text((FIXTURES / "scale" / "kernel.cu").read_text())
+    (tmp_path / "scale" / "task.json").write_text(json.dumps(raw))
+    searched = []
+
+    def optimizer(task, code, observations, *, max_seconds=None):
+        searched.append(code)
+        return Proposal(code, "optimizer: nothing kept", [], improved=False, stopped="the optimizer's search ran out of time (5s of 5s)")
+
+    translator = CompilerTranslator(optimizer=optimizer)
+    out = tmp_path / "out"
+    console = Console(file=open(tmp_path / "console.txt", "w"))
+    [outcome] = run_tasks([tmp_path / "scale" / "task.json"], load_settings(sandbox="local"), out=out, console=console,
+                          translator_for=lambda spec: translator)
+    events = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines() if line.strip()]
+    tools = [e["data"]["tool"] for e in events if e.get("type") == "tool_call"]
+    assert "check" not in tools and "profile" not in tools, tools
+    assert any(e.get("type") == "decision" and e["data"].get("check") == "not run" for e in events)
+    assert len(searched) == 1  # the faithful lowering went to the optimizer, whose answer was not tested again
+    assert outcome.result.status == "correct" and outcome.result.iterations == 2
+    assert outcome.result.stopped == "the optimizer's search ran out of time (5s of 5s)"

@@ -42,6 +42,26 @@ def test_correct_candidate_against_c_reference(box, vadd_task):
     assert r.max_abs_err == 0.0 and not r.mismatches
 
 
+def test_inputs_read_from_data_files_are_checked_on_one_seed(box, vadd_task, tmp_path):
+    """A captured launch's inputs are its data files, the same whatever the seed: running more
+    seeds would repeat the same runs (minutes on a large capture)."""
+    import shutil
+
+    import numpy as np
+
+    shutil.copytree(FIX / "vadd", tmp_path / "vadd")
+    spec = json.loads((FIX / "vadd" / "task.json").read_text())
+    rng = np.random.default_rng(0)
+    for buf in spec["buffers"][:2]:
+        np.save(tmp_path / "vadd" / f"{buf['name']}.npy", rng.random(buf["shape"], dtype=np.float32))
+        buf["data"] = f"{buf['name']}.npy"
+    (tmp_path / "vadd" / "task.json").write_text(json.dumps(spec))
+    captured = check(load_task(tmp_path / "vadd" / "task.json"), VADD_OK, box)
+    assert captured.status == "correct" and captured.seeds == [42], captured.summary()
+    wrong = check(load_task(tmp_path / "vadd" / "task.json"), vadd("for (int i = 0; i < n; i++) c[i] = a[i];"), box)
+    assert wrong.status == "incorrect"
+
+
 def test_wrong_at_boundary_names_last_element(box, vadd_task):
     r = check(vadd_task, vadd("for (int i = 0; i < n - 1; i++) c[i] = a[i] + b[i];"), box)
     assert r.status == "incorrect"

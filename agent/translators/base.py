@@ -35,6 +35,7 @@ class Translation:
     # Each exchange: {"request": {...}, "response": {...}} as sent/received (no secrets); traced.
     exchanges: list[dict[str, Any]] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)  # e.g. malformed model answer
+    stopped: str | None = None  # no code, though the translator had more to try: which budget ended it
 
 
 class Translator(Protocol):

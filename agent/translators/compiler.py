@@ -67,7 +67,12 @@ class CompilerTranslator:
         if proposal is None:
             return Translation(code=None, observations=[_info("optimization", "compiler: the optimizer has nothing more to try")])
         code, notes = proposal
-        return Translation(code=code, notes=notes, observations=list(getattr(proposal, "observations", [])))
+        observations = list(getattr(proposal, "observations", []))
+        if not getattr(proposal, "improved", True):
+            # the input again: checking and timing it once more would only repeat what is known
+            return Translation(code=None, stopped=getattr(proposal, "stopped", None), observations=[
+                *observations, _info("optimization", "compiler: no version was both correct and faster; keeping the best")])
+        return Translation(code=code, notes=notes, observations=observations)
 
 
 def _accepted(function: Callable, options: dict[str, Any]) -> dict[str, Any]:

@@ -96,13 +96,20 @@ __all__ = ["Budget", "Context", "Proposal", "SearchResult", "Step", "TRANSFORMS"
 
 
 class Proposal(tuple):
-    """`(code, notes)` as the translator's seam unpacks it, plus the search's observations."""
+    """`(code, notes)` as the translator's seam unpacks it, plus the search's observations and
+    whether the code is faster than the input (else it is the input, marked as searched) and
+    which budget, if any, ended the search."""
 
     observations: list[Observation]
+    improved: bool
+    stopped: str | None  # the budget that ended the search before it tried everything
 
-    def __new__(cls, code: str, notes: str, observations: list[Observation]):
+    def __new__(cls, code: str, notes: str, observations: list[Observation], improved: bool = True,
+                stopped: str | None = None):
         self = super().__new__(cls, (code, notes))
         self.observations = observations
+        self.improved = improved
+        self.stopped = stopped
         return self
 
 
@@ -144,7 +151,7 @@ def optimize(task: Task, code: str, observations: Sequence[Observation] = (), *,
         return None
     summary = result.summary() + (" (what paid on a sibling specialization, tried first)" if from_sibling else "")
     notes = "\n".join([summary] + [o.message for o in result.observations])
-    return Proposal(result.code, notes, result.observations)
+    return Proposal(result.code, notes, result.observations, result.improved, result.stopped)
 
 
 def exact_for_any_arguments(code: str) -> bool:

@@ -52,6 +52,7 @@ class SearchResult:
     steps: list[Step] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     speedup: float = 1.0  # product of the kept steps' measured ratios (estimate vs the input)
+    stopped: str | None = None  # which budget ended the search before every transformation was tried
 
     @property
     def improved(self) -> bool:
@@ -73,8 +74,12 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
     started, tried = time.monotonic(), 0
     seeds = default_seeds(task, budget.seeds)
     for t in transforms if transforms is not None else TRANSFORMS:
-        if tried >= budget.max_variants or time.monotonic() - started > budget.max_seconds:
+        elapsed = time.monotonic() - started
+        if tried >= budget.max_variants or elapsed > budget.max_seconds:
             result.steps.append(Step(t.name, "skipped", detail="budget spent"))
+            result.stopped = result.stopped or (
+                f"the optimizer's search checked its {budget.max_variants} variants" if tried >= budget.max_variants
+                else f"the optimizer's search ran out of time ({elapsed:.0f}s of {budget.max_seconds:.0f}s)")
             continue
         variant, step = _attempt(task, t, ctx, result.code, result.code, sandbox, budget, seeds, nthreads)
         if step.outcome == "not_applicable":
