@@ -53,13 +53,13 @@ from .trace import TraceWriter
 THREAD_ID = "port"  # one thread per OUT: the output directory is the port's identity
 KERNELS_DIR = "kernels"  # the kernels' tasks, results, trace and checkpoints (the per-kernel graphs')
 MIN_TIME_SHARE = 0.01  # a kernel specialization that took less of the kernels' time in the check run is not tuned
-# What checking one version of a kernel costs (the first attempt's test and profile, before any
-# search): it runs the captured launch about RUNS_PER_CHECK times, counted in launches of the port
-# (seeds and thread counts, a serial reference build, timing rounds: minkowski, 3 s a launch, 148 s;
-# bh's ForceCalculationKernel, 1.5 s a launch, 153 s), and it makes, reads and compares every buffer
-# of the launch at about CHECK_SECONDS_PER_GIB whatever the launch's own time (vadd: three 512 MiB
-# buffers, 204 s for a launch of 0.1 s). A launch whose check would take more than half the tuning
-# budget (the other half is the search's) is not tuned.
+# What checking one version of a kernel costs: it runs the captured launch about RUNS_PER_CHECK
+# times, counted in launches of the port (thread counts, a serial reference build, timing rounds;
+# measured when the faithful version was also checked on three seeds before the search: minkowski,
+# 3 s a launch, 148 s; bh's ForceCalculationKernel, 1.5 s a launch, 153 s), and it makes, reads and
+# compares every buffer of the launch at about CHECK_SECONDS_PER_GIB whatever the launch's own time
+# (vadd: three 512 MiB buffers, 204 s for a launch of 0.1 s). A launch whose check would take more
+# than half the tuning budget (less than two versions of it could be searched) is not tuned.
 RUNS_PER_CHECK = 50
 CHECK_SECONDS_PER_GIB = 140.0
 
