@@ -801,3 +801,35 @@ def test_a_call_the_parse_cannot_name_is_per_thread(tmp_path):
             "  for (int i = 0; i < 64; ++i) in[i] = (float)i;\n"
             "  cudacpu_kernels::k(dim3(1), dim3(64), 0, in, out);\n  std::printf(\"%g\\n\", out[0]); }\n")
     assert build_and_run(lowered(THREAD_ID_THROUGH_A_TEMPLATE_S_CLASS), main, tmp_path).strip() == "2016"
+
+
+CHUNK_BOUNDS_FROM_AN_EARLIER_DECLARATION = r"""
+#define SPAN 96
+__global__ void chunk_sums(const int* in, int* out, int nblocks) {
+    extern __shared__ int tile[];
+    int per_block = SPAN / nblocks;
+    int first = per_block * blockIdx.x;
+    int last = first + per_block;
+    int acc = 0;
+    for (int i = first; i < last; i += blockDim.x) {
+        tile[threadIdx.x] = in[i + threadIdx.x];
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (int t = 0; t < blockDim.x; ++t) acc += tile[t];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+"""
+
+
+def test_block_level_declarations_follow_the_ones_they_read(tmp_path):
+    """`int per_block = ...; int first = per_block * blockIdx.x;` read by a loop with barriers:
+    both are declared once per block, and `first` was declared above `per_block` (the loop's header
+    named it first; the port did not build)."""
+    main = ("#include <cstdio>\nint main() { int in[96], out[3] = {0, 0, 0};\n"
+            "  for (int i = 0; i < 96; ++i) in[i] = i;\n"
+            "  cudacpu_kernels::chunk_sums(dim3(3), dim3(8), 8 * sizeof(int), in, out, 3);\n"
+            "  std::printf(\"%d %d %d\\n\", out[0], out[1], out[2]); }\n")
+    out = build_and_run(lowered(CHUNK_BOUNDS_FROM_AN_EARLIER_DECLARATION), main, tmp_path)
+    assert out.split() == [str(sum(range(b * 32, b * 32 + 32))) for b in range(3)]

@@ -1563,6 +1563,8 @@ class KernelLowering:
                 var.drop_decl = True  # decided below
             else:
                 var.promoted = True
+        for r in self.regions:
+            r.hoisted = self._in_dependency_order(r.hoisted)
         # A recomputed variable's original declaration is dead when its own region does not
         # use it (counting uses in the initializers of other dead declarations as none).
         candidates = [v for v in self.vars if v.drop_decl]
@@ -1601,6 +1603,25 @@ class KernelLowering:
                                        f"lambda {var.name} copies values ([=], [x]) and is used across a barrier; "
                                        "a lambda cannot be stored per thread (capture by reference, [&], or define "
                                        "it after the barrier)")
+
+    def _in_dependency_order(self, hoisted: list[Var]) -> list[Var]:
+        """A region's block-level declarations, each after those its initializer reads: variables are
+        numbered as first looked up, and a loop's header (`for (int i = start; ...)`) is looked up
+        before the declarations above it (`int factor = ...; int start = factor * blockIdx.x;`)."""
+        pending = {id(v): v for v in hoisted}
+        ordered: list[Var] = []
+
+        def place(var: Var) -> None:
+            if pending.pop(id(var), None) is None:
+                return
+            if var.init is not None:
+                for dep in self._variables_named(*var.init):
+                    place(dep)
+            ordered.append(var)
+
+        for var in hoisted:
+            place(var)
+        return ordered
 
     def _add_remat(self, var: Var, region: Region) -> None:
         if var in region.remat:
