@@ -338,3 +338,44 @@ def test_casts_to_integer_types_truncate_and_saturate_as_cuda_does(tmp_path):
     expected = [row(v) for v in values] * 2 + ["-128 0 127 255"]
     exe = build({"casts.cpp": INTEGER_CASTS_PROGRAM}, tmp_path)
     assert run(exe).splitlines() == expected
+
+
+ROUND_TO_ODD_PROGRAM = r"""
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <cstdio>
+int main() {
+    // A double a hair off a tie of two halves (1 + 2^-11, between 1 and 1 + 2^-10): the nearest float
+    // is the tie itself, so rounding through a float to nearest would land on 1 (the even one).
+    const double above = 1.0 + 0x1p-11 + 0x1p-40, below = 1.0 + 0x1p-11 - 0x1p-40;
+    std::printf("%a %a %a %a\n", cuda_cpu::double_to_float_odd(above), cuda_cpu::double_to_float_odd(below),
+                cuda_cpu::double_to_float_odd(-above), cuda_cpu::double_to_float_odd(1.5));
+    std::printf("%a %a %a\n", cuda_cpu::double_to_float_odd(1e300), cuda_cpu::double_to_float_odd(-1e-300),
+                cuda_cpu::double_to_float_odd(0.0));
+    std::printf("%a %a %a %a\n", __half2float(__double2half(above)), __half2float(__double2half(below)),
+                __half2float(__double2half(-above)), __half2float(__double2half(1e300)));
+    const double bf_above = 1.0 + 0x1p-8 + 0x1p-40;  // a hair above the tie of 1 and 1 + 2^-7
+    std::printf("%a %a\n", __bfloat162float(__double2bfloat16(bf_above)),
+                __bfloat162float(__double2bfloat16(1.0 + 0x1p-8 - 0x1p-40)));
+    // __hfma rounds once: 1 * (1 + 2^-10) + 2^-11 * (1 + 2^-10) lies just above a tie.
+    __half one = __float2half(1.0f), c = __float2half(1.0f + 0x1p-10f), t = __float2half(0x1p-11f + 0x1p-21f);
+    std::printf("%a\n", __half2float(__hfma(one, c, t)));
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("flags", CONVERSION_FLAGS, ids=["soft", "f16c"])
+def test_doubles_round_to_nearest_through_a_float_rounded_to_odd(tmp_path, flags):
+    """A double rounds to half and bfloat16 (to nearest even) through a float rounded to odd (toward
+    zero, the last bit set where inexact), as fast as a float's conversion: such a float keeps which
+    side of a tie the double lay on. The conversion went through ilogb, ldexp and nearbyint: __hfma
+    on every element made a half-precision dot product (f16sp) several times slower than its float
+    arithmetic."""
+    exe = build({"odd.cpp": ROUND_TO_ODD_PROGRAM}, tmp_path, extra_flags=flags)
+    lines = run(exe).splitlines()
+    assert lines[0].split() == ["0x1.002002p+0", "0x1.001ffep+0", "-0x1.002002p+0", "0x1.8p+0"]
+    assert lines[1].split() == ["0x1.fffffep+127", "-0x1p-149", "0x0p+0"]
+    assert lines[2].split() == ["0x1.004p+0", "0x1p+0", "-0x1.004p+0", "inf"]
+    assert lines[3].split() == ["0x1.02p+0", "0x1p+0"]
+    assert lines[4] == "0x1.008p+0"

@@ -118,7 +118,20 @@ inline uint16_t float_to_half_bits(float f) { return float_to_half_bits_soft(f);
 inline float half_bits_to_float(uint16_t h) { return half_bits_to_float_soft(h); }
 #endif
 
+// d as a float rounded "to odd": toward zero, the last bit set where inexact. Rounding that float to
+// nearest even in a format of at most 22 significant bits (binary16, bfloat16) rounds d itself: the
+// float keeps whether d lay above, below or on a tie, so the two roundings make one (no double
+// rounding), at the cost of a float conversion where round_to_format takes ilogb, ldexp, nearbyint.
+inline float double_to_float_odd(double d) {
+    float f = static_cast<float>(d);
+    if (static_cast<double>(f) == d || d != d) return f;
+    uint32_t bits = float_bits(f);
+    if (std::fabs(static_cast<double>(f)) > std::fabs(d)) --bits;  // rounded away from zero: one step back
+    return bits_float(bits | 1u);
+}
+
 inline uint16_t double_to_half_bits(double d, Rounding mode) {
+    if (mode == Rounding::nearest_even) return float_to_half_bits(double_to_float_odd(d));
     return representable_float_to_half_bits(static_cast<float>(round_to_format(d, binary16, mode)));
 }
 
@@ -133,6 +146,7 @@ inline float bfloat16_bits_to_float(uint16_t b) { return bits_float(static_cast<
 
 inline uint16_t double_to_bfloat16_bits(double d, Rounding mode) {
     if (std::isnan(d)) return 0x7fff;
+    if (mode == Rounding::nearest_even) return float_to_bfloat16_bits(double_to_float_odd(d));
     return static_cast<uint16_t>(float_bits(static_cast<float>(round_to_format(d, bfloat16, mode))) >> 16);
 }
 
