@@ -51,6 +51,10 @@ _CONTAINER_STORES = {"push_back", "emplace_back", "push_front", "emplace_front",
                      "resize"}
 _ASSIGNMENTS = ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")
 _ARITHMETIC = ("+", "-", "*", "/")
+_CASTS = (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.PAREN_EXPR, ci.CursorKind.CSTYLE_CAST_EXPR,
+          ci.CursorKind.CXX_STATIC_CAST_EXPR)
+_COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}  # `1 > count` is `count < 1`
 _DEPTH = 4  # calls followed from main, for a count passed down or a launch inside a helper
 SIZE_DIVISOR = 16
 # A cut size stays at least this: several sizes (224 x 224 images) may multiply with the program's
@@ -308,6 +312,8 @@ class _Analysis:
             return "counts"
         if _enclosing_call_name(path) in _PRINTS:  # printed (not passed to a call whose result is)
             return "counts"
+        if op in _COMPARISONS and _same_for_every_count(op if left else _MIRRORED[op], _other_operand(parent, child)):
+            return "counts"  # a check that 1 passes as the count given did (`if (repeat < 1) return -1;`)
         if parent.kind == ci.CursorKind.CALL_EXPR:
             return self._passed_on(parent, child, depth)
         if parent.kind == ci.CursorKind.RETURN_STMT:  # returned: what its callers use the value for
@@ -464,6 +470,39 @@ def _joined(roles: list[str | None]) -> str | None:
     if None in roles:
         return None
     return "repeats" if "repeats" in roles else "counts"  # (a parameter a function ignores counts nothing)
+
+
+def _other_operand(binary: ci.Cursor, operand: ci.Cursor) -> ci.Cursor:
+    return next(c for c in binary.get_children() if not _same(c, operand))
+
+
+def _integer_constant(c: ci.Cursor) -> int | None:
+    """The value of an integer literal as written (`0`, `-1`, `1u`), through casts and parentheses."""
+    c = strip(c)
+    while c.kind in _CASTS:
+        inner = list(c.get_children())
+        if len(inner) != 1:
+            return None
+        c = strip(inner[0])
+    if c.kind == ci.CursorKind.UNARY_OPERATOR and operator_of(c) == "-":
+        value = _integer_constant(next(c.get_children()))
+        return -value if value is not None else None
+    if c.kind != ci.CursorKind.INTEGER_LITERAL:
+        return None
+    spelling = next((t.spelling for t in c.get_tokens()), "").rstrip("uUlL")
+    try:
+        return int(spelling, 0)
+    except ValueError:
+        return None
+
+
+def _same_for_every_count(op: str, constant: ci.Cursor) -> bool:
+    """`count op constant` is the same for a count of 1 as for every larger one: a smaller run (the count
+    at 1) takes the branch the program took (a check rejecting counts under 1, or a count of 0)."""
+    c = _integer_constant(constant)
+    if c is None:
+        return False
+    return c <= 1 if op in ("<", ">=") else c <= 0
 
 
 def _shared(var: ci.Cursor) -> bool:
