@@ -461,3 +461,80 @@ def test_a_scalar_parameter_of_the_reference_keeps_the_buffers_in_their_places(t
     task = _branch_task(tmp_path, with_scalar, args=("n", "T_out", "ph"), scalars=[("n", 64)])
     found = infer(task, BRANCH_MODULE)
     assert [l.args for l in found.launches] == [["a", "ph"], ["b", "a"], ["c", "a"], ["T_out", "c", "b"]], found.explanation
+
+
+# Inputs of one size that TVM's kernels name themselves (`ph` in one kernel may be the task's
+# `ph_2`): the C reference says which is which by the order it uses them.
+SAME_SIZE_C = """
+#include <stdint.h>
+void default_function_kernel(float* T_out, float* ph, float* ph_1, float* ph_2) {
+  for (int32_t i = 0; i < 64; ++i) {
+    T_out[i] = (((ph_2[i] * 2.000000e+00f) - ph[i]) * ph_1[i]);
+  }
+}
+"""
+SAME_SIZE_CUDA = """
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel(float* __restrict__ T_a, float* __restrict__ ph) {
+  T_a[((int)threadIdx.x)] = (ph[((int)threadIdx.x)] * 2.000000e+00f);
+}
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel_1(float* __restrict__ T_a, float* __restrict__ T_out, float* __restrict__ ph, float* __restrict__ ph_1) {
+  T_out[((int)threadIdx.x)] = ((T_a[((int)threadIdx.x)] - ph_1[((int)threadIdx.x)]) * ph[((int)threadIdx.x)]);
+}
+"""
+LONE_C = """
+#include <stdint.h>
+void default_function_kernel(float* T_out, float* ph, float* ph_1) {
+  for (int32_t i = 0; i < 64; ++i) {
+    T_out[i] = ((ph[i] * 2.000000e+00f) - ph_1[i]);
+  }
+}
+"""
+LONE_CUDA = """
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel(float* __restrict__ T_out, float* __restrict__ ph, float* __restrict__ ph_1) {
+  T_out[((int)threadIdx.x)] = ((ph_1[((int)threadIdx.x)] * 2.000000e+00f) - ph[((int)threadIdx.x)]);
+}
+"""
+
+
+def _same_size_task(tmp_path, c_source: str, cuda: str, inputs: list[str]):
+    (tmp_path / "ref.c").write_text(c_source)
+    return parse_task({
+        "name": "same", "cuda_code": cuda,
+        "buffers": [*({"name": n, "dtype": "float32", "shape": [64], "role": "input"} for n in inputs),
+                    {"name": "T_out", "dtype": "float32", "shape": [64], "role": "output"}],
+        "reference": {"kind": "c", "path": "ref.c", "function": "default_function_kernel", "args": ["T_out", *inputs]},
+    }, base_dir=tmp_path)
+
+
+def _correct(tmp_path, task, launches, buffers) -> str:
+    from sandboxes import LocalSandbox
+    from tools.cuda import lower_task
+    from tools.verify import check
+
+    task = task.model_copy(update={"launches": launches, "buffers": buffers})
+    with LocalSandbox(root=tmp_path) as sandbox:
+        return check(task, lower_task(task), sandbox, threads=[1]).summary()
+
+
+def test_inputs_of_one_size_bind_in_the_order_the_kernels_and_the_reference_use_them(tmp_path):
+    from agent.toolbox import infer_launches
+    from tools.cuda import parse_cuda
+
+    task = _same_size_task(tmp_path, SAME_SIZE_C, SAME_SIZE_CUDA, ["ph", "ph_1", "ph_2"])
+    launches, how, buffers, _ = infer_launches(task, parse_cuda(task.source(), "same.cu"))
+    assert launches, how
+    # the first kernel's `ph` is the input the reference reads first (ph_2), not the first listed;
+    # the second kernel reads its ph_1 before its ph, as the reference reads ph before ph_1
+    assert [l.args for l in launches] == [["T_a", "ph_2"], ["T_a", "T_out", "ph_1", "ph"]]
+    assert "paired in the order the kernel and the C reference use them" in how
+    assert _correct(tmp_path, task, launches, buffers).startswith("correct")
+
+
+def test_a_lone_kernel_s_placeholders_bind_in_the_order_of_use_not_by_their_numbers(tmp_path):
+    from agent.toolbox import infer_launches
+    from tools.cuda import parse_cuda
+
+    task = _same_size_task(tmp_path, LONE_C, LONE_CUDA, ["ph", "ph_1"])
+    launches, how, buffers, _ = infer_launches(task, parse_cuda(task.source(), "same.cu"))
+    assert [l.args for l in launches] == [["T_out", "ph_1", "ph"]], how
+    assert _correct(tmp_path, task, launches, buffers).startswith("correct")

@@ -711,6 +711,7 @@ class _Kernel:
     reads: set[str] = field(default_factory=set)
     writes: set[str] = field(default_factory=set)
     inputs: set[str] = field(default_factory=set)  # the task's input buffers it takes
+    notes: list[str] = field(default_factory=list)  # how its arguments were bound, where names did not say
 
 
 @dataclass
@@ -755,6 +756,8 @@ def _infer(task: Task, module) -> Inference:
         return _infer_sequence(task, numbered)
     source = task.source()
     kernels = [_bind(task, k, source) for k in module.kernels]
+    if len(kernels) == 1:
+        _family_in_order_of_use(task, kernels[0])
     sizes: dict[str, int | None] = {b.name: _reach(b) for b in task.buffers}
     scratch: dict[str, str] = {}  # new scratch buffer -> dtype
     for k in kernels:
@@ -780,7 +783,7 @@ def _infer(task: Task, module) -> Inference:
         for name, extent in cfg.stores.items():
             stores[name] = max(stores.get(name, 0), extent)
         launches.append(Launch(kernel=k.info.name, grid=_trim(cfg.grid), block=_trim(cfg.block), args=k.args))
-        notes.append(f"{_launch_text(launches[-1])}: block from {cfg.block_how}; " + "; ".join(cfg.grid_how))
+        notes.append(f"{_launch_text(launches[-1])}: block from {cfg.block_how}; " + "; ".join(cfg.grid_how + k.notes))
     missing = [n for n in scratch if not sizes[n]]
     if missing:
         raise InferenceError(f"no kernel accesses a known extent of intermediate buffer(s) {missing}")
@@ -868,7 +871,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     source = task.source()
     scalars = {s.name: s.value for s in task.scalars}
     by_name = {b.name: b for b in task.buffers}
-    inputs = [b for b in task.buffers if b.role in ("input", "inout")]
+    inputs = _inputs_in_reference_order(task)
     versions: list[_Version] = []
     sizes: dict[str, int | None] = {b.name: _reach(b) for b in task.buffers}
     taken: set[str] = set()
@@ -912,7 +915,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
                 else:
                     raise InferenceError(f"kernel {info.name} reads {p.name}, the reference's {home}, before any kernel writes it")
         else:
-            _choices(task, info, pointers, writes, starts, versions, binding, pending)
+            _choices(task, info, pointers, writes, starts, versions, binding, pending, inputs)
         cfg = _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes)
         taken.update(v for v in binding.values() if isinstance(v, str))
         for param, index in binding.items():
@@ -972,12 +975,12 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     return Inference(launches, new, out + _padding_text(task, padding), padding, _short_outputs(task, partial, whole))
 
 
-def _choices(task: Task, info, pointers, writes, starts, versions, binding, pending) -> None:
+def _choices(task: Task, info, pointers, writes, starts, versions, binding, pending, inputs) -> None:
     """Without a reference that gives the bindings: what each pointer parameter of kernel `info`
     may be. Fills `binding` with what is decided (a new version, a task buffer by name) and
-    `pending` with the candidates of the rest, for _configure_choosing."""
+    `pending` with the candidates of the rest, for _configure_choosing. `inputs`: the task's
+    inputs, in the order candidates are weighed."""
     by_name = {b.name: b for b in task.buffers}
-    inputs = [b for b in task.buffers if b.role in ("input", "inout")]
     for p in pointers:  # what the kernel stores before it reads starts a new buffer of that name
         if p.name in writes and (p.name in starts or not any(_stem(v.param) == _stem(p.name) for v in versions)):
             versions.append(_Version(p.name, _pointee_dtype(p.type, info.name), info.name, hint=_output_size(task, p.name)))
@@ -1062,7 +1065,61 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
                          f"it bounds the launch itself, so the first not taken yet)")
             continue
         choose(param, candidates, extent)
+    _pair_in_order_of_use(info, body, [p for p in pending], binding, inputs, notes)
     return _configure(_sequence_kernel(info, body, binding, inputs), view, scalars)
+
+
+def _pair_in_order_of_use(info, body: KernelBody, chosen: list[str], binding, inputs: list[Buffer], notes) -> None:
+    """Parameters of one kernel chosen among the task's inputs (`chosen`) that are inputs of one
+    size and dtype are interchangeable for the launch, and the names do not say which is which
+    (TVM numbers a kernel's parameters itself: its `ph` and `ph_1` may be the task's `ph_4` and
+    `ph`). The kernel uses them in the order the C reference does (TVM prints one expression for
+    the CPU and the GPU): the one of them its body reads first is the one of them the reference
+    reads first (`inputs` is in that order)."""
+    rank = {b.name: i for i, b in enumerate(inputs)}
+    kind = {b.name: (b.size, b.dtype) for b in inputs}
+    first: dict[str, int] = {}
+    for at, acc in enumerate(body.accesses):
+        first.setdefault(acc.base, at)
+    groups: dict[tuple, list[str]] = {}
+    for param in chosen:
+        target = binding.get(param)
+        if isinstance(target, str) and target in kind:
+            groups.setdefault(kind[target], []).append(param)
+    for params in groups.values():
+        if len(params) < 2:
+            continue
+        in_use = sorted(params, key=lambda p: first.get(p, len(first)))
+        buffers = sorted((binding[p] for p in params), key=rank.__getitem__)
+        if any(binding[p] != b for p, b in zip(in_use, buffers)):
+            binding.update(zip(in_use, buffers))
+            notes.append(f"{info.name}: " + ", ".join(f"{p} is {b}" for p, b in zip(in_use, buffers))
+                         + " (inputs of one size: paired in the order the kernel and the C reference use them)")
+
+
+def _inputs_in_reference_order(task: Task) -> list[Buffer]:
+    """The task's inputs in the order its C reference first accesses them (those it does not
+    access, or all where there is no C reference to read, in the task's order after them). TVM's
+    kernels use `main`'s placeholders in the order its CPU code does, whatever order the
+    signatures list them in."""
+    inputs = [b for b in task.buffers if b.role in ("input", "inout")]
+    ref = task.reference
+    if ref.kind != "c" or not ref.path or not ref.function:
+        return inputs
+    try:
+        read = reference_stages(task.path_of(ref.path).read_text(), ref.function)
+    except OSError:
+        return inputs
+    if read is None:
+        return inputs
+    c_params, _, body = read
+    names = {c: name for c, name in zip(c_params, ref.args or c_params) if c}  # args: every parameter, scalars too
+    rank: dict[str, int] = {}
+    for acc in body.accesses:
+        name = names.get(acc.base)
+        if name is not None:
+            rank.setdefault(name, len(rank))
+    return sorted(inputs, key=lambda b: rank.get(b.name, len(rank)))
 
 
 def _output_size(task: Task, param: str) -> int | None:
@@ -1191,6 +1248,25 @@ def _bind(task, info, source: str) -> _Kernel:
         if acc.base in params:
             (k.writes if acc.write else k.reads).add(params[acc.base])
     return k
+
+
+def _family_in_order_of_use(task: Task, k: _Kernel) -> None:
+    """A lone kernel whose parameters are a family of TVM's placeholder names (`ph`, `ph_1`, ...)
+    bound by name to inputs of one size and dtype: TVM names a kernel's parameters itself, so its
+    `ph_1` need not be the function's `ph_1`. They are paired as the kernel and the C reference use
+    them (TVM prints one expression for both), as in a sequence of kernels (_pair_in_order_of_use)."""
+    by_name = {b.name: b for b in task.buffers if b.role in ("input", "inout")}
+    family = [p for p, name in k.params.items() if name in by_name and _stem(p) == _stem(name)]
+    if len(family) < 2 or len({_stem(p) for p in family}) != len({_stem(p) for p in family}):
+        return
+    binding = {p: k.params[p] for p in family}
+    notes: list[str] = []
+    _pair_in_order_of_use(k.info, k.body, family, binding, _inputs_in_reference_order(task), notes)
+    if not notes:
+        return
+    k.params.update(binding)
+    k.args = [binding.get(p.name, a) for p, a in zip(k.info.params, k.args)]
+    k.notes.extend(notes)
 
 
 def _order(kernels: list[_Kernel], inputs: set[str]) -> tuple[list[_Kernel], str]:
