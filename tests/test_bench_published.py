@@ -179,3 +179,34 @@ def test_an_input_the_c_reference_reads_past_is_padded_and_said(tmp_path):
     task = load_task(path)
     assert task.buffer("data").padding == 4 and task.buffer("updates").padding == 0
     assert "input data padded by 4 elements: the C reference reads 12 of its 8" in task.description
+
+
+def test_shipped_records_rewritten_in_the_published_layout_convert_and_infer(tmp_path):
+    """bench.as_published (scripts/check_published_layout.py) makes published-layout records from
+    ours: no launches or scratch, a bare `default_function_kernel`, `main`, kernels numbered and
+    defined out of order that name their parameters themselves; they read back as published ones."""
+    import random
+    import re
+
+    from bench.as_published import as_published
+    from bench.format import load_records
+
+    data = Path(__file__).resolve().parents[1] / "bench" / "data"
+    [rec] = [r for r in load_records(data / "graph.json") if r.name == "graph_2"]
+    out = as_published(rec, random.Random(0))
+    assert set(out) <= {"op_name", "c_code", "cuda_code", "ir_code", "op_args", "input_shape", "output_shape",
+                        "input_name", "output_name"}
+    assert out["c_code"].startswith("void default_function_kernel(float* T_divide, float* T_layer_norm, float* ph,")
+    assert "#include" not in out["c_code"] and "def main(ph: T.Buffer" in out["ir_code"]
+    kernels = re.findall(r"void __launch_bounds__\(\d+\) (\w+)\(([^)]*)\)", out["cuda_code"])
+    assert sorted(k for k, _ in kernels) == ["default_function_kernel"] + [f"default_function_kernel_{i}" for i in range(1, 5)]
+    assert not any("_ptr" in params or "x0" in params for _, params in kernels)
+    bench = tmp_path / "ComputationGraph.json"
+    bench.write_text(json.dumps([out]))
+    [path], invalid = convert_records(bench, tmp_path / "tasks")
+    assert invalid == []
+    task = load_task(path)
+    assert task.launches is None and [b.name for b in task.buffers] == ["ph", "ph_1", "ph_2", "ph_3", "ph_4", "T_divide", "T_layer_norm"]
+    found = infer(task, parse_cuda(task.source(), str(task.source_path())))
+    # the dense reads x1 and w2 (the task's ph_1 and ph_2), whatever the kernel calls them
+    assert found.launches[0].args == ["T_matmul_NT", "ph_2", "ph_1"], found.explanation

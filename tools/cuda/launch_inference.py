@@ -711,7 +711,6 @@ class _Kernel:
     reads: set[str] = field(default_factory=set)
     writes: set[str] = field(default_factory=set)
     inputs: set[str] = field(default_factory=set)  # the task's input buffers it takes
-    notes: list[str] = field(default_factory=list)  # how its arguments were bound, where names did not say
 
 
 @dataclass
@@ -752,12 +751,10 @@ def _infer(task: Task, module) -> Inference:
     if dynamic:
         raise InferenceError(f"dynamic shared memory ({', '.join(dynamic)}) of unknown size")
     numbered = _numbered(module.kernels)
-    if numbered is not None and len(numbered) > 1:
+    if numbered is not None and (len(numbered) > 1 or _placeholder_family(task, numbered[0])):
         return _infer_sequence(task, numbered)
     source = task.source()
     kernels = [_bind(task, k, source) for k in module.kernels]
-    if len(kernels) == 1:
-        _family_in_order_of_use(task, kernels[0])
     sizes: dict[str, int | None] = {b.name: _reach(b) for b in task.buffers}
     scratch: dict[str, str] = {}  # new scratch buffer -> dtype
     for k in kernels:
@@ -783,7 +780,7 @@ def _infer(task: Task, module) -> Inference:
         for name, extent in cfg.stores.items():
             stores[name] = max(stores.get(name, 0), extent)
         launches.append(Launch(kernel=k.info.name, grid=_trim(cfg.grid), block=_trim(cfg.block), args=k.args))
-        notes.append(f"{_launch_text(launches[-1])}: block from {cfg.block_how}; " + "; ".join(cfg.grid_how + k.notes))
+        notes.append(f"{_launch_text(launches[-1])}: block from {cfg.block_how}; " + "; ".join(cfg.grid_how))
     missing = [n for n in scratch if not sizes[n]]
     if missing:
         raise InferenceError(f"no kernel accesses a known extent of intermediate buffer(s) {missing}")
@@ -1250,23 +1247,17 @@ def _bind(task, info, source: str) -> _Kernel:
     return k
 
 
-def _family_in_order_of_use(task: Task, k: _Kernel) -> None:
-    """A lone kernel whose parameters are a family of TVM's placeholder names (`ph`, `ph_1`, ...)
-    bound by name to inputs of one size and dtype: TVM names a kernel's parameters itself, so its
-    `ph_1` need not be the function's `ph_1`. They are paired as the kernel and the C reference use
-    them (TVM prints one expression for both), as in a sequence of kernels (_pair_in_order_of_use)."""
-    by_name = {b.name: b for b in task.buffers if b.role in ("input", "inout")}
-    family = [p for p, name in k.params.items() if name in by_name and _stem(p) == _stem(name)]
-    if len(family) < 2 or len({_stem(p) for p in family}) != len({_stem(p) for p in family}):
-        return
-    binding = {p: k.params[p] for p in family}
-    notes: list[str] = []
-    _pair_in_order_of_use(k.info, k.body, family, binding, _inputs_in_reference_order(task), notes)
-    if not notes:
-        return
-    k.params.update(binding)
-    k.args = [binding.get(p.name, a) for p, a in zip(k.info.params, k.args)]
-    k.notes.extend(notes)
+def _placeholder_family(task: Task, info) -> bool:
+    """A lone kernel that takes several of a family of TVM's placeholder names (`ph`, `ph_1`, ...)
+    that the task's inputs have too: TVM names a kernel's parameters itself, so its `ph_1` need not
+    be the function's `ph_1`; it is bound as a kernel of a sequence is (by size, then in the order
+    the kernel and the C reference use them), not by name."""
+    stems = {}
+    for b in task.buffers:
+        if b.role in ("input", "inout"):
+            stems.setdefault(_stem(b.name), []).append(b.name)
+    params = [p.name for p in info.params if "*" in p.type or "[" in p.type]
+    return any(len(names) > 1 and sum(_stem(p) == stem for p in params) > 1 for stem, names in stems.items())
 
 
 def _order(kernels: list[_Kernel], inputs: set[str]) -> tuple[list[_Kernel], str]:
