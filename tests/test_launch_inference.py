@@ -538,3 +538,35 @@ def test_a_lone_kernel_s_placeholders_bind_in_the_order_of_use_not_by_their_numb
     launches, how, buffers, _ = infer_launches(task, parse_cuda(task.source(), "same.cu"))
     assert [l.args for l in launches] == [["T_out", "ph_1", "ph"]], how
     assert _correct(tmp_path, task, launches, buffers).startswith("correct")
+
+
+INLINED_C = """
+#include <stdint.h>
+void default_function_kernel(float* T_out, float* ph, float* ph_1) {
+  float scale[64];
+  for (int32_t i = 0; i < 64; ++i) {
+    scale[i] = (ph[i] * 5.000000e-01f);
+  }
+  for (int32_t i = 0; i < 64; ++i) {
+    T_out[i] = fmaxf(ph_1[i], scale[i]);
+  }
+}
+"""
+INLINED_CUDA = """
+extern "C" __global__ void __launch_bounds__(64) default_function_kernel(float* __restrict__ T_out, float* __restrict__ ph, float* __restrict__ ph_1) {
+  T_out[((int)threadIdx.x)] = max(ph[((int)threadIdx.x)], (ph_1[((int)threadIdx.x)] * 5.000000e-01f));
+}
+"""
+
+
+def test_a_kernel_that_inlines_a_producer_pairs_its_inputs_in_the_order_of_the_inlined_expression(tmp_path):
+    """The reference computes `scale` from ph in a loop of its own, then max(ph_1, scale); the kernel
+    inlines it: max(its ph, its ph_1 * 0.5). Its ph is the task's ph_1: the order of use that pairs
+    them is the reference's with `scale` replaced by its expression, not the order of its loops."""
+    from agent.toolbox import infer_launches
+    from tools.cuda import parse_cuda
+
+    task = _same_size_task(tmp_path, INLINED_C, INLINED_CUDA, ["ph", "ph_1"])
+    launches, how, buffers, _ = infer_launches(task, parse_cuda(task.source(), "same.cu"))
+    assert [l.args for l in launches] == [["T_out", "ph_1", "ph"]], how
+    assert _correct(tmp_path, task, launches, buffers).startswith("correct")

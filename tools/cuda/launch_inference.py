@@ -869,6 +869,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     scalars = {s.name: s.value for s in task.scalars}
     by_name = {b.name: b for b in task.buffers}
     inputs = _inputs_in_reference_order(task)
+    pairing = _inputs_in_reference_order(task, inlined=True)
     versions: list[_Version] = []
     sizes: dict[str, int | None] = {b.name: _reach(b) for b in task.buffers}
     taken: set[str] = set()
@@ -913,7 +914,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
                     raise InferenceError(f"kernel {info.name} reads {p.name}, the reference's {home}, before any kernel writes it")
         else:
             _choices(task, info, pointers, writes, starts, versions, binding, pending, inputs)
-        cfg = _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes)
+        cfg = _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes, pairing)
         taken.update(v for v in binding.values() if isinstance(v, str))
         for param, index in binding.items():
             if isinstance(index, int):
@@ -1008,7 +1009,7 @@ def _choices(task: Task, info, pointers, writes, starts, versions, binding, pend
                                      f"and no input of the task of its type ({dtype}) can be")
 
 
-def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes) -> _Config:
+def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes, pairing) -> _Config:
     """The kernel's configuration, choosing first what each pending parameter is: of its candidates
     (earlier versions by index, latest first, or task inputs in signature order), the one whose
     size is what the kernel reads, else the first large enough, an input not taken yet first."""
@@ -1062,7 +1063,7 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
                          f"it bounds the launch itself, so the first not taken yet)")
             continue
         choose(param, candidates, extent)
-    _pair_in_order_of_use(info, body, [p for p in pending], binding, inputs, notes)
+    _pair_in_order_of_use(info, body, [p for p in pending], binding, pairing, notes)
     return _configure(_sequence_kernel(info, body, binding, inputs), view, scalars)
 
 
@@ -1072,7 +1073,7 @@ def _pair_in_order_of_use(info, body: KernelBody, chosen: list[str], binding, in
     (TVM numbers a kernel's parameters itself: its `ph` and `ph_1` may be the task's `ph_4` and
     `ph`). The kernel uses them in the order the C reference does (TVM prints one expression for
     the CPU and the GPU): the one of them its body reads first is the one of them the reference
-    reads first (`inputs` is in that order)."""
+    reads first (`inputs` is in that order: _inputs_in_reference_order(inlined=True))."""
     rank = {b.name: i for i, b in enumerate(inputs)}
     kind = {b.name: (b.size, b.dtype) for b in inputs}
     first: dict[str, int] = {}
@@ -1094,11 +1095,12 @@ def _pair_in_order_of_use(info, body: KernelBody, chosen: list[str], binding, in
                          + " (inputs of one size: paired in the order the kernel and the C reference use them)")
 
 
-def _inputs_in_reference_order(task: Task) -> list[Buffer]:
+def _inputs_in_reference_order(task: Task, inlined: bool = False) -> list[Buffer]:
     """The task's inputs in the order its C reference first accesses them (those it does not
     access, or all where there is no C reference to read, in the task's order after them). TVM's
     kernels use `main`'s placeholders in the order its CPU code does, whatever order the
-    signatures list them in."""
+    signatures list them in: the sequence of kernels in the order of its loop nests, and (with
+    `inlined`) one kernel's expression in the order of the outputs' expressions (_uses_inlined)."""
     inputs = [b for b in task.buffers if b.role in ("input", "inout")]
     ref = task.reference
     if ref.kind != "c" or not ref.path or not ref.function:
@@ -1111,12 +1113,48 @@ def _inputs_in_reference_order(task: Task) -> list[Buffer]:
         return inputs
     c_params, _, body = read
     names = {c: name for c, name in zip(c_params, ref.args or c_params) if c}  # args: every parameter, scalars too
+    roles = {b.name: b.role for b in task.buffers}
     rank: dict[str, int] = {}
-    for acc in body.accesses:
-        name = names.get(acc.base)
-        if name is not None:
-            rank.setdefault(name, len(rank))
+    if inlined:
+        used = _uses_inlined(body, {c for c, n in names.items() if roles.get(n) in ("input", "inout")},
+                             {c for c, n in names.items() if roles.get(n) in ("output", "inout")})
+    else:
+        used = [a.base for a in body.accesses if a.base in names]
+    for c in used:
+        rank.setdefault(names[c], len(rank))
     return sorted(inputs, key=lambda b: rank.get(b.name, len(rank)))
+
+
+def _uses_inlined(body: KernelBody, inputs: set[str], outputs: set[str]) -> list[str]:
+    """The inputs of a C reference in the order its outputs' expressions use them, with every
+    intermediate array replaced by the expression of the stage that last wrote it: TVM's CPU code
+    computes a producer in a loop nest of its own, where its GPU kernels inline it into the
+    consumer (`max(x1, x0 * 0.5f)` for the CPU's `scale = x0 * 0.5f; out = max(x1, scale)`), so
+    this is the order a kernel's expression reads them in. Then the inputs no output reaches, in
+    the order the reference first reads them."""
+    by_stage: dict[int, list[Access]] = {}
+    for acc in body.accesses:
+        by_stage.setdefault(acc.stage, []).append(acc)
+    writer: dict[str, list[str]] = {}  # array -> the inputs of the expression that last wrote it
+    order: list[str] = []
+    for stage in sorted(by_stage):
+        accesses = by_stage[stage]
+        first_write: dict[str, int] = {}  # array -> the statement that first stores to it
+        for acc in accesses:
+            if acc.write:
+                first_write.setdefault(acc.base, acc.statement)
+        uses: list[str] = []
+        for acc in accesses:
+            if acc.write or first_write.get(acc.base, acc.statement) < acc.statement:
+                continue  # what an earlier statement of this stage stored (an accumulator it started)
+            uses += [acc.base] if acc.base in inputs else writer.get(acc.base, [])
+        uses = list(dict.fromkeys(uses))
+        for base in first_write:
+            writer[base] = uses
+            if base in outputs:
+                order += uses
+    first_read = [a.base for a in body.accesses if a.base in inputs and not a.write]
+    return list(dict.fromkeys(order + first_read))
 
 
 def _output_size(task: Task, param: str) -> int | None:
