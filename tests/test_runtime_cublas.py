@@ -358,10 +358,11 @@ int main() {
     // A long float vector: cuBLAS's tree sum keeps the terms a running float sum drops past 2^24.
     const int ones = 1 << 25;
     std::vector<float> one(ones, 1.0f);
-    float long_dot = 0, long_asum = 0;
+    float long_dot = 0, long_asum = 0, long_nrm2 = 0;
     cublasSdot(handle, ones, one.data(), 1, one.data(), 1, &long_dot);
     cublasSasum(handle, ones, one.data(), 1, &long_asum);
-    printf("long %.1f %.1f\n", long_dot, long_asum);
+    cublasSnrm2(handle, ones, one.data(), 1, &long_nrm2);
+    printf("long %.1f %.1f %.3f\n", long_dot, long_asum, long_nrm2);
     cublasDestroy(handle);
     return 0;
 }
@@ -381,4 +382,5 @@ def test_mixed_precision_level1(tmp_path):
     assert lines["axpy"][:3] == ["0", "0", "0"]
     assert [float(v) for v in lines["axpy"][3:7]] == list(y_out)
     assert float(lines["axpy"][7]) == pytest.approx(np.linalg.norm(y_out), rel=1e-6)
-    assert lines["long"] == ["33554432.0", "33554432.0"]
+    assert lines["long"][:2] == ["33554432.0", "33554432.0"]
+    assert float(lines["long"][2]) == pytest.approx(np.sqrt(2.0**25), rel=1e-6)  # a float sum of squares stops at 2^24

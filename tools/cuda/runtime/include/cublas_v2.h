@@ -235,6 +235,7 @@ template <class T>
 inline cublasStatus_t dot(int n, const T* x, int incx, const T* y, int incy, T* result) {
     if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
     accumulator<T> sum = 0;
+CUDA_CPU_OMP(omp parallel for schedule(static) reduction(+ : sum) if (n > 65536))
     for (int i = 0; i < n; ++i) sum += accumulator<T>(element(x, n, incx, i)) * element(y, n, incy, i);
     *result = T(sum);
     return CUBLAS_STATUS_SUCCESS;
@@ -253,6 +254,19 @@ inline cublasStatus_t nrm2(int n, const T* x, int incx, T* result) {
     if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
     if (n <= 0 || incx <= 0) {
         *result = T(0);
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    if (sizeof(accumulator<T>) > sizeof(T)) {
+        // A float vector's squares are summed in double, whose range holds the square of any float
+        // (no scaling needed) and whose precision keeps the small terms of a long vector: one running
+        // float sum stops growing once a term is under half its last place (cuBLAS sums in a tree).
+        accumulator<T> squares = 0;
+CUDA_CPU_OMP(omp parallel for schedule(static) reduction(+ : squares) if (n > 65536))
+        for (int i = 0; i < n; ++i) {
+            accumulator<T> v = x[static_cast<long long>(i) * incx];
+            squares += v * v;
+        }
+        *result = T(std::sqrt(squares));
         return CUBLAS_STATUS_SUCCESS;
     }
     // Scaled sum of squares: no overflow or underflow for extreme magnitudes.
@@ -275,8 +289,10 @@ template <class T>
 inline cublasStatus_t asum(int n, const T* x, int incx, T* result) {
     if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
     accumulator<T> sum = 0;
-    if (incx > 0)
+    if (incx > 0) {
+CUDA_CPU_OMP(omp parallel for schedule(static) reduction(+ : sum) if (n > 65536))
         for (int i = 0; i < n; ++i) sum += std::fabs(x[static_cast<long long>(i) * incx]);
+    }
     *result = T(sum);
     return CUBLAS_STATUS_SUCCESS;
 }
