@@ -833,3 +833,43 @@ def test_block_level_declarations_follow_the_ones_they_read(tmp_path):
             "  std::printf(\"%d %d %d\\n\", out[0], out[1], out[2]); }\n")
     out = build_and_run(lowered(CHUNK_BOUNDS_FROM_AN_EARLIER_DECLARATION), main, tmp_path)
     assert out.split() == [str(sum(range(b * 32, b * 32 + 32))) for b in range(3)]
+
+
+AUTO_FROM_SHUFFLES = r"""
+template <typename T>
+__device__ void merge_pair(T& sum, int& count, T other_sum, int other_count) {
+    sum += other_sum;
+    count += other_count;
+}
+template <typename T>
+__device__ void warp_merge(T& sum, int& count) {
+    for (int o = 16; o > 0; o >>= 1) {
+        auto got_sum = __shfl_down_sync(0xffffffffu, sum, o);      // a T, read after the next shuffle
+        auto got_count = __shfl_down_sync(0xffffffffu, count, o);  // an int
+        merge_pair(sum, count, got_sum, got_count);
+    }
+}
+template <typename T>
+__global__ void mean_of(const T* in, T* out) {
+    T sum = in[threadIdx.x] * T(0.5);
+    int count = 1;
+    warp_merge(sum, count);
+    if (threadIdx.x == 0) out[0] = sum / count;
+}
+template __global__ void mean_of<double>(const double*, double*);
+"""
+
+
+def test_auto_variables_of_inlined_templates_take_their_initializers_type(tmp_path):
+    """`auto v = __shfl_down_sync(m, x, o)` in an inlined template whose `x` is a `T&`: the parse
+    leaves `auto`, and the variable lives across the next shuffle's warp barrier. Its type now
+    comes from the exchanged value with the template bound (the kernel was reported unsupported:
+    'per-thread auto variable ... its type (auto) is not known'). A variable the kernel passes to
+    a template's non-const reference (`warp_merge(sum, count)`, a call the parse leaves dependent)
+    is written there: `count` was taken for the constant it starts as, and its sums were lost."""
+    main = ("#include <cstdio>\nint main() { double in[32], out[1] = {0};\n"
+            "  for (int i = 0; i < 32; ++i) in[i] = i + 0.25;\n"
+            "  cudacpu_kernels::mean_of<double>(dim3(1), dim3(32), 0, in, out);\n"
+            "  std::printf(\"%.4f\\n\", out[0]); }\n")
+    assert build_and_run(lowered(AUTO_FROM_SHUFFLES), main, tmp_path).strip() == "7.8750"
+

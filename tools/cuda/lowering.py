@@ -591,12 +591,25 @@ class KernelLowering:
                                                     or name.endswith(("++", "--"))):
                     root(ch[0])
             if c.kind == K.CALL_EXPR:
-                target = fe.callee(c)
-                if target is not None and target.kind == K.FUNCTION_DECL:
-                    for ptype, arg in zip(target.type.argument_types(), ch[1:]):
+                for ptypes in self._parameter_types(c):
+                    for ptype, arg in zip(ptypes, ch[1:]):
                         if ptype.kind == ci.TypeKind.LVALUEREFERENCE and not ptype.get_pointee().is_const_qualified():
                             root(arg)
         return out
+
+    @staticmethod
+    def _parameter_types(call: ci.Cursor) -> list[list[ci.Type]]:
+        """The parameter types of the functions a call may run: its callee's, or, for a call the
+        parse leaves dependent (`f(v, n)` with `v` of a template's type), those of each function
+        template or overload so named. A non-const reference among them writes its argument."""
+        target = fe.callee(call)
+        if target is not None and target.kind == K.FUNCTION_DECL:
+            return [list(target.type.argument_types())]
+        candidates = [target] if target is not None and target.kind == K.FUNCTION_TEMPLATE else []
+        named = _children(call)[:1]  # the callee's name: the overloads it names, not the arguments'
+        candidates += [d for c in named for x in c.walk_preorder() if x.kind == K.OVERLOADED_DECL_REF
+                       for d in fe.overloads(x) if d.kind == K.FUNCTION_TEMPLATE]
+        return [[p.type for p in _children(d) if p.kind == K.PARM_DECL] for d in candidates]
 
     def _is_builtin(self, ref: ci.Cursor) -> bool:
         return ref.spelling in fe.BUILTIN_VARS and not self.tr.in_main(ref)
@@ -1596,6 +1609,8 @@ class KernelLowering:
                     var.name = self._fresh(var.name)
                 taken.add(var.name)
                 if var.promoted and re.search(r"\bauto\b|dependent", var.type):
+                    var.type = self._initializer_type(var) or var.type
+                if var.promoted and re.search(r"\bauto\b|dependent", var.type):
                     raise _unsupported("per-thread auto variable", var.cursor or self.kernel,
                                        f"variable {var.name} lives across a barrier but its type ({var.type}) is not known")
                 if var.promoted and "(lambda at " in var.type:
@@ -1622,6 +1637,25 @@ class KernelLowering:
         for var in hoisted:
             place(var)
         return ordered
+
+    def _initializer_type(self, var: Var) -> str | None:
+        """The type an `auto` variable (or one the parse leaves dependent) of an inlined template
+        takes from its initializer, with the template's arguments bound: a warp exchange's value
+        (`auto v = __shfl_down_sync(m, x, i)` with `x` a `T`), a variable, member, element or pointer
+        sum. None where the initializer does not tell it."""
+        if var.init is None or var.cursor is None or var.cursor.kind != K.VAR_DECL:
+            return None
+        init, ctx = var.init
+        s = fe.strip(init)
+        try:
+            if s.kind == K.CALL_EXPR and fe.call_name(s) in fe.WARP_EXCHANGE:
+                args = [a for a in _children(s)[1:] if a.extent.start.offset < a.extent.end.offset]
+                t = self._exchange_type(s, args, ctx)
+            else:
+                t = _value_type(self._arg_type(init, ctx))
+        except LoweringUnsupported:
+            return None
+        return None if not t or re.search(r"\bauto\b|dependent|\(lambda at ", t) else t
 
     def _add_remat(self, var: Var, region: Region) -> None:
         if var in region.remat:
