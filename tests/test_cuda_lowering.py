@@ -873,3 +873,35 @@ def test_auto_variables_of_inlined_templates_take_their_initializers_type(tmp_pa
             "  std::printf(\"%.4f\\n\", out[0]); }\n")
     assert build_and_run(lowered(AUTO_FROM_SHUFFLES), main, tmp_path).strip() == "7.8750"
 
+
+BLOCK_SIZE_PASSED_TO_A_SYNCHRONIZING_TEMPLATE = r"""
+template <typename T>
+__device__ void gather_warp_leaders(T* x, T& v, int size, int id) {
+    if (size > 32) {  // the block's size decides whether the barrier runs: a block-level value
+        if (id % 32 == 0) x[id / 32] = v;
+        __syncthreads();
+        if (id < 32) v = id < size / 32 ? x[id] : T(0);
+    }
+}
+template <typename T>
+__global__ void leaders(const T* in, T* out) {
+    int size = blockDim.x * blockDim.y;
+    int id = threadIdx.y * blockDim.x + threadIdx.x;
+    T v = in[id];
+    __shared__ T s[32];
+    gather_warp_leaders<T>(s, v, size, id);
+    if (id < 4) out[id] = v;
+}
+template __global__ void leaders<float>(const float*, float*);
+"""
+
+
+def test_a_block_level_parameter_is_declared_after_the_variable_it_copies(tmp_path):
+    """`size`, the block's thread count, passed to an inlined function whose barrier it guards:
+    both the parameter's copy and `size` are declared once per block, and the copy came first
+    (`int f_size = size; int size = ...;`: the port did not build)."""
+    main = ("#include <cstdio>\nint main() { float in[128], out[4] = {0};\n"
+            "  for (int i = 0; i < 128; ++i) in[i] = i;\n"
+            "  cudacpu_kernels::leaders<float>(dim3(1), dim3(32, 4), 0, in, out);\n"
+            "  std::printf(\"%g %g %g %g\\n\", out[0], out[1], out[2], out[3]); }\n")
+    assert build_and_run(lowered(BLOCK_SIZE_PASSED_TO_A_SYNCHRONIZING_TEMPLATE), main, tmp_path).strip() == "0 32 64 96"
