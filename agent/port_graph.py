@@ -670,7 +670,8 @@ def _check(state: PortState, ctx: PortContext, tree: PortTree, tree_key: str, bu
                          detail=(f"{shown.command}: {shown.detail}" if shown else "no check command found"),
                          runs=[CheckRun(command=o.command, passed=o.passed, seconds=round(o.seconds, 2), detail=o.detail,
                                         verdict=o.verdict)
-                               for o in outcomes], notes=notes)
+                               for o in outcomes], notes=notes,
+                         failed_run=next((i for i, o in enumerate(outcomes) if o is failed), None))
     # the kernels its runs launched (a run that launches none writes nothing); None where a run was
     # killed before it could say
     launched = sorted(launched_kernels(launch_log)) if launch_log or not any(o.killed for o in outcomes) else None

@@ -39,12 +39,17 @@ class CheckReport(BaseModel):
     detail: str
     runs: list[CheckRun] = []  # each command that ran, in order; the first that failed ends the check
     notes: list[str] = []  # what the check ran instead of the project's own commands, and why
+    # the run whose failure is the check's (index in runs): a command that timed out on its first
+    # try and then failed in full failed; one whose smaller run failed for being smaller timed out
+    failed_run: int | None = None
 
     @property
     def verdict(self) -> str:
         """passed, failed, or what kept the program from its own verdict (timeout, crashed)."""
         if self.passed:
             return "ran" if self.runs and all(r.verdict == "ran" for r in self.runs if r.passed) else "passed"
+        if self.failed_run is not None and self.failed_run < len(self.runs):
+            return self.runs[self.failed_run].verdict or "failed"
         return next((r.verdict or "failed" for r in self.runs if not r.passed), "failed")
 
 

@@ -14,6 +14,7 @@ from rich.console import Console
 from agent.configuration import Settings
 from agent.project import port_repository
 from agent.port_graph import tuning_summary
+from agent.port_report import CheckReport
 from tools.optimize import applied
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -389,6 +390,21 @@ def test_a_command_with_a_smaller_run_has_a_shorter_first_try(tmp_path, app, com
     assert report["check"]["runs"][0]["seconds"] < 30  # cut at the first try's limit, not the check's
     assert any(f"`{command}` ran past 1 s (its first try" in note for note in report["check"]["notes"])
     assert [k["status"] for k in report["kernels"]] == ["correct"]
+
+
+def test_a_command_that_ran_past_its_first_try_and_then_failed_in_full_is_failed_not_timed_out(tmp_path):
+    """The first try is cut, the smaller run fails (for being smaller, maybe), the command runs again
+    in full and prints FAIL: the check failed, its kernels are incorrect; the first try's timeout is
+    not the verdict (it was: `check: TIMED OUT`, kernels `timeout`)."""
+    settings = Settings(sandbox="local", tune=False, check_timeout_s=60, check_first_try_s=1)
+    code, report = port_app(tmp_path, REPEATING_APP.replace('ok ? "PASS"', 'ok && repeat > 20 ? "PASS"'), settings,
+                            ["./main 4096 10"])
+    assert code != 0
+    assert [(r["command"], r["verdict"]) for r in report["check"]["runs"]] == [
+        ("./main 4096 10", "timeout"), ("./main 4096 1", "failed"), ("./main 4096 10", "failed")]
+    assert CheckReport(**report["check"]).verdict == "failed"
+    assert [k["status"] for k in report["kernels"]] == ["incorrect"]
+    assert "check: FAILED" in (tmp_path / "out" / "PORT_REPORT.md").read_text()
 
 
 ALLOCATING_APP = """#include <cstdio>
