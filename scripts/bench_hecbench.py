@@ -180,8 +180,9 @@ def compare_speed(row: AppRow, app: Path, twin: Path, out: Path, runs: list[str]
             port_times, twin_times = [], []
             for _ in range(repeats):
                 t, port_out, code = timed(command, program, port_dir, threads)
-                if code != 0:  # checked in the sandbox, yet it fails here: no time to compare
-                    row.twin = f"the port's run of `{command}` exits {code} here, outside the sandbox: not timed"
+                if code != 0:  # checked in the sandbox, yet it fails or runs too long here: no time to compare
+                    ended = f"ran past {RUN_TIMEOUT_S:g} s" if code is None else f"exits {code}"
+                    row.twin = f"the port's run of `{command}` {ended} here, outside the sandbox: not timed"
                     return
                 port_times.append(t)
                 # a twin far slower than the port is stopped: its time is then a lower bound
