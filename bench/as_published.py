@@ -86,7 +86,7 @@ def as_published(rec: Record, rng: random.Random, *, names: str = "stem") -> dic
     code = code[:m.start(1)] + ", ".join(params) + code[m.end(1):]
     # TVMScript: `main`, inputs renamed
     ir = _sub_names(rec.ir_code, ph)
-    ir = re.sub(r"(def\s+)\w+(\s*\()", rf"\1main\2", ir, count=1)
+    ir = re.sub(r"(def\s+)\w+(\s*\()", r"\1main\2", ir, count=1)
     # CUDA: the kernel definitions alone, renamed and shuffled
     kernels = _kernels(rec.cuda_code)
     kernel_stem = rec.launches[0].kernel if rec.launches else kernels[0][0]
