@@ -382,6 +382,17 @@ int main(int argc, char** argv) {{
 }}""", SCALE) == [(1, "repeat")]
 
 
+# a repetition count checked by `check` before the launches it repeats
+CHECKED_COUNT = """
+#define LIMIT 4
+int main(int argc, char** argv) {{
+  const int repeat = atoi(argv[1]);
+  {check}
+  float* d; cudaMalloc(&d, 256 * sizeof(float));
+  for (int r = 0; r < repeat; r++) k<<<1, 256>>>(d, 256);
+}}"""
+
+
 @pytest.mark.parametrize("check", [
     "if (repeat < 1) { printf(\"Iterations cannot be 0 or negative\\n\"); return -1; }",
     "if (repeat <= 0) return 1;",
@@ -392,13 +403,7 @@ int main(int argc, char** argv) {{
 def test_a_count_checked_against_a_bound_every_count_from_1_passes_is_a_repetition(check):
     """`if (iterations < 1) return -1;` before the timed launches: the count at 1 passes the check as the
     count given did (the check made it no repetition: a program timing 1000 launches had no smaller run)."""
-    assert found(f"""
-int main(int argc, char** argv) {{
-  const int repeat = atoi(argv[1]);
-  {check}
-  float* d; cudaMalloc(&d, 256 * sizeof(float));
-  for (int r = 0; r < repeat; r++) k<<<1, 256>>>(d, 256);
-}}""") == [(1, "repeat")]
+    assert found(CHECKED_COUNT.format(check=check)) == [(1, "repeat")]
 
 
 @pytest.mark.parametrize("check", [
@@ -409,11 +414,4 @@ int main(int argc, char** argv) {{
     "if (repeat < LIMIT) return 1;",  # a bound the analysis does not read
 ])
 def test_a_count_checked_against_a_bound_that_1_may_not_pass_is_no_repetition(check):
-    assert found(f"""
-#define LIMIT 4
-int main(int argc, char** argv) {{
-  const int repeat = atoi(argv[1]);
-  {check}
-  float* d; cudaMalloc(&d, 256 * sizeof(float));
-  for (int r = 0; r < repeat; r++) k<<<1, 256>>>(d, 256);
-}}""") == []
+    assert found(CHECKED_COUNT.format(check=check)) == []
