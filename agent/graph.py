@@ -30,7 +30,7 @@ from agent.translators.base import Translation, TranslateRequest, Translator
 from tools.observations import Observation
 from tools.spec import Task, parse_task
 from tools.speedups import reference_name, speedup_text
-from tools.verify.inputs import INPUT_ROLES
+from tools.verify.inputs import inputs_from_files
 
 NODES = ("plan", "translate", "compile", "test", "profile", "decide")
 GAIN = 0.97  # an optimization counts as a gain when it is at least 3% faster
@@ -298,8 +298,7 @@ def _is_the_reference(state: KernelState, task: Task, code: str) -> bool:
     lowering of a launch that a run of the ported program captured (its inputs are data files),
     which that run executed. A check would compare it with itself."""
     lowering = state.get("lowering")
-    captured = all(b.data for b in task.buffers if b.role in INPUT_ROLES)
-    return (task.reference.kind == "lowered" and captured and lowering is not None
+    return (task.reference.kind == "lowered" and inputs_from_files(task) and lowering is not None
             and code.strip() == lowering.strip())
 
 

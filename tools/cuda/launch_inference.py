@@ -868,8 +868,9 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
     source = task.source()
     scalars = {s.name: s.value for s in task.scalars}
     by_name = {b.name: b for b in task.buffers}
-    inputs = _inputs_in_reference_order(task)
-    pairing = _inputs_in_reference_order(task, inlined=True)
+    reference = reference_read(task)
+    inputs = _inputs_in_reference_order(task, reference)
+    pairing = _inputs_in_reference_order(task, reference, inlined=True)
     versions: list[_Version] = []
     sizes: dict[str, int | None] = {b.name: _reach(b) for b in task.buffers}
     taken: set[str] = set()
@@ -881,7 +882,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
         if body is None:
             raise InferenceError(f"the body of kernel {info.name} is not in the source")
         bodies.append(body)
-    flow = reference_flow(task, infos, bodies)
+    flow = reference_flow(task, infos, bodies, reference)
     homes: dict[str, int] = {}  # the reference's array -> index of the version it holds now
     for info, body in zip(infos, bodies):
         writes = {a.base for a in body.accesses if a.write}
@@ -1095,24 +1096,18 @@ def _pair_in_order_of_use(info, body: KernelBody, chosen: list[str], binding, in
                          + " (inputs of one size: paired in the order the kernel and the C reference use them)")
 
 
-def _inputs_in_reference_order(task: Task, inlined: bool = False) -> list[Buffer]:
+def _inputs_in_reference_order(task: Task, read, inlined: bool = False) -> list[Buffer]:
     """The task's inputs in the order its C reference first accesses them (those it does not
     access, or all where there is no C reference to read, in the task's order after them). TVM's
     kernels use `main`'s placeholders in the order its CPU code does, whatever order the
     signatures list them in: the sequence of kernels in the order of its loop nests, and (with
-    `inlined`) one kernel's expression in the order of the outputs' expressions (_uses_inlined)."""
+    `inlined`) one kernel's expression in the order of the outputs' expressions (_uses_inlined).
+    `read`: the reference as reference_read gives it."""
     inputs = [b for b in task.buffers if b.role in ("input", "inout")]
-    ref = task.reference
-    if ref.kind != "c" or not ref.path or not ref.function:
-        return inputs
-    try:
-        read = reference_stages(task.path_of(ref.path).read_text(), ref.function)
-    except OSError:
-        return inputs
     if read is None:
         return inputs
     c_params, _, body = read
-    names = {c: name for c, name in zip(c_params, ref.args or c_params) if c}  # args: every parameter, scalars too
+    names = {c: name for c, name in zip(c_params, task.reference.args or c_params) if c}  # args: every parameter, scalars too
     roles = {b.name: b.role for b in task.buffers}
     rank: dict[str, int] = {}
     if inlined:
@@ -1795,20 +1790,26 @@ def reference_stages(source: str, function: str) -> tuple[list[str | None], list
                     for i, (order, written) in sorted(stages.items())], body
 
 
-def reference_flow(task: Task, infos: list, bodies: list[KernelBody]) -> ReferenceFlow | None:
-    """What each kernel's pointer parameters are, from the task's C reference where it has one stage
-    per kernel, in launch order, that stores to as many buffers as the kernel and only loads from as
-    many: the buffers pair in the order of their first access (TVM prints one operator's code for
-    the CPU and the GPU from one expression). None where the reference does not align so."""
+def reference_read(task: Task) -> tuple[list[str | None], list[ReferenceStage], KernelBody] | None:
+    """The task's C reference read by reference_stages, or None where it has none or it cannot be read."""
     ref = task.reference
     if ref.kind != "c" or not ref.path or not ref.function:
         return None
     try:
-        read = reference_stages(task.path_of(ref.path).read_text(), ref.function)
+        return reference_stages(task.path_of(ref.path).read_text(), ref.function)
     except OSError:
         return None
+
+
+def reference_flow(task: Task, infos: list, bodies: list[KernelBody], read) -> ReferenceFlow | None:
+    """What each kernel's pointer parameters are, from the task's C reference where it has one stage
+    per kernel, in launch order, that stores to as many buffers as the kernel and only loads from as
+    many: the buffers pair in the order of their first access (TVM prints one operator's code for
+    the CPU and the GPU from one expression). None where the reference does not align so. `read`:
+    the reference as reference_read gives it."""
     if read is None:
         return None
+    ref = task.reference
     c_params, stages, c_body = read
     if len(stages) != len(infos):
         return None

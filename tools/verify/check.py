@@ -31,7 +31,7 @@ from tools.spec import Task, numpy_dtype
 
 from .compare import Mismatch, compare_buffer, error_stats
 from .harness import HarnessRun, harness_source, run_harness
-from .inputs import INPUT_ROLES, generate_inputs
+from .inputs import generate_inputs, inputs_from_files
 from .references import Reference, VerifyError, open_reference, output_buffers, put_runtime_headers
 
 WORK = "verify"  # the subdirectory of the candidate's sandbox this module uses
@@ -65,7 +65,7 @@ class VerifyReport(BaseModel):
 def default_seeds(task: Task, count: int = 3) -> list[int]:
     """`count` seeds from the task's; one where every initial value comes from a data file (a
     captured launch): the others would run the same inputs again, at the same cost."""
-    if all(b.data for b in task.buffers if b.role in INPUT_ROLES):
+    if inputs_from_files(task):
         count = 1
     return [task.inputs.seed + i for i in range(count)]
 

@@ -162,6 +162,11 @@ def load_buffer_data(task: Task, buf: Buffer) -> np.ndarray:
     return values.astype(numpy_dtype(buf.dtype), copy=False).reshape(buf.shape)
 
 
+def inputs_from_files(task: Task) -> bool:
+    """Every initial value comes from a data file (a captured launch): the seed changes nothing."""
+    return all(b.data for b in task.buffers if b.role in INPUT_ROLES)
+
+
 def generate_inputs(task: Task, seed: int) -> dict[str, np.ndarray]:
     """Initial values of every input and inout buffer for one seed, by buffer name."""
     return {b.name: generate_buffer(task, b, seed) for b in task.buffers if b.role in INPUT_ROLES}
