@@ -66,6 +66,16 @@ class SharedBuffer {
   Slot* data_;
 };
 
+// The warp exchange's per-lane steps are always inlined into the thread loops (a call per lane
+// costs more than the step); the general rules that valid shuffles never reach stay out of line.
+#if defined(__GNUC__)
+#define CUDACPU_WARP_INLINE inline __attribute__((always_inline))
+#define CUDACPU_WARP_COLD __attribute__((noinline, cold))
+#else
+#define CUDACPU_WARP_INLINE inline
+#define CUDACPU_WARP_COLD
+#endif
+
 // Values that the lanes hand to a warp intrinsic: each call site has one slot per thread,
 // stamped with the round in which it was written, so that lanes that did not take part
 // (inactive, masked out, beyond the block: undefined in CUDA) are recognised and read as zero.
@@ -80,14 +90,14 @@ class WarpExchange {
 
   void begin(int site) { ++round_[site]; }
   template <class T>
-  void put(int site, unsigned tid, const T& value) {
+  CUDACPU_WARP_INLINE void put(int site, unsigned tid, const T& value) {
     static_assert(sizeof(T) <= sizeof(Slot), "warp intrinsic on a value larger than 16 bytes");
     std::memcpy(&slots_[site * n_ + tid], &value, sizeof(T));
     stamps_[site * n_ + tid] = round_[site];
   }
-  bool written(int site, unsigned tid) const { return tid < n_ && stamps_[site * n_ + tid] == round_[site]; }
+  CUDACPU_WARP_INLINE bool written(int site, unsigned tid) const { return tid < n_ && stamps_[site * n_ + tid] == round_[site]; }
   template <class T>
-  T get(int site, unsigned tid) const {
+  CUDACPU_WARP_INLINE T get(int site, unsigned tid) const {
     T value;
     std::memcpy(&value, &slots_[site * n_ + tid], sizeof(T));
     return value;
@@ -106,24 +116,39 @@ class WarpExchange {
 // Thread id of the source lane of a shuffle inside the caller's segment of `width` lanes.
 inline unsigned shfl_source(unsigned tid, int src_lane_in_segment, int width) {
   unsigned lane = tid % 32u;
-  unsigned segment = lane - lane % static_cast<unsigned>(width);
+  unsigned w = static_cast<unsigned>(width);
+  unsigned segment = (w & (w - 1)) == 0 ? lane & ~(w - 1) : lane - lane % w;
   return tid - lane + segment + static_cast<unsigned>(src_lane_in_segment);
 }
 
 template <class T>
-T read_lane(const WarpExchange& x, int site, unsigned src) {
+CUDACPU_WARP_INLINE T read_lane(const WarpExchange& x, int site, unsigned src) {
   return x.written(site, src) ? x.get<T>(site, src) : T{};
 }
 
+// A width CUDA allows (a power of two up to 32): lanes and segments are then bit masks, and a
+// source inside the segment is the caller's thread id moved by the shuffle's offset. The
+// shuffles are inlined into the thread loops, whose own code g++ stops inlining in a kernel
+// with many of them (a call per lane). Any other width, and an offset past the warp, take the
+// general rules (clamped to 32, lanes by remainder), out of line.
+inline bool shfl_width_ok(int width) { return width > 0 && width <= 32 && (width & (width - 1)) == 0; }
+
 template <class T>
-T shfl(const WarpExchange& x, int site, unsigned tid, int src_lane, int width = 32) {
+CUDACPU_WARP_COLD T shfl_general(const WarpExchange& x, int site, unsigned tid, int src_lane, int width) {
   int w = width > 0 && width <= 32 ? width : 32;
   int in_segment = ((src_lane % w) + w) % w;
   return read_lane<T>(x, site, shfl_source(tid, in_segment, w));
 }
 
 template <class T>
-T shfl_up(const WarpExchange& x, int site, unsigned tid, unsigned delta, int width = 32) {
+CUDACPU_WARP_INLINE T shfl(const WarpExchange& x, int site, unsigned tid, int src_lane, int width = 32) {
+  if (!shfl_width_ok(width)) return shfl_general<T>(x, site, tid, src_lane, width);
+  unsigned m = static_cast<unsigned>(width) - 1;
+  return read_lane<T>(x, site, (tid & ~m) | (static_cast<unsigned>(src_lane) & m));
+}
+
+template <class T>
+CUDACPU_WARP_COLD T shfl_up_general(const WarpExchange& x, int site, unsigned tid, unsigned delta, int width) {
   int w = width > 0 && width <= 32 ? width : 32;
   int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
   if (lane - static_cast<int>(delta) < 0) return x.get<T>(site, tid);
@@ -131,7 +156,14 @@ T shfl_up(const WarpExchange& x, int site, unsigned tid, unsigned delta, int wid
 }
 
 template <class T>
-T shfl_down(const WarpExchange& x, int site, unsigned tid, unsigned delta, int width = 32) {
+CUDACPU_WARP_INLINE T shfl_up(const WarpExchange& x, int site, unsigned tid, unsigned delta, int width = 32) {
+  if (!shfl_width_ok(width) || delta > 32u) return shfl_up_general<T>(x, site, tid, delta, width);
+  if ((tid & static_cast<unsigned>(width - 1)) < delta) return x.get<T>(site, tid);
+  return read_lane<T>(x, site, tid - delta);
+}
+
+template <class T>
+CUDACPU_WARP_COLD T shfl_down_general(const WarpExchange& x, int site, unsigned tid, unsigned delta, int width) {
   int w = width > 0 && width <= 32 ? width : 32;
   int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
   if (lane + static_cast<int>(delta) >= w) return x.get<T>(site, tid);
@@ -139,12 +171,28 @@ T shfl_down(const WarpExchange& x, int site, unsigned tid, unsigned delta, int w
 }
 
 template <class T>
-T shfl_xor(const WarpExchange& x, int site, unsigned tid, int lane_mask, int width = 32) {
+CUDACPU_WARP_INLINE T shfl_down(const WarpExchange& x, int site, unsigned tid, unsigned delta, int width = 32) {
+  if (!shfl_width_ok(width) || delta > 32u) return shfl_down_general<T>(x, site, tid, delta, width);
+  if ((tid & static_cast<unsigned>(width - 1)) + delta >= static_cast<unsigned>(width)) return x.get<T>(site, tid);
+  return read_lane<T>(x, site, tid + delta);
+}
+
+template <class T>
+CUDACPU_WARP_COLD T shfl_xor_general(const WarpExchange& x, int site, unsigned tid, int lane_mask, int width) {
   int w = width > 0 && width <= 32 ? width : 32;
   int lane = static_cast<int>(tid % 32u % static_cast<unsigned>(w));
   int src = lane ^ lane_mask;
   if (src < 0 || src >= w) return x.get<T>(site, tid);
   return read_lane<T>(x, site, shfl_source(tid, src, w));
+}
+
+template <class T>
+CUDACPU_WARP_INLINE T shfl_xor(const WarpExchange& x, int site, unsigned tid, int lane_mask, int width = 32) {
+  if (!shfl_width_ok(width)) return shfl_xor_general<T>(x, site, tid, lane_mask, width);
+  // A mask below the width flips lanes inside the segment; one with any other bit (or a
+  // negative one) leaves it, and the caller keeps its value.
+  if (static_cast<unsigned>(lane_mask) >= static_cast<unsigned>(width)) return x.get<T>(site, tid);
+  return read_lane<T>(x, site, tid ^ static_cast<unsigned>(lane_mask));
 }
 
 // Lanes of the caller's warp that took part, restricted to `mask`, as a bit set.
