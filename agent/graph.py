@@ -1,8 +1,9 @@
 """One kernel's loop as a LangGraph state machine.
 
     plan -> translate -> compile -> test -> profile -> decide --done--> END
-                ^           |         |                   |
-                +-----------+---------+-------------------+  (fix / optimize)
+     ^          ^           |         |                   |
+     |          +-----------+---------+-------------------+  (fix / optimize)
+     +------------------------------------------------------+  (replan: the next inferred launches)
 
 Nodes keep the state plain JSON (agent/state.py) and write every step to the trace.
 The deterministic tools and the translator come from a `GraphContext`, so a replay can
@@ -91,7 +92,7 @@ def build_graph(ctx: GraphContext | None, *, checkpointer: Any = None, interrupt
     graph.add_conditional_edges("compile", after_compile, ["test", "decide"])
     graph.add_conditional_edges("test", after_test, ["profile", "decide"])
     graph.add_edge("profile", "decide")
-    graph.add_conditional_edges("decide", after_decide, ["translate", END])
+    graph.add_conditional_edges("decide", after_decide, ["plan", "translate", END])
     return graph.compile(checkpointer=checkpointer, interrupt_before=interrupt_before or None)
 
 
@@ -115,7 +116,8 @@ def after_test(state: KernelState) -> str:
 
 
 def after_decide(state: KernelState) -> str:
-    return END if state["decision"]["next"] == "done" else "translate"
+    nxt = state["decision"]["next"]
+    return END if nxt == "done" else "plan" if nxt == "replan" else "translate"
 
 
 # --- node plumbing -----------------------------------------------------------------
@@ -173,6 +175,8 @@ def _tool_crash(tool: str) -> dict:
 
 
 def plan(state: KernelState, ctx: GraphContext) -> dict:
+    if state["decision"]["next"] == "replan":
+        return _replan(state, ctx)
     task = ctx.task(state)
     for artifact in task_artifacts(task):
         ctx.emit(state, "plan", "artifact", artifact)
@@ -181,7 +185,8 @@ def plan(state: KernelState, ctx: GraphContext) -> dict:
         result = {"observations": [_tool_crash("plan")], "lowering": None}
     observations = [{**o, "attempt": 0} for o in result.get("observations", [])]
     _observe(ctx, state, "plan", observations)
-    plan_record = {k: v for k, v in result.items() if k not in ("lowering", "observations", "launches_inferred", "buffers_inferred")}
+    plan_record = {k: v for k, v in result.items()
+                   if k not in ("lowering", "observations", "launches_inferred", "buffers_inferred", "launch_alternatives")}
     plan_record["strategy"] = _strategy(state["translator"], result.get("lowering") is not None)
     update = {"plan": plan_record, "lowering": result.get("lowering"), "observations": observations}
     if result.get("launches_inferred"):  # every later step works on the task with its inferred launches
@@ -189,7 +194,38 @@ def plan(state: KernelState, ctx: GraphContext) -> dict:
         if result.get("buffers_inferred"):  # and the scratch buffers between its kernels
             update["task"]["buffers"] = result["buffers_inferred"]
         ctx.forget_task(state["kernel"])
+        # Where several buffers fitted a parameter, the other answers, tried when this one's outputs mismatch.
+        alternatives = result.get("launch_alternatives") or []
+        update["alternatives"] = alternatives
+        update["launch_search"] = {"current": 0, "tried": 1, "of": 1 + len(alternatives)}
+        plan_record["launch_alternatives"] = len(alternatives)
     return update
+
+
+def _replan(state: KernelState, ctx: GraphContext) -> dict:
+    """The next answer of launch inference in place of the last one, whose outputs mismatched the
+    reference: the task's launches (and buffers) replaced, the lowering redone for them."""
+    search = dict(state["launch_search"])
+    k = search["current"] + 1
+    alternative = state["alternatives"][k - 1]
+    search.update(current=k, tried=k + 1)
+    task_json = {**state["task"], "launches": alternative["launches"], "buffers": alternative["buffers"]}
+    ctx.forget_task(state["kernel"])
+    task = ctx.task({**state, "task": task_json})
+    n = state["counters"]["iterations"] + 1  # the attempt these launches are for
+    which = f"alternative {k} of {search['of'] - 1}"
+    ctx.emit(state, "plan", "decision", {"launches": which, "attempt": n, "how": alternative["how"],
+                                         "reason": f"inferred launches, {alternative['how'].split(' | ')[0]}"})
+    result = _tool(ctx, state, "plan", "plan", lambda: ctx.tools.plan(task), n)
+    if result is None:
+        result = {"observations": [_tool_crash("plan")], "lowering": None}
+    observations = [{**o, "attempt": n} for o in result.get("observations", [])]
+    _observe(ctx, state, "plan", observations)
+    plan_record = {**(state.get("plan") or {}), "launches": alternative["how"], "launch_alternative": k,
+                   "strategy": _strategy(state["translator"], result.get("lowering") is not None)}
+    ctx.step(state, "plan", f"launches: {which}")
+    return {"plan": plan_record, "lowering": result.get("lowering"), "observations": observations,
+            "task": task_json, "launch_search": search}
 
 
 def _strategy(translator: str, lowered: bool) -> str:
@@ -203,7 +239,8 @@ def translate(state: KernelState, ctx: GraphContext) -> dict:
     counters = dict(state["counters"])
     n = counters["iterations"] + 1
     wanted = state["decision"]["next"]
-    mode = wanted if wanted in ("translate", "fix", "optimize") else "fix"
+    # after a re-plan (other inferred launches) the attempt starts afresh from the new lowering
+    mode = "translate" if wanted == "replan" else wanted if wanted in ("translate", "fix", "optimize") else "fix"
     fresh = state["observations"][state.get("obs_cursor", 0):]
     best = state.get("best")
     request = TranslateRequest(
@@ -397,6 +434,10 @@ def _decide(state: KernelState, current: dict | None, settings: Settings) -> dic
         if before and now and now < before * GAIN:
             return {"next": "optimize", "reason": f"optimization gained {before / now:.2f}x; trying for more"}
         return {"next": "done", "reason": "correct; the last optimization found no further gain"}
+    search = state.get("launch_search") or {}
+    if current["status"] == "incorrect" and search and search["current"] + 1 < search["of"]:
+        return {"next": "replan", "reason": f"attempt {current['n']} ended incorrect with inferred launches; trying "
+                                            f"alternative {search['current'] + 1} of {search['of'] - 1}"}
     return {"next": "fix", "reason": f"attempt {current['n']} ended {current['status']}"}
 
 
@@ -445,6 +486,8 @@ def final_result(state: KernelState, attempts: list[dict], stopped: str | None =
     failure = failure_reason(status, chosen.get("observations") or []) if status != "correct" else {}
     if failure and (defects := (state.get("plan") or {}).get("source_defects")):
         failure["reason"] = "; ".join([*defects, failure["reason"]])[:REASON_CHARS]  # the cause first
+    if search := state.get("launch_search"):
+        base["launches"] = _search_text(search, status == "correct", state.get("alternatives") or [])
     return {
         **base,
         **failure,
@@ -457,6 +500,17 @@ def final_result(state: KernelState, attempts: list[dict], stopped: str | None =
         "speedup_vs_reference": chosen.get("speedup_vs_reference"),
         "threads": chosen.get("threads"),
     }
+
+
+def _search_text(search: dict, verified: bool, alternatives: list[dict]) -> str:
+    """How the launches were found where the task gave none: inferred, and which of inference's
+    answers verified (of how many tried)."""
+    k, tried, of = search["current"], search["tried"], search["of"]
+    if not verified:
+        return f"inferred; {tried} of {of} answer(s) tried, none verified"
+    if k == 0:
+        return f"inferred; the first answer verified ({of - 1} alternative(s) left untried)" if of > 1 else "inferred"
+    return f"inferred; alternative {k} verified ({tried} of {of} answers tried): {alternatives[k - 1]['how'].split(' | ')[0]}"[:REASON_CHARS]
 
 
 def failure_reason(status: str, observations: list[dict]) -> dict[str, Any]:

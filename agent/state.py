@@ -43,7 +43,12 @@ class KernelState(TypedDict, total=False):
     obs_cursor: int  # observations before this index went into an earlier translation
     best: dict[str, Any] | None  # the best correct attempt so far (by candidate median time)
     counters: Counters
-    decision: dict[str, Any]  # {"next": translate|fix|optimize|done, "reason"}
+    decision: dict[str, Any]  # {"next": translate|fix|optimize|replan|done, "reason"}
+    # Launches inferred (the task gave none): inference's other answers, tried in turn when one's
+    # outputs mismatch ({"how", "launches", "buffers"} each), and which is in use
+    # ({"current": 0 for the first answer, k for alternative k; "tried"; "of": all answers}).
+    alternatives: list[dict[str, Any]]
+    launch_search: dict[str, int]
     result: dict[str, Any] | None  # the KernelResult fields, set when the loop ends
 
 

@@ -58,13 +58,18 @@ class LiveToolbox:
             "launches": "given by the task",
         }
         if not task.launches:
-            launches, how, buffers, short = infer_launches(task, module)
+            from tools.cuda.launch_inference import MAX_ALTERNATIVES, infer
+
+            found = infer(task, module, alternatives=MAX_ALTERNATIVES)
+            launches, how, buffers, short = launches_from(task, found)
             result["launches"] = how
             if short:  # the source cannot compute what the reference does: said with any failure
                 result["source_defects"] = [
                     f"the task's CUDA stores {written} of the {size} elements of {name} (its guards end the stores "
                     f"whatever the grid): no faithful translation writes the rest" for name, (written, size) in short.items()]
             if launches:
+                if found.alternatives:  # other answers where several buffers fitted: the loop tries them in turn
+                    result["launch_alternatives"] = [_alternative(task, alt) for alt in found.alternatives]
                 changed = buffers != task.buffers
                 task = task.model_copy(update={"launches": launches, "buffers": buffers})
                 result["launches_inferred"] = [launch.model_dump(mode="json") for launch in launches]
@@ -159,12 +164,24 @@ def infer_launches(task: Task, module: Any) -> tuple[list[Launch] | None, str, l
     store only in part (name -> elements stored, size)."""
     from tools.cuda.launch_inference import infer
 
-    found = infer(task, module)
+    return launches_from(task, infer(task, module))
+
+
+def launches_from(task: Task, found: Any) -> tuple[list[Launch] | None, str, list[Buffer], dict[str, tuple[int, int]]]:
+    """infer_launches's answer from an Inference of tools.cuda.launch_inference (its first answer or an alternative)."""
     if found.launches is None:
         return None, f"not given, and not inferred: {found.explanation} (the task must list its launches)", task.buffers, {}
     padded = [b.model_copy(update={"padding": max(b.padding, found.padding[b.name])}) if b.name in found.padding else b
               for b in task.buffers]
     return found.launches, found.explanation, [*padded, *found.scratch], found.short
+
+
+def _alternative(task: Task, found: Any) -> dict[str, Any]:
+    """One alternative answer of launch inference as plain JSON: its launches, the task's buffers
+    for them and how it differs from the first answer."""
+    launches, how, buffers, _ = launches_from(task, found)
+    return {"how": how, "launches": [launch.model_dump(mode="json") for launch in launches or []],
+            "buffers": [b.model_dump(mode="json") for b in buffers]}
 
 
 def _median(stats: Any) -> float | None:

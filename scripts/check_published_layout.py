@@ -14,6 +14,8 @@ correct / incorrect / not lowered / not inferred / invalid (the converter refuse
     nice -n 10 .venv/bin/python scripts/check_published_layout.py --names keep   # buffers keep their names
     ... --write DIR    # also keep the three published-layout files (for `agent eval DIR/X.json`)
     ... --files ../shared/hpctranseval-dev/*.json   # the published files themselves, same path
+    ... --search       # where the inferred launches verify incorrect, verify inference's other
+                       # answers in turn (as the agent's loop does): "correct" then names the one
 """
 
 from __future__ import annotations
@@ -39,21 +41,35 @@ from tools.spec import load_task  # noqa: E402
 CATEGORIES = ("elementwise", "reduction", "layout", "logic", "compute", "graph", "block")
 
 
-def evaluate(path: Path, sandbox, verify: bool) -> tuple[str, str]:
-    """(outcome, detail) of one converted task."""
-    from agent.toolbox import infer_launches
-    from tools.cuda import LoweringError, lower_task
-    from tools.verify import VerifyError, check
+def evaluate(path: Path, sandbox, verify: bool, search: bool = False) -> tuple[str, str]:
+    """(outcome, detail) of one converted task; with `search`, inference's other answers are
+    verified in turn where the first is incorrect."""
+    from agent.toolbox import launches_from
+    from tools.cuda.launch_inference import MAX_ALTERNATIVES, infer
 
     task = load_task(path)
     try:
         module = parse_cuda(task.source(), str(task.source_path()))
     except CudaParseError as exc:
         return "not parsed", str(exc)[:200]
-    launches, how, buffers, _ = infer_launches(task, module)
+    found = infer(task, module, alternatives=MAX_ALTERNATIVES if search else 0)
+    launches, how, buffers, _ = launches_from(task, found)
     if launches is None:
         return "not inferred", how[:300]
-    task = task.model_copy(update={"launches": launches, "buffers": buffers})
+    outcome, detail = _verify(task.model_copy(update={"launches": launches, "buffers": buffers}), how, sandbox, verify)
+    if outcome != "incorrect" or not found.alternatives:
+        return outcome, detail
+    for k, alternative in enumerate(found.alternatives, 1):
+        launches, alt_how, buffers, _ = launches_from(task, alternative)
+        if _verify(task.model_copy(update={"launches": launches, "buffers": buffers}), alt_how, sandbox, verify)[0] == "correct":
+            return "correct", f"alternative {k} of {len(found.alternatives)}: {alt_how.split(' | ')[0]}"[:300]
+    return outcome, f"{len(found.alternatives)} alternative(s) also incorrect | {detail}"[:700]
+
+
+def _verify(task, how: str, sandbox, verify: bool) -> tuple[str, str]:
+    from tools.cuda import LoweringError, lower_task
+    from tools.verify import VerifyError, check
+
     if not verify:
         return "inferred", how[:300]
     try:
@@ -78,6 +94,7 @@ def main() -> int:
     parser.add_argument("--names", choices=("stem", "keep"), default="stem")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-verify", action="store_true", help="inference only")
+    parser.add_argument("--search", action="store_true", help="verify inference's other answers where the first is incorrect")
     parser.add_argument("--write", type=Path, default=None, help="keep the published-layout files here")
     parser.add_argument("--json", type=Path, default=None, help="write every row here")
     parser.add_argument("--files", nargs="*", type=Path, default=None,
@@ -113,7 +130,7 @@ def main() -> int:
                 print(f"{bad.category or stem:12s} {bad.name:40s} invalid     {bad.reason[:200]}", flush=True)
             for p in paths:
                 category = json.loads(p.read_text())["category"]
-                outcome, detail = evaluate(p, sandbox, not args.no_verify)
+                outcome, detail = evaluate(p, sandbox, not args.no_verify, args.search)
                 table[category][outcome] += 1
                 rows.append({"category": category, "name": p.stem, "outcome": outcome, "detail": detail})
                 print(f"{category:12s} {p.stem:40s} {outcome:12s} {detail[:300]}", flush=True)
@@ -126,6 +143,9 @@ def main() -> int:
         total.update(c)
         print(f"{category:12s} {sum(c.values()):5d} " + " ".join(f"{c[k]:12d}" for k in kinds))
     print(f"{'all':12s} {sum(total.values()):5d} " + " ".join(f"{total[k]:12d}" for k in kinds))
+    searched = [r for r in rows if r["outcome"] == "correct" and r["detail"].startswith("alternative ")]
+    if args.search:
+        print(f"correct by an alternative answer of launch inference: {len(searched)}")
     print(f"wall {time.perf_counter() - started:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

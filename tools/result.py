@@ -39,6 +39,7 @@ class KernelResult(BaseModel):
     reason: str | None = None  # one line on why the status is not correct
     stopped: str | None = None  # the budget that ended the loop while the translator had more to try
     details: list[str] = []  # a compile error's first lines of compiler messages
+    launches: str | None = None  # where the task gave none: inferred, and which answer verified of how many tried
 
     def write(self, out_dir: Path | str) -> Path:
         """Write `out_dir/result.json` (creating the directory); returns its path."""

@@ -688,6 +688,23 @@ class Inference:
     # task output -> (elements stored, its size) where the launches store only part of it: the grid
     # ends where the kernel's guards end its stores, so no launch of this code writes the rest
     short: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Where the kernels left a real choice (several buffers fit one parameter): complete launch
+    # sequences with one such choice made otherwise, most plausible first (infer(alternatives=N)),
+    # each with its explanation saying what it changed; for a caller to verify in turn.
+    alternatives: list["Inference"] = field(default_factory=list)
+
+
+@dataclass
+class _Search:
+    """The choices one inference made among several fitting buffers, as (kernel, parameter,
+    the other candidates in the order to try them), and the choices forced on it instead
+    ((kernel, parameter) -> version index or task buffer)."""
+
+    overrides: dict[tuple[str, str], int | str] = field(default_factory=dict)
+    decisions: list[tuple[str, str, list[int | str]]] = field(default_factory=list)
+
+
+MAX_ALTERNATIVES = 8
 
 
 def _short_outputs(task: Task, partial: list[dict[str, tuple[int, int]]], stored: set[str]) -> dict[str, tuple[int, int]]:
@@ -729,19 +746,61 @@ class _Config:
     partial: dict[str, tuple[int, int]] = field(default_factory=dict)  # buffer -> (elements stored, size) where not all
 
 
-def infer(task: Task, module) -> Inference:
+def infer(task: Task, module, alternatives: int = 0) -> Inference:
     """Launch configurations, order and arguments for every kernel of `module` (the parsed CUDA of
     `task`), from the kernels' own code and the task's buffers. Never raises for a task it cannot
-    handle: the explanation then says why."""
+    handle: the explanation then says why. With `alternatives` > 0, also up to that many other
+    complete answers where a choice among fitting buffers was made (Inference.alternatives)."""
+    search = _Search()
     try:
-        return _infer(task, module)
+        found = _infer(task, module, search)
     except InferenceError as exc:
         return Inference(None, [], str(exc))
     except (Unknown, IndexError, ValueError, KeyError) as exc:  # code this reader does not follow
         return Inference(None, [], f"the kernels' code could not be read ({type(exc).__name__}: {exc})")
+    if alternatives > 0 and search.decisions:
+        found.alternatives = _alternatives(task, module, found, search.decisions, alternatives)
+    return found
 
 
-def _infer(task: Task, module) -> Inference:
+def _alternatives(task: Task, module, first: Inference, decisions, cap: int) -> list[Inference]:
+    """Other answers than `first`, each with one of its choices among fitting buffers made
+    otherwise: every choice's next candidate, in the order the kernels were bound, then every
+    choice's one after that, ...; an answer the kernels' code rules out (a read past the buffer
+    now bound) or that repeats one already listed is left out; at most `cap`, after at most
+    4 * `cap` tries."""
+    def signature(found: Inference):
+        return (tuple((l.kernel, tuple(l.grid), tuple(l.block), tuple(map(str, l.args))) for l in found.launches),
+                tuple((b.name, tuple(b.shape)) for b in found.scratch))
+
+    params = {k.name: [p.name for p in k.params] for k in module.kernels}
+
+    def arg(found: Inference, kernel: str, param: str) -> str:
+        launch = next(l for l in found.launches if l.kernel == kernel)
+        return str(launch.args[params[kernel].index(param)])
+
+    seen, out, tries = {signature(first)}, [], 0
+    for rank in range(max(len(others) for _, _, others in decisions)):
+        for kernel, param, others in decisions:
+            if rank >= len(others):
+                continue
+            if len(out) >= cap or tries >= 4 * cap:
+                return out
+            tries += 1
+            try:
+                found = _infer(task, module, _Search(overrides={(kernel, param): others[rank]}))
+            except (InferenceError, Unknown, IndexError, ValueError, KeyError):
+                continue
+            if found.launches is None or signature(found) in seen:
+                continue
+            seen.add(signature(found))
+            found.explanation = (f"alternative {len(out) + 1}: {kernel}'s {param} is {arg(found, kernel, param)}, "
+                                 f"not {arg(first, kernel, param)} | {found.explanation}")
+            out.append(found)
+    return out
+
+
+def _infer(task: Task, module, search: _Search) -> Inference:
     if module is None or not module.kernels:
         raise InferenceError("the CUDA source defines no kernel")
     for k in module.kernels:
@@ -752,7 +811,7 @@ def _infer(task: Task, module) -> Inference:
         raise InferenceError(f"dynamic shared memory ({', '.join(dynamic)}) of unknown size")
     numbered = _numbered(module.kernels)
     if numbered is not None and (len(numbered) > 1 or _placeholder_family(task, numbered[0])):
-        return _infer_sequence(task, numbered)
+        return _infer_sequence(task, numbered, search)
     source = task.source()
     kernels = [_bind(task, k, source) for k in module.kernels]
     sizes: dict[str, int | None] = {b.name: _reach(b) for b in task.buffers}
@@ -853,7 +912,7 @@ def _stem(name: str) -> str:
     return re.sub(r"_\d+$", "", name.removesuffix("_ptr"))
 
 
-def _infer_sequence(task: Task, infos: list) -> Inference:
+def _infer_sequence(task: Task, infos: list, search: _Search) -> Inference:
     """Launches for kernels in TVM's launch order, binding each parameter along the sequence: a
     parameter a kernel only writes starts a new buffer of that name; one it reads and writes is the
     latest buffer of its name; one it only reads is the latest earlier buffer of its stem (`ph`,
@@ -915,7 +974,7 @@ def _infer_sequence(task: Task, infos: list) -> Inference:
                     raise InferenceError(f"kernel {info.name} reads {p.name}, the reference's {home}, before any kernel writes it")
         else:
             _choices(task, info, pointers, writes, starts, versions, binding, pending, inputs)
-        cfg = _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes, pairing)
+        cfg = _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes, pairing, search)
         taken.update(v for v in binding.values() if isinstance(v, str))
         for param, index in binding.items():
             if isinstance(index, int):
@@ -1010,10 +1069,13 @@ def _choices(task: Task, info, pointers, writes, starts, versions, binding, pend
                                      f"and no input of the task of its type ({dtype}) can be")
 
 
-def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes, pairing) -> _Config:
+def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes, pairing,
+                        search: _Search) -> _Config:
     """The kernel's configuration, choosing first what each pending parameter is: of its candidates
     (earlier versions by index, latest first, or task inputs in signature order), the one whose
-    size is what the kernel reads, else the first large enough, an input not taken yet first."""
+    size is what the kernel reads, else the first large enough, an input not taken yet first.
+    What `search` forces a parameter to be replaces that choice (the parameter that had it takes
+    the one it leaves); each choice among several candidates goes into `search.decisions`."""
     def size_of(c) -> int:
         return versions[c].extent if isinstance(c, int) else _reach(c)
 
@@ -1065,7 +1127,36 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
             continue
         choose(param, candidates, extent)
     _pair_in_order_of_use(info, body, [p for p in pending], binding, pairing, notes)
-    return _configure(_sequence_kernel(info, body, binding, inputs), view, scalars)
+    forced = False
+    for param in pending:
+        want = search.overrides.get((info.name, param))
+        if want is None or binding[param] == want:
+            continue
+        holder = next((p for p in pending if binding[p] == want), None)
+        if holder is None and want in binding.values():
+            raise InferenceError(f"kernel {info.name}: {want} is bound to another of its parameters")
+        def label(key) -> str:
+            return f"#{key}" if isinstance(key, int) else key
+        swapped = f", and {holder} is {label(binding[param])}" if holder is not None else ""
+        if holder is not None:
+            binding[holder] = binding[param]
+        binding[param] = want
+        if isinstance(want, str):
+            taken.add(want)
+        forced = True
+        notes.append(f"{info.name}: {param} is {label(want)}{swapped} instead (an alternative to the choices above)")
+    for param, candidates in pending.items():
+        if len(candidates) > 1:
+            chosen = next((c for c in candidates if _key(c) == binding[param]), None)
+            if chosen is None:
+                continue
+            others = sorted((c for c in candidates if _key(c) != binding[param]),
+                            key=lambda c: size_of(c) != size_of(chosen))  # the same size first, else in order
+            search.decisions.append((info.name, param, [_key(c) for c in others]))
+    cfg = _configure(_sequence_kernel(info, body, binding, inputs), view, scalars)
+    if forced and not cfg.in_bounds:
+        raise InferenceError(f"kernel {info.name}: the alternative binding reads past a buffer")
+    return cfg
 
 
 def _pair_in_order_of_use(info, body: KernelBody, chosen: list[str], binding, inputs: list[Buffer], notes) -> None:

@@ -1,0 +1,120 @@
+"""The agent's loop tries launch inference's other answers where it had a real choice.
+
+A published-format record (no launches) whose CUDA reads two inputs of one size through
+parameters it names itself: the static binding pairs them in the order the C reference reads
+them, which here is the wrong way round; the loop finds the right one by running each answer
+against the C reference. A record with no such choice tries nothing else.
+"""
+
+import io
+import json
+from pathlib import Path
+
+from agent.commands.evaluate import run
+from agent.configuration import load_settings
+
+# The reference reads ph_1 before ph; the kernel reads its ph before its ph_1, and its ph is ph:
+# paired in the order of use, the first answer binds them the wrong way round.
+SWAPPED_C = """void default_function_kernel(float* T_out, float* ph, float* ph_1) {
+  for (int32_t i = 0; i < 10; ++i) {
+    T_out[i] = (((0.000000e+00f - ph_1[i]) + ph[i]) * 2.000000e+00f);
+  }
+}
+"""
+SWAPPED_CUDA = """
+extern "C" __global__ void __launch_bounds__(10) default_function_kernel_1(float* __restrict__ T_out, float* __restrict__ T_a) {
+  T_out[((int)threadIdx.x)] = (T_a[((int)threadIdx.x)] * 2.000000e+00f);
+}
+
+extern "C" __global__ void __launch_bounds__(10) default_function_kernel(float* __restrict__ T_a, float* __restrict__ ph, float* __restrict__ ph_1) {
+  T_a[((int)threadIdx.x)] = (ph[((int)threadIdx.x)] - ph_1[((int)threadIdx.x)]);
+}
+"""
+ONE_INPUT_C = """void default_function_kernel(float* T_out, float* ph) {
+  for (int32_t i = 0; i < 10; ++i) {
+    T_out[i] = ((0.000000e+00f - ph[i]) * 2.000000e+00f);
+  }
+}
+"""
+ONE_INPUT_CUDA = """
+extern "C" __global__ void __launch_bounds__(10) default_function_kernel_1(float* __restrict__ T_out, float* __restrict__ T_a) {
+  T_out[((int)threadIdx.x)] = (T_a[((int)threadIdx.x)] * 2.000000e+00f);
+}
+
+extern "C" __global__ void __launch_bounds__(10) default_function_kernel(float* __restrict__ T_a, float* __restrict__ ph) {
+  T_a[((int)threadIdx.x)] = (0.000000e+00f - ph[((int)threadIdx.x)]);
+}
+"""
+
+
+def _record(c_code: str, cuda_code: str, inputs: list[str]) -> dict:
+    params = ", ".join(f'{n}: T.Buffer((2, 5), "float32")' for n in [*inputs, "T_out"])
+    return {
+        "op_name": "sub_scale", "c_code": c_code, "cuda_code": cuda_code,
+        "ir_code": "@I.ir_module\nclass Module:\n    @T.prim_func\n"
+                   f"    def main({params}):\n        T.func_attr({{\"tir.noalias\": T.bool(True)}})\n",
+        "op_args": [["sub_scale"]], "input_shape": [[2, 5]] * len(inputs), "output_shape": [[2, 5]],
+    }
+
+
+def _evaluate(tmp_path: Path, record: dict, max_iters: int) -> tuple[dict, list[dict]]:
+    """`agent eval` (compiler translator) of one record: its report row and its trace's events."""
+    from rich.console import Console
+
+    published = tmp_path / "ComputationGraph.json"
+    published.write_text(json.dumps([record]))
+    cfg = load_settings(llm="compiler", sandbox="local", jobs=1)
+    cfg = cfg.model_copy(update={"budgets": cfg.budgets.model_copy(update={"max_iters": max_iters})})
+    run(published, cfg, out=tmp_path / "report", console=Console(file=io.StringIO(), width=200))
+    [row] = json.loads((tmp_path / "report" / "report.json").read_text())["tasks"]
+    events = [json.loads(line) for trace in (tmp_path / "report").rglob("*.jsonl") for line in trace.read_text().splitlines()]
+    results = list((tmp_path / "report").rglob("result.json"))
+    row["result"] = json.loads(results[0].read_text()) if results else {}
+    return row, events
+
+
+def _alternatives_tried(events: list[dict]) -> list[dict]:
+    return [e["data"] for e in events if e.get("type") == "decision" and e.get("node") == "plan"]
+
+
+def test_inference_lists_the_swapped_binding_as_an_alternative_and_keeps_its_first_answer(tmp_path):
+    from bench.convert import convert_records
+    from tools.cuda import parse_cuda
+    from tools.cuda.launch_inference import infer
+    from tools.spec import load_task
+
+    published = tmp_path / "ComputationGraph.json"
+    published.write_text(json.dumps([_record(SWAPPED_C, SWAPPED_CUDA, ["ph", "ph_1"])]))
+    [path], _ = convert_records(published, tmp_path / "tasks")
+    task = load_task(path)
+    module = parse_cuda(task.source(), str(task.source_path()))
+    first, searched = infer(task, module), infer(task, module, alternatives=8)
+    assert [l.args for l in searched.launches] == [l.args for l in first.launches] and not first.alternatives
+    [alternative] = searched.alternatives
+    [k0, _], [a0, _] = first.launches, alternative.launches
+    assert k0.args[1:] == list(reversed(a0.args[1:])), (first.explanation, alternative.explanation)
+    assert alternative.explanation.startswith("alternative 1: default_function_kernel's ")
+
+
+def test_the_loop_tries_the_other_binding_when_the_first_mismatches_the_reference(tmp_path):
+    # two attempts: the first answer (incorrect), then the alternative (no optimization after it)
+    row, events = _evaluate(tmp_path, _record(SWAPPED_C, SWAPPED_CUDA, ["ph", "ph_1"]), max_iters=2)
+    assert row["status"] == "correct", row
+    tried = _alternatives_tried(events)
+    assert [t["launches"] for t in tried] == ["alternative 1 of 1"]
+    statuses = [e["data"]["status"] for e in events if e.get("type") == "node_end" and e.get("node") == "test"]
+    assert statuses[:2] == ["incorrect", "correct"]
+    assert row["result"]["launches"].startswith("inferred; alternative 1 verified (2 of 2 answers tried)")
+
+
+def test_a_record_with_no_choice_tries_nothing_else(tmp_path):
+    row, events = _evaluate(tmp_path, _record(ONE_INPUT_C, ONE_INPUT_CUDA, ["ph"]), max_iters=1)
+    assert row["status"] == "correct", row
+    assert _alternatives_tried(events) == []
+    assert row["result"]["launches"] == "inferred"
+
+
+def test_the_search_counts_against_the_iteration_budget(tmp_path):
+    row, events = _evaluate(tmp_path, _record(SWAPPED_C, SWAPPED_CUDA, ["ph", "ph_1"]), max_iters=1)
+    assert row["status"] == "incorrect" and _alternatives_tried(events) == []
+    assert row["result"]["launches"] == "inferred; 1 of 2 answer(s) tried, none verified"
