@@ -118,3 +118,53 @@ def test_the_search_counts_against_the_iteration_budget(tmp_path):
     row, events = _evaluate(tmp_path, _record(SWAPPED_C, SWAPPED_CUDA, ["ph", "ph_1"]), max_iters=1)
     assert row["status"] == "incorrect" and _alternatives_tried(events) == []
     assert row["result"]["launches"] == "inferred; 1 of 2 answer(s) tried, none verified"
+
+
+# Two pairs of same-size inputs (ph, ph_1: 10 elements; ph_2, ph_3: 20), each read by the reference
+# in the other order than the kernel reads them: both pairings of the first answer are wrong.
+TWO_PAIRS_C = """void default_function_kernel(float* T_out, float* ph, float* ph_1, float* ph_2, float* ph_3) {
+  for (int32_t i = 0; i < 10; ++i) {
+    T_out[i] = ((((0.000000e+00f - ph_1[i]) + ph[i]) * ((0.000000e+00f - ph_3[((i * 2) + 1)]) + ph_2[(i * 2)])) * 2.000000e+00f);
+  }
+}
+"""
+TWO_PAIRS_CUDA = """
+extern "C" __global__ void __launch_bounds__(10) default_function_kernel_1(float* __restrict__ T_out, float* __restrict__ T_a) {
+  T_out[((int)threadIdx.x)] = (T_a[((int)threadIdx.x)] * 2.000000e+00f);
+}
+
+extern "C" __global__ void __launch_bounds__(10) default_function_kernel(float* __restrict__ T_a, float* __restrict__ ph, float* __restrict__ ph_1, float* __restrict__ ph_2, float* __restrict__ ph_3) {
+  T_a[((int)threadIdx.x)] = ((ph[((int)threadIdx.x)] - ph_1[((int)threadIdx.x)]) * (ph_2[(((int)threadIdx.x) * 2)] - ph_3[((((int)threadIdx.x) * 2) + 1)]));
+}
+"""
+
+
+def test_two_pairs_bound_the_wrong_way_round_are_swapped_together(tmp_path):
+    from bench.convert import convert_records
+    from sandboxes import LocalSandbox
+    from agent.toolbox import launches_from
+    from tools.cuda import lower_task, parse_cuda
+    from tools.cuda.launch_inference import MAX_ALTERNATIVES, infer
+    from tools.spec import load_task
+    from tools.verify import check
+
+    record = _record(TWO_PAIRS_C, TWO_PAIRS_CUDA, ["ph", "ph_1", "ph_2", "ph_3"])
+    record["ir_code"] = record["ir_code"].replace('ph_2: T.Buffer((2, 5)', 'ph_2: T.Buffer((4, 5)').replace(
+        'ph_3: T.Buffer((2, 5)', 'ph_3: T.Buffer((4, 5)')
+    record["input_shape"] = [[2, 5], [2, 5], [4, 5], [4, 5]]
+    published = tmp_path / "ComputationGraph.json"
+    published.write_text(json.dumps([record]))
+    [path], _ = convert_records(published, tmp_path / "tasks")
+    task = load_task(path)
+    found = infer(task, parse_cuda(task.source(), str(task.source_path())), alternatives=MAX_ALTERNATIVES)
+    assert found.launches[0].args == ["T_a", "ph_1", "ph", "ph_3", "ph_2"], found.explanation
+
+    def status(answer) -> str:
+        launches, _, buffers, _ = launches_from(task, answer)
+        candidate = task.model_copy(update={"launches": launches, "buffers": buffers})
+        with LocalSandbox(root=tmp_path) as sandbox:
+            return check(candidate, lower_task(candidate), sandbox, threads=[1]).status
+
+    assert status(found) == "incorrect"
+    right = [a for a in found.alternatives if a.launches[0].args == ["T_a", "ph", "ph_1", "ph_2", "ph_3"]]
+    assert right and status(right[0]) == "correct", [a.explanation for a in found.alternatives]

@@ -764,9 +764,10 @@ def infer(task: Task, module, alternatives: int = 0) -> Inference:
 
 
 def _alternatives(task: Task, module, first: Inference, decisions, cap: int) -> list[Inference]:
-    """Other answers than `first`, each with one of its choices among fitting buffers made
-    otherwise: every choice's next candidate, in the order the kernels were bound, then every
-    choice's one after that, ...; an answer the kernels' code rules out (a read past the buffer
+    """Other answers than `first`, each with its choices among fitting buffers made otherwise:
+    every choice's next candidate alone (in the order the kernels were bound), then two choices'
+    next candidates together (two pairs of inputs paired the wrong way round), then every choice's
+    candidate after that alone, ...; an answer the kernels' code rules out (a read past the buffer
     now bound) or that repeats one already listed is left out; at most `cap`, after at most
     4 * `cap` tries."""
     def signature(found: Inference):
@@ -779,24 +780,30 @@ def _alternatives(task: Task, module, first: Inference, decisions, cap: int) -> 
         launch = next(l for l in found.launches if l.kernel == kernel)
         return str(launch.args[params[kernel].index(param)])
 
-    seen, out, tries = {signature(first)}, [], 0
-    for rank in range(max(len(others) for _, _, others in decisions)):
-        for kernel, param, others in decisions:
-            if rank >= len(others):
-                continue
-            if len(out) >= cap or tries >= 4 * cap:
-                return out
-            tries += 1
-            try:
-                found = _infer(task, module, _Search(overrides={(kernel, param): others[rank]}))
-            except (InferenceError, Unknown, IndexError, ValueError, KeyError):
-                continue
-            if found.launches is None or signature(found) in seen:
-                continue
-            seen.add(signature(found))
-            found.explanation = (f"alternative {len(out) + 1}: {kernel}'s {param} is {arg(found, kernel, param)}, "
-                                 f"not {arg(first, kernel, param)} | {found.explanation}")
-            out.append(found)
+    def overrides():
+        choices = [((kernel, param), others) for kernel, param, others in decisions if others]
+        yield from ({key: others[0]} for key, others in choices)
+        for i, (a, a_others) in enumerate(choices):
+            for b, b_others in choices[i + 1:]:
+                yield {a: a_others[0], b: b_others[0]}
+        for rank in range(1, max((len(others) for _, others in choices), default=0)):
+            yield from ({key: others[rank]} for key, others in choices if rank < len(others))
+
+    seen, out = {signature(first)}, []
+    for tries, forced in enumerate(overrides()):
+        if len(out) >= cap or tries >= 4 * cap:
+            break
+        try:
+            found = _infer(task, module, _Search(overrides=forced))
+        except (InferenceError, Unknown, IndexError, ValueError, KeyError):
+            continue
+        if found.launches is None or signature(found) in seen:
+            continue
+        seen.add(signature(found))
+        changes = ", ".join(f"{kernel}'s {param} is {arg(found, kernel, param)}, not {arg(first, kernel, param)}"
+                            for kernel, param in forced)
+        found.explanation = f"alternative {len(out) + 1}: {changes} | {found.explanation}"
+        out.append(found)
     return out
 
 
