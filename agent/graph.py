@@ -44,6 +44,7 @@ class Toolbox(Protocol):
     """The deterministic steps, each returning plain JSON data (see agent/toolbox.py)."""
 
     def plan(self, task: Task) -> dict[str, Any]: ...
+    def launch_alternatives(self, task: Task) -> dict[str, Any]: ...
     def compile(self, task: Task, code: str) -> dict[str, Any]: ...
     def check(self, task: Task, code: str) -> dict[str, Any]: ...
     def profile(self, task: Task, code: str, baseline: str | None = None) -> dict[str, Any]: ...
@@ -186,7 +187,7 @@ def plan(state: KernelState, ctx: GraphContext) -> dict:
     observations = [{**o, "attempt": 0} for o in result.get("observations", [])]
     _observe(ctx, state, "plan", observations)
     plan_record = {k: v for k, v in result.items()
-                   if k not in ("lowering", "observations", "launches_inferred", "buffers_inferred", "launch_alternatives")}
+                   if k not in ("lowering", "observations", "launches_inferred", "buffers_inferred")}
     plan_record["strategy"] = _strategy(state["translator"], result.get("lowering") is not None)
     update = {"plan": plan_record, "lowering": result.get("lowering"), "observations": observations}
     if result.get("launches_inferred"):  # every later step works on the task with its inferred launches
@@ -194,11 +195,10 @@ def plan(state: KernelState, ctx: GraphContext) -> dict:
         if result.get("buffers_inferred"):  # and the scratch buffers between its kernels
             update["task"]["buffers"] = result["buffers_inferred"]
         ctx.forget_task(state["kernel"])
-        # Where several buffers fitted a parameter, the other answers, tried when this one's outputs mismatch.
-        alternatives = result.get("launch_alternatives") or []
-        update["alternatives"] = alternatives
-        update["launch_search"] = {"current": 0, "tried": 1, "of": 1 + len(alternatives)}
-        plan_record["launch_alternatives"] = len(alternatives)
+        # Where several buffers fitted a parameter, the other answers are searched for when this
+        # one's outputs mismatch ("of": how many answers in all, unknown until then).
+        update["inferred_from"] = {"launches": state["task"].get("launches") or [], "buffers": state["task"]["buffers"]}
+        update["launch_search"] = {"current": 0, "tried": 1, "of": None if result.get("launch_choices") else 1}
     return update
 
 
@@ -206,13 +206,21 @@ def _replan(state: KernelState, ctx: GraphContext) -> dict:
     """The next answer of launch inference in place of the last one, whose outputs mismatched the
     reference: the task's launches (and buffers) replaced, the lowering redone for them."""
     search = dict(state["launch_search"])
+    n = state["counters"]["iterations"] + 1  # the attempt these launches are for
+    alternatives = state.get("alternatives")
+    if alternatives is None:
+        alternatives = _launch_alternatives(state, ctx, n)
+        search["of"] = 1 + len(alternatives)
     k = search["current"] + 1
-    alternative = state["alternatives"][k - 1]
+    if k >= search["of"]:
+        reason = f"attempt {n - 1} ended incorrect with inferred launches, and launch inference has no other answer"
+        ctx.step(state, "plan", "no other launches to try")
+        return {"launch_search": search, "alternatives": alternatives, "decision": {"next": "fix", "reason": reason}}
+    alternative = alternatives[k - 1]
     search.update(current=k, tried=k + 1)
     task_json = {**state["task"], "launches": alternative["launches"], "buffers": alternative["buffers"]}
     ctx.forget_task(state["kernel"])
     task = ctx.task({**state, "task": task_json})
-    n = state["counters"]["iterations"] + 1  # the attempt these launches are for
     which = f"alternative {k} of {search['of'] - 1}"
     ctx.emit(state, "plan", "decision", {"launches": which, "attempt": n, "how": alternative["how"],
                                          "reason": f"inferred launches, {alternative['how'].split(' | ')[0]}"})
@@ -225,7 +233,16 @@ def _replan(state: KernelState, ctx: GraphContext) -> dict:
                    "strategy": _strategy(state["translator"], result.get("lowering") is not None)}
     ctx.step(state, "plan", f"launches: {which}")
     return {"plan": plan_record, "lowering": result.get("lowering"), "observations": observations,
-            "task": task_json, "launch_search": search}
+            "task": task_json, "launch_search": search, "alternatives": alternatives}
+
+
+def _launch_alternatives(state: KernelState, ctx: GraphContext, attempt: int) -> list[dict]:
+    """Launch inference's other answers, asked of the task as it was given (before inference)."""
+    ctx.forget_task(state["kernel"])
+    given = ctx.task({**state, "task": {**state["task"], **state["inferred_from"]}})
+    ctx.forget_task(state["kernel"])
+    found = _tool(ctx, state, "plan", "launch_alternatives", lambda: ctx.tools.launch_alternatives(given), attempt)
+    return (found or {}).get("alternatives") or []
 
 
 def _strategy(translator: str, lowered: bool) -> str:
@@ -435,9 +452,9 @@ def _decide(state: KernelState, current: dict | None, settings: Settings) -> dic
             return {"next": "optimize", "reason": f"optimization gained {before / now:.2f}x; trying for more"}
         return {"next": "done", "reason": "correct; the last optimization found no further gain"}
     search = state.get("launch_search") or {}
-    if current["status"] == "incorrect" and search and search["current"] + 1 < search["of"]:
-        return {"next": "replan", "reason": f"attempt {current['n']} ended incorrect with inferred launches; trying "
-                                            f"alternative {search['current'] + 1} of {search['of'] - 1}"}
+    if current["status"] == "incorrect" and search and (search["of"] is None or search["current"] + 1 < search["of"]):
+        which = "another answer" if search["of"] is None else f"alternative {search['current'] + 1} of {search['of'] - 1}"
+        return {"next": "replan", "reason": f"attempt {current['n']} ended incorrect with inferred launches; trying {which}"}
     return {"next": "fix", "reason": f"attempt {current['n']} ended {current['status']}"}
 
 
@@ -507,9 +524,10 @@ def _search_text(search: dict, verified: bool, alternatives: list[dict]) -> str:
     answers verified (of how many tried)."""
     k, tried, of = search["current"], search["tried"], search["of"]
     if not verified:
-        return f"inferred; {tried} of {of} answer(s) tried, none verified"
+        return (f"inferred; {tried} of {of} answer(s) tried, none verified" if of is not None else
+                f"inferred; {tried} answer(s) tried, none verified (its other answers not searched)")
     if k == 0:
-        return f"inferred; the first answer verified ({of - 1} alternative(s) left untried)" if of > 1 else "inferred"
+        return "inferred; the first answer verified" if of != 1 else "inferred"
     return f"inferred; alternative {k} verified ({tried} of {of} answers tried): {alternatives[k - 1]['how'].split(' | ')[0]}"[:REASON_CHARS]
 
 

@@ -44,11 +44,13 @@ class KernelState(TypedDict, total=False):
     best: dict[str, Any] | None  # the best correct attempt so far (by candidate median time)
     counters: Counters
     decision: dict[str, Any]  # {"next": translate|fix|optimize|replan|done, "reason"}
-    # Launches inferred (the task gave none): inference's other answers, tried in turn when one's
-    # outputs mismatch ({"how", "launches", "buffers"} each), and which is in use
-    # ({"current": 0 for the first answer, k for alternative k; "tried"; "of": all answers}).
+    # Launches inferred (the task gave none): the task's launches and buffers as given, inference's
+    # other answers, searched for when the first one's outputs mismatch and tried in turn
+    # ({"how", "launches", "buffers"} each), and which is in use ({"current": 0 for the first
+    # answer, k for alternative k; "tried"; "of": all answers, None until searched}).
+    inferred_from: dict[str, Any]
     alternatives: list[dict[str, Any]]
-    launch_search: dict[str, int]
+    launch_search: dict[str, Any]
     result: dict[str, Any] | None  # the KernelResult fields, set when the loop ends
 
 

@@ -58,9 +58,9 @@ class LiveToolbox:
             "launches": "given by the task",
         }
         if not task.launches:
-            from tools.cuda.launch_inference import MAX_ALTERNATIVES, infer
+            from tools.cuda.launch_inference import infer
 
-            found = infer(task, module, alternatives=MAX_ALTERNATIVES)
+            found = infer(task, module)
             launches, how, buffers, short = launches_from(task, found)
             result["launches"] = how
             if short:  # the source cannot compute what the reference does: said with any failure
@@ -68,8 +68,8 @@ class LiveToolbox:
                     f"the task's CUDA stores {written} of the {size} elements of {name} (its guards end the stores "
                     f"whatever the grid): no faithful translation writes the rest" for name, (written, size) in short.items()]
             if launches:
-                if found.alternatives:  # other answers where several buffers fitted: the loop tries them in turn
-                    result["launch_alternatives"] = [_alternative(task, alt) for alt in found.alternatives]
+                # choices among several fitting buffers: launch_alternatives answers them otherwise
+                result["launch_choices"] = found.open_choices
                 changed = buffers != task.buffers
                 task = task.model_copy(update={"launches": launches, "buffers": buffers})
                 result["launches_inferred"] = [launch.model_dump(mode="json") for launch in launches]
@@ -77,6 +77,20 @@ class LiveToolbox:
                     result["buffers_inferred"] = [b.model_dump(mode="json") for b in task.buffers]
         lowering, why = lower(task)
         return {**result, "lowering": lowering, "observations": _obs(observations + why)}
+
+    def launch_alternatives(self, task: Task) -> dict[str, Any]:
+        """Launch inference's other answers for `task` (as given, without launches), where its first
+        answer made choices among several fitting buffers: computed only once that answer's outputs
+        mismatched the reference, since the search re-runs inference up to 32 times."""
+        from tools.cuda import CudaParseError, parse_cuda
+        from tools.cuda.launch_inference import MAX_ALTERNATIVES, infer
+
+        try:
+            module = parse_cuda(task.source(), str(task.source_path() or f"{task.name}.cu"))
+        except CudaParseError:
+            return {"alternatives": []}
+        found = infer(task, module, alternatives=MAX_ALTERNATIVES)
+        return {"alternatives": [_alternative(task, alt) for alt in found.alternatives]}
 
     # compile ---------------------------------------------------------------
     def compile(self, task: Task, code: str) -> dict[str, Any]:

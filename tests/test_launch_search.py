@@ -105,6 +105,9 @@ def test_the_loop_tries_the_other_binding_when_the_first_mismatches_the_referenc
     statuses = [e["data"]["status"] for e in events if e.get("type") == "node_end" and e.get("node") == "test"]
     assert statuses[:2] == ["incorrect", "correct"]
     assert row["result"]["launches"].startswith("inferred; alternative 1 verified (2 of 2 answers tried)")
+    assert row["launches"] == row["result"]["launches"]  # in the report's row too
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "(1 verified with another answer of the inference than its first)" in report
 
 
 def test_a_record_with_no_choice_tries_nothing_else(tmp_path):
@@ -117,7 +120,7 @@ def test_a_record_with_no_choice_tries_nothing_else(tmp_path):
 def test_the_search_counts_against_the_iteration_budget(tmp_path):
     row, events = _evaluate(tmp_path, _record(SWAPPED_C, SWAPPED_CUDA, ["ph", "ph_1"]), max_iters=1)
     assert row["status"] == "incorrect" and _alternatives_tried(events) == []
-    assert row["result"]["launches"] == "inferred; 1 of 2 answer(s) tried, none verified"
+    assert row["result"]["launches"] == "inferred; 1 answer(s) tried, none verified (its other answers not searched)"
 
 
 # Two pairs of same-size inputs (ph, ph_1: 10 elements; ph_2, ph_3: 20), each read by the reference
@@ -168,3 +171,30 @@ def test_two_pairs_bound_the_wrong_way_round_are_swapped_together(tmp_path):
     assert status(found) == "incorrect"
     right = [a for a in found.alternatives if a.launches[0].args == ["T_a", "ph", "ph_1", "ph_2", "ph_3"]]
     assert right and status(right[0]) == "correct", [a.explanation for a in found.alternatives]
+
+
+# The reference reads ph before ph_1, as the kernel does: the first answer is right.
+IN_ORDER_C = SWAPPED_C.replace("((0.000000e+00f - ph_1[i]) + ph[i])", "(ph[i] - ph_1[i])")
+# Neither binding computes what the reference does (it adds where the kernel subtracts).
+NEITHER_C = SWAPPED_C.replace("((0.000000e+00f - ph_1[i]) + ph[i])", "(ph[i] + ph_1[i])")
+
+
+def _tool_calls(events: list[dict], tool: str) -> list[dict]:
+    return [e for e in events if e.get("type") == "tool_call" and e["data"]["tool"] == tool]
+
+
+def test_the_other_answers_are_searched_for_only_after_the_first_mismatches(tmp_path):
+    row, events = _evaluate(tmp_path, _record(IN_ORDER_C, SWAPPED_CUDA, ["ph", "ph_1"]), max_iters=1)
+    assert row["status"] == "correct", row
+    assert _tool_calls(events, "launch_alternatives") == [] and _alternatives_tried(events) == []
+    assert row["result"]["launches"] == "inferred; the first answer verified"
+
+
+def test_when_every_answer_mismatches_the_loop_goes_on_fixing(tmp_path):
+    row, events = _evaluate(tmp_path, _record(NEITHER_C, SWAPPED_CUDA, ["ph", "ph_1"]), max_iters=3)
+    assert row["status"] == "incorrect", row
+    assert len(_tool_calls(events, "launch_alternatives")) == 1
+    assert [t["launches"] for t in _alternatives_tried(events)] == ["alternative 1 of 1"]
+    decisions = [e["data"]["next"] for e in events if e.get("type") == "decision" and e.get("node") == "decide"]
+    assert decisions[:2] == ["replan", "fix"], decisions
+    assert row["result"]["launches"] == "inferred; 2 of 2 answer(s) tried, none verified"

@@ -313,6 +313,9 @@ class RecordedToolbox:
     def plan(self, task: Task) -> dict:
         return self._next("plan")
 
+    def launch_alternatives(self, task: Task) -> dict:
+        return self._next("launch_alternatives")
+
     def compile(self, task: Task, code: str) -> dict:
         return self._next("compile")
 

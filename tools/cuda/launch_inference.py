@@ -692,6 +692,7 @@ class Inference:
     # sequences with one such choice made otherwise, most plausible first (infer(alternatives=N)),
     # each with its explanation saying what it changed; for a caller to verify in turn.
     alternatives: list["Inference"] = field(default_factory=list)
+    open_choices: int = 0  # how many such choices the first answer made (0: no alternative exists)
 
 
 @dataclass
@@ -758,7 +759,8 @@ def infer(task: Task, module, alternatives: int = 0) -> Inference:
         return Inference(None, [], str(exc))
     except (Unknown, IndexError, ValueError, KeyError) as exc:  # code this reader does not follow
         return Inference(None, [], f"the kernels' code could not be read ({type(exc).__name__}: {exc})")
-    if alternatives > 0 and search.decisions:
+    found.open_choices = sum(1 for _, _, others in search.decisions if others)
+    if alternatives > 0 and found.open_choices:
         found.alternatives = _alternatives(task, module, found, search.decisions, alternatives)
     return found
 
