@@ -3,7 +3,7 @@
     plan -> translate -> compile -> test -> profile -> decide --done--> END
      ^          ^           |         |                   |
      |          +-----------+---------+-------------------+  (fix / optimize)
-     +------------------------------------------------------+  (replan: the next inferred launches)
+     +------------------------------------------------------+  (replan: inferred launches checked)
 
 Nodes keep the state plain JSON (agent/state.py) and write every step to the trace.
 The deterministic tools and the translator come from a `GraphContext`, so a replay can
@@ -44,7 +44,7 @@ class Toolbox(Protocol):
     """The deterministic steps, each returning plain JSON data (see agent/toolbox.py)."""
 
     def plan(self, task: Task) -> dict[str, Any]: ...
-    def launch_alternatives(self, task: Task) -> dict[str, Any]: ...
+    def search_launches(self, task: Task, probe_first: bool) -> dict[str, Any]: ...
     def compile(self, task: Task, code: str) -> dict[str, Any]: ...
     def check(self, task: Task, code: str) -> dict[str, Any]: ...
     def profile(self, task: Task, code: str, baseline: str | None = None) -> dict[str, Any]: ...
@@ -203,46 +203,42 @@ def plan(state: KernelState, ctx: GraphContext) -> dict:
 
 
 def _replan(state: KernelState, ctx: GraphContext) -> dict:
-    """The next answer of launch inference in place of the last one, whose outputs mismatched the
-    reference: the task's launches (and buffers) replaced, the lowering redone for them."""
-    search = dict(state["launch_search"])
+    """After an attempt with inferred launches ended incorrect: launch inference's answers checked
+    against the reference through their faithful lowerings (a search that spends no translation
+    attempt). The first that verifies replaces the task's launches (and buffers) and the lowering is
+    redone for them; where it is the first answer, or none verifies, the loop goes on fixing."""
     n = state["counters"]["iterations"] + 1  # the attempt these launches are for
-    alternatives = state.get("alternatives")
-    if alternatives is None:
-        alternatives = _launch_alternatives(state, ctx, n)
-        search["of"] = 1 + len(alternatives)
-    k = search["current"] + 1
-    if k >= search["of"]:
-        reason = f"attempt {n - 1} ended incorrect with inferred launches, and launch inference has no other answer"
-        ctx.step(state, "plan", "no other launches to try")
-        return {"launch_search": search, "alternatives": alternatives, "decision": {"next": "fix", "reason": reason}}
-    alternative = alternatives[k - 1]
-    search.update(current=k, tried=k + 1)
-    task_json = {**state["task"], "launches": alternative["launches"], "buffers": alternative["buffers"]}
     ctx.forget_task(state["kernel"])
+    given = ctx.task({**state, "task": {**state["task"], **state["inferred_from"]}})
+    ctx.forget_task(state["kernel"])
+    probe_first = state["translator"] != "compiler"  # the compiler's attempt was the faithful lowering
+    found = _tool(ctx, state, "plan", "search_launches", lambda: ctx.tools.search_launches(given, probe_first), n) or {}
+    answers, k = found.get("answers") or [], found.get("verified")
+    search = {"current": k or 0, "tried": sum(1 for a in answers if "status" in a), "of": found.get("of", 1)}
+    for i, answer in enumerate(answers):
+        which = "the first answer" if i == 0 else f"alternative {i} of {search['of'] - 1}"
+        ctx.emit(state, "plan", "decision", {"launches": which, "attempt": n, "status": answer.get("status"),
+                                             "how": answer["how"]})
+    if not k:
+        reason = (f"attempt {n - 1} ended incorrect, but the launches inferred first verify: the translation is at fault"
+                  if k == 0 else f"attempt {n - 1} ended incorrect with inferred launches, and none of the "
+                                 f"{search['tried']} answer(s) of launch inference checked verifies")
+        ctx.step(state, "plan", "launches kept")
+        return {"launch_search": search, "decision": {"next": "fix", "reason": reason}}
+    chosen = answers[k]
+    search["how"] = chosen["how"].split(" | ")[0]
+    task_json = {**state["task"], "launches": chosen["launches"], "buffers": chosen["buffers"]}
     task = ctx.task({**state, "task": task_json})
-    which = f"alternative {k} of {search['of'] - 1}"
-    ctx.emit(state, "plan", "decision", {"launches": which, "attempt": n, "how": alternative["how"],
-                                         "reason": f"inferred launches, {alternative['how'].split(' | ')[0]}"})
     result = _tool(ctx, state, "plan", "plan", lambda: ctx.tools.plan(task), n)
     if result is None:
         result = {"observations": [_tool_crash("plan")], "lowering": None}
     observations = [{**o, "attempt": n} for o in result.get("observations", [])]
     _observe(ctx, state, "plan", observations)
-    plan_record = {**(state.get("plan") or {}), "launches": alternative["how"], "launch_alternative": k,
+    plan_record = {**(state.get("plan") or {}), "launches": chosen["how"], "launch_alternative": k,
                    "strategy": _strategy(state["translator"], result.get("lowering") is not None)}
-    ctx.step(state, "plan", f"launches: {which}")
+    ctx.step(state, "plan", f"launches: alternative {k} verified")
     return {"plan": plan_record, "lowering": result.get("lowering"), "observations": observations,
-            "task": task_json, "launch_search": search, "alternatives": alternatives}
-
-
-def _launch_alternatives(state: KernelState, ctx: GraphContext, attempt: int) -> list[dict]:
-    """Launch inference's other answers, asked of the task as it was given (before inference)."""
-    ctx.forget_task(state["kernel"])
-    given = ctx.task({**state, "task": {**state["task"], **state["inferred_from"]}})
-    ctx.forget_task(state["kernel"])
-    found = _tool(ctx, state, "plan", "launch_alternatives", lambda: ctx.tools.launch_alternatives(given), attempt)
-    return (found or {}).get("alternatives") or []
+            "task": task_json, "launch_search": search}
 
 
 def _strategy(translator: str, lowered: bool) -> str:
@@ -452,9 +448,9 @@ def _decide(state: KernelState, current: dict | None, settings: Settings) -> dic
             return {"next": "optimize", "reason": f"optimization gained {before / now:.2f}x; trying for more"}
         return {"next": "done", "reason": "correct; the last optimization found no further gain"}
     search = state.get("launch_search") or {}
-    if current["status"] == "incorrect" and search and (search["of"] is None or search["current"] + 1 < search["of"]):
-        which = "another answer" if search["of"] is None else f"alternative {search['current'] + 1} of {search['of'] - 1}"
-        return {"next": "replan", "reason": f"attempt {current['n']} ended incorrect with inferred launches; trying {which}"}
+    if current["status"] == "incorrect" and search.get("of", 1) is None and not state.get("best"):
+        return {"next": "replan", "reason": f"attempt {current['n']} ended incorrect with inferred launches; "
+                                            "checking launch inference's answers against the reference"}
     return {"next": "fix", "reason": f"attempt {current['n']} ended {current['status']}"}
 
 
@@ -504,7 +500,7 @@ def final_result(state: KernelState, attempts: list[dict], stopped: str | None =
     if failure and (defects := (state.get("plan") or {}).get("source_defects")):
         failure["reason"] = "; ".join([*defects, failure["reason"]])[:REASON_CHARS]  # the cause first
     if search := state.get("launch_search"):
-        base["launches"] = _search_text(search, status == "correct", state.get("alternatives") or [])
+        base["launches"] = _search_text(search, status == "correct")
     return {
         **base,
         **failure,
@@ -519,16 +515,19 @@ def final_result(state: KernelState, attempts: list[dict], stopped: str | None =
     }
 
 
-def _search_text(search: dict, verified: bool, alternatives: list[dict]) -> str:
+def _search_text(search: dict, verified: bool) -> str:
     """How the launches were found where the task gave none: inferred, and which of inference's
-    answers verified (of how many tried)."""
+    answers verified (of how many checked)."""
     k, tried, of = search["current"], search["tried"], search["of"]
-    if not verified:
-        return (f"inferred; {tried} of {of} answer(s) tried, none verified" if of is not None else
-                f"inferred; {tried} answer(s) tried, none verified (its other answers not searched)")
-    if k == 0:
-        return "inferred; the first answer verified" if of != 1 else "inferred"
-    return f"inferred; alternative {k} verified ({tried} of {of} answers tried): {alternatives[k - 1]['how'].split(' | ')[0]}"[:REASON_CHARS]
+    if of == 1:
+        return "inferred"
+    if of is None:
+        return "inferred; the first answer verified" if verified else "inferred; its other answers not searched"
+    if k:
+        return f"inferred; alternative {k} verified ({tried} of {of} answers checked): {search.get('how', '')}"[:REASON_CHARS]
+    if verified:
+        return f"inferred; the first answer verified ({tried} of {of} answers checked)"
+    return f"inferred; {tried} of {of} answers checked, none verified"
 
 
 def failure_reason(status: str, observations: list[dict]) -> dict[str, Any]:

@@ -44,12 +44,10 @@ class KernelState(TypedDict, total=False):
     best: dict[str, Any] | None  # the best correct attempt so far (by candidate median time)
     counters: Counters
     decision: dict[str, Any]  # {"next": translate|fix|optimize|replan|done, "reason"}
-    # Launches inferred (the task gave none): the task's launches and buffers as given, inference's
-    # other answers, searched for when the first one's outputs mismatch and tried in turn
-    # ({"how", "launches", "buffers"} each), and which is in use ({"current": 0 for the first
-    # answer, k for alternative k; "tried"; "of": all answers, None until searched}).
+    # Launches inferred (the task gave none): the task's launches and buffers as given, and the
+    # search over inference's answers ({"of": all answers, None until searched; "tried"; "current":
+    # 0 for the first answer, k for alternative k; "how": what the answer in use changed}).
     inferred_from: dict[str, Any]
-    alternatives: list[dict[str, Any]]
     launch_search: dict[str, Any]
     result: dict[str, Any] | None  # the KernelResult fields, set when the loop ends
 

@@ -68,7 +68,7 @@ class LiveToolbox:
                     f"the task's CUDA stores {written} of the {size} elements of {name} (its guards end the stores "
                     f"whatever the grid): no faithful translation writes the rest" for name, (written, size) in short.items()]
             if launches:
-                # choices among several fitting buffers: launch_alternatives answers them otherwise
+                # choices among several fitting buffers: search_launches tries them otherwise
                 result["launch_choices"] = found.open_choices
                 changed = buffers != task.buffers
                 task = task.model_copy(update={"launches": launches, "buffers": buffers})
@@ -78,19 +78,37 @@ class LiveToolbox:
         lowering, why = lower(task)
         return {**result, "lowering": lowering, "observations": _obs(observations + why)}
 
-    def launch_alternatives(self, task: Task) -> dict[str, Any]:
-        """Launch inference's other answers for `task` (as given, without launches), where its first
-        answer made choices among several fitting buffers: computed only once that answer's outputs
-        mismatched the reference, since the search re-runs inference up to 32 times."""
+    def search_launches(self, task: Task, probe_first: bool) -> dict[str, Any]:
+        """Launch inference's answers for `task` (as given, without launches), each checked against
+        the task's reference through its faithful lowering, until one verifies: the first answer
+        (only where `probe_first`: an attempt with it may have failed for the translation's sake)
+        then its alternatives, where the first made choices among several fitting buffers. Asked
+        only once an attempt with the first answer ended incorrect: the search re-runs inference
+        up to 32 times and checks up to 9 lowerings."""
         from tools.cuda import CudaParseError, parse_cuda
         from tools.cuda.launch_inference import MAX_ALTERNATIVES, infer
 
         try:
             module = parse_cuda(task.source(), str(task.source_path() or f"{task.name}.cu"))
-        except CudaParseError:
-            return {"alternatives": []}
+        except CudaParseError as exc:
+            return {"answers": [], "of": 1, "verified": None, "why": f"CUDA front end: {exc}"}
         found = infer(task, module, alternatives=MAX_ALTERNATIVES)
-        return {"alternatives": [_alternative(task, alt) for alt in found.alternatives]}
+        answers, verified = [], None
+        for k, answer in enumerate([found, *found.alternatives]):
+            launches, how, buffers, _ = launches_from(task, answer)
+            entry: dict[str, Any] = {"how": how, "launches": [launch.model_dump(mode="json") for launch in launches or []],
+                                     "buffers": [b.model_dump(mode="json") for b in buffers]}
+            answers.append(entry)
+            if k == 0 and not probe_first:
+                entry["status"] = "incorrect"  # the attempt that asked for the search checked it
+                continue
+            candidate = task.model_copy(update={"launches": launches, "buffers": buffers})
+            lowering, _ = lower(candidate) if launches else (None, [])
+            entry["status"] = self.check(candidate, lowering)["status"] if lowering else "not lowered"
+            if entry["status"] == "correct":
+                verified = k
+                break
+        return {"answers": answers, "of": 1 + len(found.alternatives), "verified": verified}
 
     # compile ---------------------------------------------------------------
     def compile(self, task: Task, code: str) -> dict[str, Any]:
@@ -188,14 +206,6 @@ def launches_from(task: Task, found: Any) -> tuple[list[Launch] | None, str, lis
     padded = [b.model_copy(update={"padding": max(b.padding, found.padding[b.name])}) if b.name in found.padding else b
               for b in task.buffers]
     return found.launches, found.explanation, [*padded, *found.scratch], found.short
-
-
-def _alternative(task: Task, found: Any) -> dict[str, Any]:
-    """One alternative answer of launch inference as plain JSON: its launches, the task's buffers
-    for them and how it differs from the first answer."""
-    launches, how, buffers, _ = launches_from(task, found)
-    return {"how": how, "launches": [launch.model_dump(mode="json") for launch in launches or []],
-            "buffers": [b.model_dump(mode="json") for b in buffers]}
 
 
 def _median(stats: Any) -> float | None:

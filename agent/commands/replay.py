@@ -313,8 +313,8 @@ class RecordedToolbox:
     def plan(self, task: Task) -> dict:
         return self._next("plan")
 
-    def launch_alternatives(self, task: Task) -> dict:
-        return self._next("launch_alternatives")
+    def search_launches(self, task: Task, probe_first: bool) -> dict:
+        return self._next("search_launches")
 
     def compile(self, task: Task, code: str) -> dict:
         return self._next("compile")
