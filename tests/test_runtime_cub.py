@@ -140,3 +140,66 @@ def test_select_and_histogram(cub_run):
     assert np.array_equal(load(workdir, "selected.bin", np.int32), ints[ints % 3 == 0])
     expected, _ = np.histogram(floats[(floats >= -2) & (floats < 2)], bins=10, range=(-2.0, 2.0))
     assert np.array_equal(load(workdir, "histogram.bin", np.int32), expected)
+
+
+ITERATOR_PROGRAM = r"""
+#include <cub/cub.cuh>
+#include <cstdint>
+#include <cstdio>
+
+struct IsNonZero {
+    __host__ __device__ bool operator()(const float& v) const { return v != 0.0f; }
+};
+
+int main() {
+    const int n = 1000;
+    float values[n];
+    for (int i = 0; i < n; ++i) values[i] = (i % 7 == 0 || i % 11 == 0) ? 0.0f : float(i % 5) - 2.0f;
+    int expected = 0;
+    for (int i = 0; i < n; ++i) expected += values[i] != 0.0f;
+
+    void* temp = nullptr;
+    size_t bytes = 0;
+    // A count of true flags: CUB sums bools into the output's type, not into a bool.
+    cub::TransformInputIterator<bool, IsNonZero, float*> flags(values, IsNonZero());
+    int64_t count = -1;
+    cub::DeviceReduce::Sum(nullptr, bytes, flags, &count, n);
+    cudaMalloc(&temp, bytes);
+    cub::DeviceReduce::Sum(temp, bytes, flags, &count, n);
+    printf("count %lld %d\n", (long long)count, expected);
+
+    // The positions of the flagged elements, read through a counting iterator.
+    cub::CountingInputIterator<int64_t> positions(0);
+    int64_t selected[n];
+    int64_t num_selected = -1;
+    cub::DeviceSelect::Flagged(temp, bytes, positions, flags, selected, &num_selected, n);
+    bool in_order = num_selected == expected;
+    for (int64_t i = 0; in_order && i < num_selected; ++i)
+        in_order = values[selected[i]] != 0.0f && (i == 0 || selected[i] > selected[i - 1]);
+    printf("flagged %d %lld\n", int(in_order), (long long)num_selected);
+
+    cub::ConstantInputIterator<int> threes(3);
+    int sum_of_threes = 0;
+    cub::DeviceReduce::Sum(temp, bytes, threes, &sum_of_threes, 10);
+    cub::CountingInputIterator<int> from_five(5);
+    printf("fancy %d %d %d %d\n", sum_of_threes, from_five[4], *(from_five + 2), int((from_five + 7) - from_five));
+
+    cub::ArgIndexInputIterator<float*> indexed(values);
+    cub::KeyValuePair<std::ptrdiff_t, float> pair = indexed[13];
+    cub::CacheModifiedInputIterator<cub::LOAD_LDG, float> cached(values);
+    printf("indexed %d %g %g\n", int(pair.key), pair.value, cached[13]);
+    cudaFree(temp);
+    return 0;
+}
+"""
+
+
+def test_input_iterators_feed_the_device_algorithms(tmp_path):
+    """CUB's fancy input iterators (as code counting nonzeros with a TransformInputIterator of bool
+    flags and selecting their positions through a CountingInputIterator uses them): a sum of bool flags
+    accumulates in the output's type, as CUB."""
+    out = parse_lines(run(build({"iterators.cpp": ITERATOR_PROGRAM}, tmp_path), threads=2))
+    assert out["count"][0] == out["count"][1] and int(out["count"][0]) > 1
+    assert out["flagged"] == ["1", out["count"][1]]
+    assert out["fancy"] == ["30", "9", "7", "7"]
+    assert out["indexed"] == ["13", "1", "1"]

@@ -6,10 +6,14 @@
 // (HistogramEven).  As in CUB, a call with d_temp_storage == nullptr only sets
 // temp_storage_bytes; the work is done by the second call.  Block- and warp-level CUB
 // (BlockReduce, BlockScan, WarpReduce) is rewritten by the translator: block/block_reduce.cuh.
+// Input iterators: CountingInputIterator, ConstantInputIterator, TransformInputIterator,
+// ArgIndexInputIterator, CacheModifiedInputIterator (cub/iterator/*.cuh include this file).
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -35,6 +39,165 @@ struct KeyValuePair {
     Value value;
 };
 
+// ---------------------------------------------------------------- input iterators
+// CUB's fancy input iterators, as random-access iterators over host memory: what the
+// device-wide algorithms above (and any loop) read through them.  Their value_type is the
+// one CUB gives them (TransformInputIterator: its first template argument).
+
+template <class ValueType, class OffsetT = std::ptrdiff_t>
+class CountingInputIterator {
+  public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = ValueType;
+    using difference_type = OffsetT;
+    using pointer = const ValueType*;
+    using reference = ValueType;
+
+    CountingInputIterator() : value_(ValueType()) {}
+    CountingInputIterator(const ValueType& value) : value_(value) {}
+    reference operator*() const { return value_; }
+    template <class Distance>
+    reference operator[](Distance n) const { return static_cast<ValueType>(value_ + n); }
+    CountingInputIterator& operator++() { ++value_; return *this; }
+    CountingInputIterator operator++(int) { CountingInputIterator old = *this; ++value_; return old; }
+    template <class Distance>
+    CountingInputIterator operator+(Distance n) const { return CountingInputIterator(static_cast<ValueType>(value_ + n)); }
+    template <class Distance>
+    CountingInputIterator& operator+=(Distance n) { value_ = static_cast<ValueType>(value_ + n); return *this; }
+    template <class Distance>
+    CountingInputIterator operator-(Distance n) const { return CountingInputIterator(static_cast<ValueType>(value_ - n)); }
+    difference_type operator-(const CountingInputIterator& other) const { return static_cast<difference_type>(value_ - other.value_); }
+    bool operator==(const CountingInputIterator& other) const { return value_ == other.value_; }
+    bool operator!=(const CountingInputIterator& other) const { return value_ != other.value_; }
+
+  private:
+    ValueType value_;
+};
+
+template <class ValueType, class OffsetT = std::ptrdiff_t>
+class ConstantInputIterator {
+  public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = ValueType;
+    using difference_type = OffsetT;
+    using pointer = const ValueType*;
+    using reference = ValueType;
+
+    ConstantInputIterator() : value_(ValueType()), offset_(0) {}
+    ConstantInputIterator(ValueType value, OffsetT offset = 0) : value_(value), offset_(offset) {}
+    reference operator*() const { return value_; }
+    template <class Distance>
+    reference operator[](Distance) const { return value_; }
+    ConstantInputIterator& operator++() { ++offset_; return *this; }
+    ConstantInputIterator operator++(int) { ConstantInputIterator old = *this; ++offset_; return old; }
+    template <class Distance>
+    ConstantInputIterator operator+(Distance n) const { return ConstantInputIterator(value_, offset_ + n); }
+    template <class Distance>
+    ConstantInputIterator& operator+=(Distance n) { offset_ += n; return *this; }
+    template <class Distance>
+    ConstantInputIterator operator-(Distance n) const { return ConstantInputIterator(value_, offset_ - n); }
+    difference_type operator-(const ConstantInputIterator& other) const { return offset_ - other.offset_; }
+    bool operator==(const ConstantInputIterator& other) const { return offset_ == other.offset_; }
+    bool operator!=(const ConstantInputIterator& other) const { return offset_ != other.offset_; }
+
+  private:
+    ValueType value_;
+    OffsetT offset_;
+};
+
+template <class ValueType, class ConversionOp, class InputIteratorT, class OffsetT = std::ptrdiff_t>
+class TransformInputIterator {
+  public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = ValueType;
+    using difference_type = OffsetT;
+    using pointer = const ValueType*;
+    using reference = ValueType;
+
+    TransformInputIterator(InputIteratorT input, ConversionOp op) : input_(input), op_(op) {}
+    reference operator*() const { return static_cast<ValueType>(op_(*input_)); }
+    template <class Distance>
+    reference operator[](Distance n) const { return static_cast<ValueType>(op_(input_[n])); }
+    TransformInputIterator& operator++() { ++input_; return *this; }
+    TransformInputIterator operator++(int) { TransformInputIterator old = *this; ++input_; return old; }
+    template <class Distance>
+    TransformInputIterator operator+(Distance n) const { return TransformInputIterator(input_ + n, op_); }
+    template <class Distance>
+    TransformInputIterator& operator+=(Distance n) { input_ += n; return *this; }
+    template <class Distance>
+    TransformInputIterator operator-(Distance n) const { return TransformInputIterator(input_ - n, op_); }
+    difference_type operator-(const TransformInputIterator& other) const { return static_cast<difference_type>(input_ - other.input_); }
+    bool operator==(const TransformInputIterator& other) const { return input_ == other.input_; }
+    bool operator!=(const TransformInputIterator& other) const { return input_ != other.input_; }
+
+  private:
+    InputIteratorT input_;
+    ConversionOp op_;
+};
+
+// Each element paired with its position: {key: offset, value: element}.
+template <class InputIteratorT, class OffsetT = std::ptrdiff_t,
+          class OutputValueT = typename std::iterator_traits<InputIteratorT>::value_type>
+class ArgIndexInputIterator {
+  public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = KeyValuePair<OffsetT, OutputValueT>;
+    using difference_type = OffsetT;
+    using pointer = const value_type*;
+    using reference = value_type;
+
+    ArgIndexInputIterator(InputIteratorT input, difference_type offset = 0) : input_(input), offset_(offset) {}
+    reference operator*() const { return value_type{offset_, static_cast<OutputValueT>(input_[offset_])}; }
+    template <class Distance>
+    reference operator[](Distance n) const { return value_type{static_cast<OffsetT>(offset_ + n), static_cast<OutputValueT>(input_[offset_ + n])}; }
+    ArgIndexInputIterator& operator++() { ++offset_; return *this; }
+    ArgIndexInputIterator operator++(int) { ArgIndexInputIterator old = *this; ++offset_; return old; }
+    template <class Distance>
+    ArgIndexInputIterator operator+(Distance n) const { return ArgIndexInputIterator(input_, offset_ + n); }
+    template <class Distance>
+    ArgIndexInputIterator& operator+=(Distance n) { offset_ += n; return *this; }
+    difference_type operator-(const ArgIndexInputIterator& other) const { return offset_ - other.offset_; }
+    bool operator==(const ArgIndexInputIterator& other) const { return offset_ == other.offset_ && input_ == other.input_; }
+    bool operator!=(const ArgIndexInputIterator& other) const { return !(*this == other); }
+    // Makes the current position offset 0, as CUB's normalize().
+    void normalize() { input_ += offset_; offset_ = 0; }
+
+  private:
+    InputIteratorT input_;
+    difference_type offset_;
+};
+
+// The cache hints of a load mean nothing on the CPU: the iterator reads the pointer.
+enum CacheLoadModifier { LOAD_DEFAULT, LOAD_CA, LOAD_CG, LOAD_CS, LOAD_CV, LOAD_LDG, LOAD_VOLATILE };
+
+template <CacheLoadModifier MODIFIER, class ValueType, class OffsetT = std::ptrdiff_t>
+class CacheModifiedInputIterator {
+  public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = ValueType;
+    using difference_type = OffsetT;
+    using pointer = const ValueType*;
+    using reference = ValueType;
+
+    template <class Q>
+    CacheModifiedInputIterator(Q* ptr) : ptr_(const_cast<ValueType*>(reinterpret_cast<const ValueType*>(ptr))) {}
+    reference operator*() const { return *ptr_; }
+    template <class Distance>
+    reference operator[](Distance n) const { return ptr_[n]; }
+    CacheModifiedInputIterator& operator++() { ++ptr_; return *this; }
+    CacheModifiedInputIterator operator++(int) { CacheModifiedInputIterator old = *this; ++ptr_; return old; }
+    template <class Distance>
+    CacheModifiedInputIterator operator+(Distance n) const { return CacheModifiedInputIterator(ptr_ + n); }
+    template <class Distance>
+    CacheModifiedInputIterator& operator+=(Distance n) { ptr_ += n; return *this; }
+    difference_type operator-(const CacheModifiedInputIterator& other) const { return ptr_ - other.ptr_; }
+    bool operator==(const CacheModifiedInputIterator& other) const { return ptr_ == other.ptr_; }
+    bool operator!=(const CacheModifiedInputIterator& other) const { return ptr_ != other.ptr_; }
+
+  private:
+    ValueType* ptr_;
+};
+
 
 namespace detail {
 
@@ -47,6 +210,11 @@ inline bool size_query(void* temp_storage, size_t& temp_storage_bytes) {
 
 template <class It>
 using value_of = typename std::iterator_traits<It>::value_type;
+
+// The type CUB reduces in: the output's value type, or the input's where the output has
+// none (an output iterator whose value_type is void).
+template <class In, class Out>
+using accumulator_of = std::conditional_t<std::is_void<value_of<Out>>::value, value_of<In>, value_of<Out>>;
 
 // Radix-sort order as CUB defines it: the key's bits, "twiddled" so that unsigned
 // comparison orders signed integers and floats numerically (-0 before +0, NaNs by sign).
@@ -103,7 +271,7 @@ struct DeviceReduce {
     }
     template <class In, class Out>
     CUDA_CPU_CUB_ENTRY static cudaError_t Sum(void* temp, size_t& bytes, In in, Out out, int n, cudaStream_t = 0) {
-        return Reduce(temp, bytes, in, out, n, cub::Sum(), detail::value_of<In>());
+        return Reduce(temp, bytes, in, out, n, cub::Sum(), detail::accumulator_of<In, Out>());
     }
     template <class In, class Out>
     CUDA_CPU_CUB_ENTRY static cudaError_t Max(void* temp, size_t& bytes, In in, Out out, int n, cudaStream_t = 0) {

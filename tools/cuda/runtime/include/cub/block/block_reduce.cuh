@@ -7,21 +7,35 @@
 // The member functions are declared so that code reads as CUB's; a call that was not
 // rewritten does not link.
 #pragma once
+#include <type_traits>
+
 #include "../../cuda_runtime.h"
 
 namespace cub {
 
+// Operands of two types (an accumulator and an element: a count of bool flags into an
+// int64) combine as CUB's operators do: in the type of their sum, or their common type.
 struct Sum {
     template <class T>
     __host__ __device__ T operator()(const T& a, const T& b) const { return a + b; }
+    template <class T, class U>
+    __host__ __device__ auto operator()(const T& a, const U& b) const -> decltype(a + b) { return a + b; }
 };
 struct Max {
     template <class T>
     __host__ __device__ T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+    template <class T, class U>
+    __host__ __device__ std::common_type_t<T, U> operator()(const T& a, const U& b) const {
+        return a < b ? std::common_type_t<T, U>(b) : std::common_type_t<T, U>(a);
+    }
 };
 struct Min {
     template <class T>
     __host__ __device__ T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+    template <class T, class U>
+    __host__ __device__ std::common_type_t<T, U> operator()(const T& a, const U& b) const {
+        return b < a ? std::common_type_t<T, U>(b) : std::common_type_t<T, U>(a);
+    }
 };
 struct Equality {
     template <class T, class U>

@@ -1,0 +1,3 @@
+// CPU CUDA runtime: see ../cub.cuh.
+#pragma once
+#include "../cub.cuh"
