@@ -369,6 +369,13 @@ int main(int argc, char** argv) {{
     'double average = time / repeat; printf("%f\\\\n", average * 1e-3);',
     'time /= repeat; printf("%f\\\\n", time);',
     'printf("%f GB/s\\\\n", 2.0 * 256 * 4 / (time / repeat) / 1e9);',
+    # the average stored back into the time it divides
+    'time = time / repeat; printf("%f\\\\n", time);',
+    # a bandwidth computed through a chain of arithmetic from a copy of the average
+    'float average = time / repeat; float bandwidth = 2 * 256 * 4 / average / 1e6 * 8; printf("%f\\\\n", bandwidth);',
+    # both, as a benchmark's summary line does
+    'float elapsed = time; elapsed = elapsed / repeat; size_t bytes = (2 * 256 + 4) * 4;'
+    ' float bandwidth = bytes / elapsed / 1e6; printf("%f ms %.2f GB/s\\\\n", elapsed, bandwidth);',
 ])
 def test_a_count_that_averages_the_timed_launches_is_a_repetition(timing):
     """Divided by the count, a time is only printed; and the loop's variable only printed changes nothing."""

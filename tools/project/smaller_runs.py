@@ -173,6 +173,7 @@ class _Analysis:
         self.launching: dict[tuple, bool] = {}
         self.elsewhere = elsewhere
         self.indexing: set[tuple] = set()  # the loops whose variables' uses are being followed
+        self.following: set[tuple] = set()  # the variables whose uses are being followed
 
     def arguments(self) -> list[ProblemArgument]:
         main = next((c for c in self.tr.tu.cursor.get_children() if c.kind == ci.CursorKind.FUNCTION_DECL
@@ -280,7 +281,16 @@ class _Analysis:
         kernels; "counts" where every use is but none launches; None where some other use is."""
         if depth > _DEPTH:
             return None
-        roles = [self._role(n, above, depth) for n, above in self._uses(var)]
+        key = _key(var)
+        if key in self.following:
+            # a use in the variable's own update (`elapsed = elapsed / repeat`, `t = t * 1e-3 / repeat`): it
+            # stays what it was, and its other uses say what it is for
+            return "counts"
+        self.following.add(key)
+        try:
+            roles = [self._role(n, above, depth) for n, above in self._uses(var)]
+        finally:
+            self.following.discard(key)
         if _shared(var) and (there := self.elsewhere.fields.get(_field_name(var))):
             roles.append(there[0])
         return _joined(roles)
@@ -304,9 +314,11 @@ class _Analysis:
             return self._roles(copy, depth + 1) if copy is not None and copy.kind in _VARIABLES else None
         if op in _ARITHMETIC and depth <= _DEPTH:
             # computed with (`repeat + 1`), divided by (`time / repeat`, an average): what the result is used
-            # for (printed, bounding the loop) says; `(float)p / repeat` passed to a kernel changes its data
+            # for (printed, bounding the loop) says; `(float)p / repeat` passed to a kernel changes its data.
+            # The walk goes up the expression only (it ends there): it spends none of the depth that bounds the
+            # copies and calls followed (`bandwidth = bytes / elapsed / 1e6` of `elapsed = elapsed / repeat`)
             i = next(i for i in range(len(path) - 1, -1, -1) if path[i] is parent)
-            return self._role(parent, path[:i], depth + 1)
+            return self._role(parent, path[:i], depth)
         if parent.kind == ci.CursorKind.UNARY_OPERATOR and operator_of(parent) == "&" \
                 and _enclosing_call_name(path) in ("sscanf", "fscanf"):
             return "counts"
