@@ -46,9 +46,12 @@ from pathlib import Path
 import clang.cindex as ci
 
 from . import frontend as fe
+from . import kernel_ir as ir
+from . import printer
 from .coop_groups import tile_size_argument
 from .exchanges import exchanged_between_barriers
 from .frontend import Translation
+from .printer import declarator
 
 K = ci.CursorKind
 _ENDS_IN_SEMICOLON = (K.DECL_STMT, K.RETURN_STMT, K.DO_STMT, K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT)
@@ -306,12 +309,14 @@ class BLoop:
 
 @dataclass(eq=False)
 class BJump:
-    text: str
+    kind: str  # break | continue
 
 
 @dataclass(eq=False)
-class BText:
-    text: str
+class BReset:
+    """Clear a per-thread flag for every thread."""
+
+    flag: Var
 
 
 @dataclass(eq=False)
@@ -457,14 +462,12 @@ def _while_parts(c: ci.Cursor):
     return cond, body
 
 
-def _declarator(type_text: str, name: str) -> str:
-    """`float[4]` + `v` -> `float v[4]`."""
-    if "[" in type_text:
-        i = type_text.index("[")
-        return f"{type_text[:i].rstrip()} {name}{type_text[i:]}"
-    if "(*)" in type_text:
-        return type_text.replace("(*)", f"(*{name})", 1)
-    return f"{type_text} {name}"
+def _array_parts(type_text: str) -> tuple[str, list[str]]:
+    """`float [16][17]` -> (`float`, [`16`, `17`]); a type that is no array -> (itself, [])."""
+    if not _is_array(type_text):
+        return type_text.strip(), []
+    head, _, dims = type_text.partition("[")
+    return head.rstrip(), [d.strip() for d in ("[" + dims).strip()[1:-1].split("][")]
 
 
 def _unqualified_pointer(type_text: str) -> str:
@@ -485,18 +488,6 @@ def _value_type(type_text: str) -> str:
     if "*" not in t:
         t = re.sub(r"^const\s+", "", t)
     return t
-
-
-def _reindent(text: str, column: int, indent: str) -> list[str]:
-    lines = text.split("\n")
-    out = [indent + lines[0].strip()]
-    cut = max(column - 1, 0)
-    if lines[0].lstrip().startswith("#") and len(lines) > 1:  # a pragma before the statement
-        cut = len(lines[1]) - len(lines[1].lstrip(" \t"))
-    for line in lines[1:]:
-        lead = len(line) - len(line.lstrip(" \t"))
-        out.append(indent + line[min(lead, cut):].rstrip())
-    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -1001,7 +992,7 @@ class KernelLowering:
                 raise _unsupported("break in divergent code", s, "break/continue of a loop with barriers under a "
                                    "thread-dependent condition")
             self.cut(out)
-            out.append(BJump("break;" if k == K.BREAK_STMT else "continue;"))
+            out.append(BJump("break" if k == K.BREAK_STMT else "continue"))
             return
         if k == K.COMPOUND_STMT:
             inner: list = []
@@ -1161,7 +1152,7 @@ class KernelLowering:
                    tainted=tainted, order=len(self.vars))
         self.vars.append(flag)
         self.cut(out)
-        out.append(BText(f"{flag.name}.fill(false);"))
+        out.append(BReset(flag))
         r = self.region(out, masks)
         if init is not None:
             r.items.append(("stmt", init, ctx) if init.kind == K.DECL_STMT else ("expr", init, ctx))
@@ -1180,7 +1171,7 @@ class KernelLowering:
             skip = Var(name=self._fresh("skipped"), type="bool", cursor=None, ctx=ctx, synthetic=True, promoted=True,
                        order=len(self.vars))
             self.vars.append(skip)
-            loop.append(BText(f"{skip.name}.fill(false);"))
+            loop.append(BReset(skip))
         if kind != "do":
             condition()
         self.loop_flags.append((flag, skip))
@@ -2024,14 +2015,14 @@ class KernelLowering:
                 return ""
             if _is_array(var.type):
                 tmp = self._fresh("init")
-                return (f"{{ const {_declarator(var.type, tmp)} = {init_text}; "
+                return (f"{{ const {declarator(var.type, tmp)} = {init_text}; "
                         f"std::memcpy(&{ref}, &{tmp}, sizeof({tmp})); }}")
             return var.bind(tid, init_text)
         if init_text is not None:  # a lambda's type has no spelling
-            return f"{'auto ' + var.name if '(lambda at ' in var.type else _declarator(var.type, var.name)} = {init_text};"
+            return f"{'auto ' + var.name if '(lambda at ' in var.type else declarator(var.type, var.name)} = {init_text};"
         if _is_array(var.type):
-            return f"{_declarator(var.type, var.name)};"
-        return f"{_declarator(var.type, var.name)}{(' ' + tail) if tail else ''};"
+            return f"{declarator(var.type, var.name)};"
+        return f"{declarator(var.type, var.name)}{(' ' + tail) if tail else ''};"
 
     def _replacement(self, rep: tuple, ctx: Ctx, tid: str | None) -> str:
         if rep[0] == "var":
@@ -2070,7 +2061,7 @@ class KernelLowering:
         value = args[1] if fe.call_name(call).endswith("_sync") else args[0]
         return _value_type(self._arg_type(value, ctx))
 
-    # ---- emitting the lowered function ------------------------------------------------------
+    # ---- the IR of the lowered function (kernel_ir.py; printer.py prints it) ---------------------
 
     def _compile_time_declarations(self) -> list[str]:
         """The `constexpr`, alias and `using` declarations at the top of the kernel's body and of each
@@ -2095,63 +2086,41 @@ class KernelLowering:
                         self._decl_text(var, None) for v in parts if (var := self.lookup(v, ctx)) is not None]
         return lines
 
-    def emit_function(self) -> str:
+    def build_ir(self) -> ir.Kernel:
+        """The lowered kernel as IR. Every decision that reads a cursor is taken here; the leaves
+        (the user's statements and expressions) are rendered in the order the printer prints them,
+        since rendering names fresh temporaries."""
         n = self.n
         self.exit_flags = self.has_return and len(self.regions) > 1
+        self._symbols: dict[int, ir.Symbol] = {}
+        kernel = ir.Kernel(name=self.kernel.spelling, names=ir.Names(**n),
+                           sets_coordinates=self.uses_coord_functions, spins_on_blocks=self.waits_on_blocks)
+        if self.exit_flags:
+            kernel.exit_flags = ir.PerThread(ir.Symbol(n["exited"], "bool", per_thread=True), "bool")
         # what is declared outside a thread loop (split or shared) may name them
-        compile_time = self._compile_time_declarations() if len(self.regions) > 1 or self.shared else []
-        body = self._emit_items(self.items, "    " * 4)
-        promoted = [v for v in sorted(self.vars, key=lambda v: v.order) if v.promoted]
-        state = [f"cudacpu::PerThread<{v.per_thread_type()}> {v.name}({n['nthreads']});" for v in promoted]
-        if self.exit_flags:
-            state.append(f"cudacpu::PerThread<bool> {n['exited']}({n['nthreads']});")
+        kernel.compile_time = self._compile_time_declarations() if len(self.regions) > 1 or self.shared else []
+        kernel.body = self._block_nodes(self.items)
+        kernel.per_thread = [ir.PerThread(self._symbol(v), v.per_thread_type())
+                             for v in sorted(self.vars, key=lambda v: v.order) if v.promoted]
         if self.sites:
-            state.append(f"cudacpu::WarpExchange {n['warp']}({self.sites}, {n['nthreads']});")
+            kernel.warp_exchange = ir.WarpExchange(ir.Symbol(n["warp"], "cudacpu::WarpExchange"), self.sites)
         if self.uses_dynamic_shared:
-            state.append(f"cudacpu::SharedBuffer {n['dynamic_shared']}(dynamicSharedBytes);")
-        block_head = []
-        if any(re.search(r"\bblockIdx\b", line) for line in body) or self.uses_coord_functions:
-            block_head.append(f"const uint3 blockIdx = make_uint3({n['bx']}, {n['by']}, {n['bz']});")
-        if self.uses_coord_functions:
-            block_head.append("::blockIdx = blockIdx; ::blockDim = blockDim; ::gridDim = gridDim;")
-        block_head += self._shared_decls(body)
-        if self.exit_flags:
-            block_head.append(f"{n['exited']}.fill(false);")
-        lines = [self._signature() + " {"]
-        ind = "    "
-        lines += [ind + text for text in compile_time]
-        if any(re.search(rf"\b{n['nthreads']}\b", x) for x in state + body):
-            lines.append(f"{ind}const unsigned int {n['nthreads']} = blockDim.x * blockDim.y * blockDim.z;")
-        # A kernel that spins on memory other blocks write relies on its blocks being resident
-        # together, as on a GPU: each block gets a thread of its own (the OS interleaves them).
-        team, schedule = (" num_threads(cudacpu::coresident_threads(gridDim))",
-                          "static, cudacpu::coresident_chunk(gridDim)") if self.waits_on_blocks \
-            else ("", "static")
-        if state:
-            lines.append(f"{ind}#pragma omp parallel{team}")
-            lines.append(f"{ind}{{")
-            lines += [ind * 2 + s for s in state]
-            lines.append(f"{ind * 2}#pragma omp for collapse(3) schedule({schedule})")
-            loop_ind = ind * 2
-        else:
-            lines.append(f"{ind}#pragma omp parallel for collapse(3) schedule({schedule}){team}")
-            loop_ind = ind
-        lines.append(f"{loop_ind}for (unsigned int {n['bz']} = 0; {n['bz']} < gridDim.z; ++{n['bz']})")
-        lines.append(f"{loop_ind}    for (unsigned int {n['by']} = 0; {n['by']} < gridDim.y; ++{n['by']})")
-        lines.append(f"{loop_ind}        for (unsigned int {n['bx']} = 0; {n['bx']} < gridDim.x; ++{n['bx']}) {{")
-        inner = loop_ind + ind * 3
-        lines += [inner + h for h in block_head]
-        shift = len(inner) - len("    " * 4)
-        lines += [(" " * shift + line) if shift > 0 else line[-shift:] if shift < 0 else line for line in body]
-        lines.append(f"{loop_ind}        }}")
-        if state:
-            lines.append(f"{ind}}}")
-        lines.append("}")
-        return "\n".join(lines)
+            kernel.dynamic_shared = ir.DynamicSharedStorage(ir.Symbol(n["dynamic_shared"], "cudacpu::SharedBuffer"))
+        kernel.shared = self._shared_buffers("\n".join(printer.print_nodes(kernel.body, kernel)))
+        self._signature(kernel)
+        return kernel
 
-    def _signature(self) -> str:
+    def _symbol(self, var: Var) -> ir.Symbol:
+        """The IR's symbol of a variable: one per variable, shared by every node that names it."""
+        sym = self._symbols.get(id(var))
+        if sym is None:
+            sym = self._symbols[id(var)] = ir.Symbol(var.name, var.type, per_thread=var.promoted,
+                                                    reference=var.promoted and var.reference)
+        return sym
+
+    def _signature(self, kernel: ir.Kernel) -> None:
+        """The template header, the name and the parameters, as the kernel wrote them."""
         k = self.kernel
-        head = ""
         if k.kind == K.FUNCTION_TEMPLATE:
             toks = _tokens(k)
             depth = 0
@@ -2160,19 +2129,16 @@ class KernelLowering:
                 depth -= t.spelling == ">"
                 depth -= 2 * (t.spelling == ">>")
                 if depth <= 0:
-                    head = self.tr.text(k.extent.start.offset, t.extent.end.offset) + "\n"
+                    kernel.template_header = self.tr.text(k.extent.start.offset, t.extent.end.offset) + "\n"
                     break
-        name = k.spelling
         if k.kind == K.FUNCTION_DECL and self.tr.text(k.extent.start.offset, k.location.offset).lstrip().startswith("template"):
             # An explicit specialization: `template <> __global__ void k<__half>(...)`.
-            head = "template <>\n"
-            name = self.tr.text(k.location.offset, self._paren_of_params(k)).strip()
+            kernel.template_header = "template <>\n"
+            kernel.name = self.tr.text(k.location.offset, self._paren_of_params(k)).strip()
         params = fe.params_of(k)
-        extra = ""
+        kernel.parameters = [ir.Symbol(p.spelling, p.type.spelling) for p in params]
         if params:
-            extra = ", " + self.tr.text(params[0].extent.start.offset, params[-1].extent.end.offset)
-        shared = "dynamicSharedBytes" if self.uses_dynamic_shared else "/*dynamicSharedBytes*/"
-        return f"{head}void {name}(dim3 gridDim, dim3 blockDim, std::size_t {shared}{extra})"
+            kernel.parameters_as_written = self.tr.text(params[0].extent.start.offset, params[-1].extent.end.offset)
 
     def _paren_of_params(self, fn: ci.Cursor) -> int:
         """Where the parameter list's `(` of a function declaration is."""
@@ -2187,190 +2153,139 @@ class KernelLowering:
                 return t.extent.start.offset
         return fn.location.offset + len(fn.spelling)
 
-    def _shared_decls(self, body: list[str]) -> list[str]:
+    def _shared_buffers(self, body_text: str) -> list[ir.SharedBuffer]:
+        """The `__shared__` variables the body names (in `body_text`, the printed body), one per block."""
         out = []
-        text = "\n".join(body)
         for name, v, ctx in self.shared.values():
-            if not re.search(rf"\b{re.escape(name)}\b", text):
+            if not re.search(rf"\b{re.escape(name)}\b", body_text):
                 continue
             if v.type.kind == ci.TypeKind.INCOMPLETEARRAY or v.storage_class == ci.StorageClass.EXTERN:
                 elem = v.type.element_type.spelling if v.type.kind == ci.TypeKind.INCOMPLETEARRAY else v.type.spelling
                 elem = self._subst_type(elem, ctx) if ctx is not None else elem
-                out.append(f"{elem}* {name} = {self.n['dynamic_shared']}.as<{elem}>();  // extern __shared__")
+                out.append(ir.SharedBuffer(ir.Symbol(name, f"{elem} *"), elem, dynamic=True))
                 continue
+            type_text = self._subst_type(v.type.spelling, ctx) if ctx is not None else v.type.spelling
             if v.hash in self.shared_as_written and ctx is not None and not ctx.subst:
                 text_v = self.render(v, ctx, None)
                 text_v = re.sub(r"\b(__shared__|static|extern)\s*", "", text_v).strip()
                 if name != v.spelling:
                     text_v = re.sub(rf"\b{re.escape(v.spelling)}\b", name, text_v, count=1)
             else:
-                type_text = self._subst_type(v.type.spelling, ctx) if ctx is not None else v.type.spelling
-                text_v = _declarator(type_text, name)
-            out.append(f"{text_v};  // __shared__: one per block")
+                text_v = declarator(type_text, name)
+            elem, extents = _array_parts(type_text)
+            out.append(ir.SharedBuffer(ir.Symbol(name, type_text), elem, extents=extents, declaration=text_v))
         return out
 
-    def _emit_items(self, items: list, ind: str) -> list[str]:
-        out: list[str] = []
+    def _block_nodes(self, items: list) -> list:
+        out: list = []
         for it in items:
             if isinstance(it, Region):
-                out += self._emit_region(it, ind)
+                out.append(self._region_node(it))
             elif isinstance(it, BScope):
-                out += [ind + "{"] + self._emit_items(it.items, ind + "    ") + [ind + "}"]
+                out.append(ir.Scope(self._block_nodes(it.items)))
             elif isinstance(it, BIf):
-                out.append(f"{ind}if ({self._block_text(it.cond)}) {{")
-                out += self._emit_items(it.then, ind + "    ")
-                if it.orelse is not None:
-                    out.append(f"{ind}}} else {{")
-                    out += self._emit_items(it.orelse, ind + "    ")
-                out.append(ind + "}")
+                cond = self._block_text(it.cond)
+                then = self._block_nodes(it.then)
+                out.append(ir.If(cond, then, self._block_nodes(it.orelse) if it.orelse is not None else None))
             elif isinstance(it, BLoop):
-                cond = self._block_text(it.cond) if it.cond is not None else ""
+                cond = self._block_text(it.cond) if it.cond is not None else None
+                init = inc = None
                 if it.kind == "for":
-                    init = self._block_text(it.init).rstrip().rstrip(";") if it.init is not None else ""
-                    inc = self._block_text(it.inc) if it.inc is not None else ""
-                    out.append(f"{ind}for ({init}; {cond}; {inc}) {{")
-                    out += self._emit_items(it.body, ind + "    ") + [ind + "}"]
-                elif it.kind == "while":
-                    out.append(f"{ind}while ({cond or 'true'}) {{")
-                    out += self._emit_items(it.body, ind + "    ") + [ind + "}"]
-                else:
-                    out.append(f"{ind}do {{")
-                    out += self._emit_items(it.body, ind + "    ") + [f"{ind}}} while ({cond});"]
-            elif isinstance(it, (BJump, BText)):
-                out.append(ind + it.text)
+                    init = self._block_text(it.init) if it.init is not None else None
+                    inc = self._block_text(it.inc) if it.inc is not None else None
+                out.append(ir.Loop(it.kind, init, cond, inc, self._block_nodes(it.body)))
+            elif isinstance(it, BJump):
+                out.append(ir.Jump(it.kind))
+            elif isinstance(it, BReset):
+                out.append(ir.ResetFlag(self._symbol(it.flag)))
             elif isinstance(it, BCheck):
-                out += self._barrier_check(it, ind)
+                out.append(ir.BarrierCheck(self._masks(it.masks), it.where))
             elif isinstance(it, BAny):
-                exited = f", &{self.n['exited']}" if self.exit_flags else ""
-                out.append(f"{ind}if (!cudacpu::any_thread({it.flag.name}, {self.n['nthreads']}{exited})) break;")
+                out.append(ir.AnyThread(self._symbol(it.flag)))
         return out
 
-    def _barrier_check(self, check: BCheck, ind: str) -> list[str]:
-        n, t = self.n, self.n["tid"]
-        took = " && ".join(f"{'' if polarity else '!'}{mask.name}[{t}]" for mask, polarity in check.masks)
-        skip = f"if ({n['exited']}[{t}]) continue; " if self.exit_flags else ""
-        where = check.where.replace("\\", "\\\\").replace('"', '\\"')
-        return [f"{ind}{{",
-                f"{ind}    unsigned int reached = 0, alive = 0;",
-                f"{ind}    for (unsigned int {t} = 0; {t} < {n['nthreads']}; ++{t}) {{ {skip}++alive; reached += {took}; }}",
-                f"{ind}    if (reached != 0 && reached != alive) cudacpu::divergent_barrier(\"{where}\", reached, alive);",
-                f"{ind}}}"]
+    def _masks(self, masks: tuple) -> list[ir.Mask]:
+        return [ir.Mask(self._symbol(mask), polarity) for mask, polarity in masks]
 
     def _block_text(self, part: tuple[ci.Cursor, Ctx]) -> str:
         c, ctx = part
         text = self._render_decl(c, ctx, None, block=True) if c.kind == K.DECL_STMT else self.render(c, ctx, None)
         return " ".join(text.split())
 
-    def _emit_region(self, r: Region, ind: str) -> list[str]:
-        n = self.n
-        tid = n["tid"]
+    def _region_node(self, r: Region) -> ir.Region:
+        tid = self.n["tid"]
         self._region_sets_coords = False
         self._region_needs_label = False
         self._label = f"next_thread_{r.id}"
         self._cur_region = r
-        body: list[str] = []
-        inner = ind + " " * 12
-        for var in r.remat:
-            body.append(inner + self._decl_text(var, tid))
+        node = ir.Region(r.id)
+        node.recomputed = [self._decl_text(var, tid) for var in r.remat]
         for item in r.items:
-            body += self._emit_item(item, inner, tid)
-        if not any(line.strip() for line in body):
-            return self._hoisted_lines(r, ind)
-        if self._region_needs_label:
-            body = [inner + "{"] + ["    " + line for line in body] + [inner + "}", inner + f"{self._label}:;"]
-        head = []
-        text = "\n".join(body)
-        guards = []
-        if self.exit_flags:
-            guards.append(f"if ({n['exited']}[{tid}]) continue;")
-        loopcond = [it[1] for it in r.items if it[0] == "loopcond"]
-        for mask, polarity in r.masks:
-            if mask not in loopcond:
-                guards.append(f"if ({'!' if polarity else ''}{mask.name}[{tid}]) continue;")
-        if self._region_sets_coords or (self.uses_coord_functions and re.search(r"\w+\(", text)):
-            guards.append("::threadIdx = threadIdx;")
-        uses_tid = bool(guards and any(tid in g for g in guards)) or re.search(rf"\b{tid}\b", text)
-        uses_idx = re.search(r"\bthreadIdx\b", text) or any("threadIdx" in g for g in guards)
-        if uses_idx:
-            head.append(inner + f"const uint3 threadIdx = make_uint3({n['tx']}, {n['ty']}, {n['tz']});")
-        if uses_tid:
-            head.append(inner + f"const unsigned int {tid} = ({n['tz']} * blockDim.y + {n['ty']}) * blockDim.x + {n['tx']};")
-        head += [inner + g for g in guards]
-        simd = self._simd_safe(text) and not self._region_needs_label
-        lines = self._hoisted_lines(r, ind)
-        lines += [f"{ind}{n['warp']}.begin({s});" for s in r.begins]
-        lines.append(f"{ind}for (unsigned int {n['tz']} = 0; {n['tz']} < blockDim.z; ++{n['tz']})")
-        lines.append(f"{ind}    for (unsigned int {n['ty']} = 0; {n['ty']} < blockDim.y; ++{n['ty']})")
-        if simd:
-            lines.append(f"{ind}        #pragma omp simd")
-        lines.append(f"{ind}        for (unsigned int {n['tx']} = 0; {n['tx']} < blockDim.x; ++{n['tx']}) {{")
-        lines += head + body
-        lines.append(f"{ind}        }}")
-        return lines
-
-    def _hoisted_lines(self, r: Region, ind: str) -> list[str]:
-        return [ind + self._decl_text(var, None) for var in r.hoisted]
+            thread_node = self._thread_node(item, tid)
+            if thread_node is not None:
+                node.items.append(thread_node)
+        node.needs_label = self._region_needs_label
+        node.sets_coordinates = self._region_sets_coords
+        loop_flags = [it[1] for it in r.items if it[0] == "loopcond"]  # checked by the loop's own condition
+        node.guards = self._masks(tuple((mask, polarity) for mask, polarity in r.masks if mask not in loop_flags))
+        node.hoisted = [self._decl_text(var, None) for var in r.hoisted]
+        node.exchange_begins = list(r.begins)
+        return node
 
     def _decl_text(self, var: Var, tid: str | None) -> str:
         init, ictx = var.init  # type: ignore[misc]
         if var.cursor is not None and var.cursor.kind == K.VAR_DECL:
             return self._render_var(var.cursor, var, var.ctx, tid)
-        return f"{_declarator(var.type, var.name)} = {self.render(init, ictx, tid)};"
+        return f"{declarator(var.type, var.name)} = {self.render(init, ictx, tid)};"
 
-    def _simd_safe(self, text: str) -> bool:
-        return not re.search(r"\b(atomic\w*|printf|fprintf|goto|asm|__threadfence\w*|put|rand|malloc|new)\b", text)
-
-    def _emit_item(self, item: tuple, ind: str, tid: str) -> list[str]:
+    def _thread_node(self, item: tuple, tid: str):
         tag = item[0]
         if tag == "stmt":
             s, ctx = item[1], item[2]
             if s.hash in self.hoisted_aliases:
-                return []
+                return None
             text = self.render(s, ctx, tid)
             if not text.strip():
-                return []
+                return None
             end = s.extent.end.offset
             # An expression (`d[i] = {x, y}`, a lambda), a declaration or a jump ends in `;` even after a `}`.
             needs_semicolon = s.kind.is_expression() or s.kind in _ENDS_IN_SEMICOLON
             if s.kind != K.COMPOUND_STMT and not text.rstrip().endswith((";",) if needs_semicolon else (";", "}")):
                 text += self.tr.text(end, self._after_semicolon(end, s), _file_of(s)).strip() or ";"
-            if not text.strip():
-                return []
-            return _reindent(text, s.extent.start.column, ind)
+            return ir.Statement(text, s.extent.start.column)
         if tag in ("decl", "assign"):
             var, (init, ictx) = item[1], item[2]
             if tag == "decl" and var.drop_decl:
-                return []
+                return None
             value = self.render(init, ictx, tid)
-            if var.promoted:
-                return [ind + (var.bind(tid, value) if tag == "decl" else f"{var.ref(tid)} = {value};")]
-            return [f"{ind}{_declarator(var.type, var.name)} = {value};"]
+            return (ir.Declare if tag == "decl" else ir.Assign)(self._symbol(var), value)
         if tag == "expr":
-            return _reindent(self.render(item[1], item[2], tid) + ";", item[1].extent.start.column, ind)
+            return ir.Statement(self.render(item[1], item[2], tid) + ";", item[1].extent.start.column)
         if tag == "set":
-            return [f"{ind}{item[1].ref(tid)} = {item[2]};"]
+            return ir.SetFlag(self._symbol(item[1]), item[2])
         if tag == "loopcond":
             flag, (cond, cctx) = item[1], item[2]
-            value = " ".join(self.render(cond, cctx, tid).split())
-            return [f"{ind}if ({flag.ref(tid)}) {flag.ref(tid)} = {value};"]
+            return ir.LoopCondition(self._symbol(flag), " ".join(self.render(cond, cctx, tid).split()))
         if tag == "lockread":
             _, tmp, lhs, op, rhs, ctx = item
             value = " ".join(self.render(rhs, ctx, tid).split())
             if op != "=":
                 value = f"({' '.join(self.render(lhs, ctx, tid).split())}) {op[:-1]} ({value})"
-            return [f"{ind}{tmp.ref(tid)} = {value};"]
+            return ir.LockstepLoad(self._symbol(tmp), value)
         if tag == "store":
-            return [f"{ind}{' '.join(self.render(item[1], item[3], tid).split())} = {item[2].ref(tid)};"]
+            return ir.LockstepStore(" ".join(self.render(item[1], item[3], tid).split()), self._symbol(item[2]))
         if tag == "put":
             site, (kind, value), ctx = item[1], item[2], item[3]
             v = self.render(value, ctx, tid)
+            intrinsic = self._site_call(site, ctx)
             if kind == "pred":
-                return [f"{ind}{self.n['warp']}.put({site}, {tid}, static_cast<int>(({v}) != 0));"]
-            return [f"{ind}{self.n['warp']}.put<{self._site_type(site, ctx)}>({site}, {tid}, {v});"]
-        return []
+                return ir.ExchangePut(site, fe.call_name(intrinsic[0]), v, None)
+            return ir.ExchangePut(site, fe.call_name(intrinsic[0]), v, self._exchange_type(*intrinsic, ctx))
+        raise AssertionError(tag)
 
-    def _site_type(self, site: int, ctx: Ctx) -> str:
+    def _site_call(self, site: int, ctx: Ctx) -> tuple[ci.Cursor, list[ci.Cursor]]:
+        """The warp intrinsic of an exchange site and its arguments."""
         for rep in ctx.replacements.values():
             if rep[0] == "exchange" and rep[1] == site:
-                return self._exchange_type(rep[2], rep[4], ctx)
+                return rep[2], rep[4]
         raise AssertionError(site)

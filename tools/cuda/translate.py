@@ -14,12 +14,14 @@ from pydantic import BaseModel
 from tools.spec import c_type
 
 from . import frontend as fe
+from . import kernel_ir as ir
 from .frontend import CudaModule, Translation, parse_translation
 from .coop_groups import rewrite_cooperative_groups
 from .lowering import PRELUDE, K, KernelLowering, LoweringUnsupported
 from .macros import call_arguments, expand_device_macros, expand_header_macros
 from .names import rename_clashing_locals
 from .params import localize_assigned_parameters
+from .printer import print_kernel
 
 NAMESPACE = "cudacpu_kernels"
 
@@ -80,7 +82,9 @@ def _facts(tr: Translation) -> tuple[set[fe.DefinitionKey], set[fe.DefinitionKey
     return sync, coords
 
 
-def _lower_kernel(tr: Translation, cursor: ci.Cursor, sync: set[fe.DefinitionKey], coords: set[fe.DefinitionKey]) -> tuple[str, LoweredKernel]:
+def _kernel_ir(tr: Translation, cursor: ci.Cursor, sync: set[fe.DefinitionKey],
+               coords: set[fe.DefinitionKey]) -> tuple[ir.Kernel, KernelLowering]:
+    """The IR of one lowered kernel (kernel_ir.py), and the lowering that built it."""
     info = tr.module.kernel(cursor.spelling)  # type: ignore[union-attr]
     low = KernelLowering(tr, cursor, sync, coords)
     low.lower_body()
@@ -89,10 +93,15 @@ def _lower_kernel(tr: Translation, cursor: ci.Cursor, sync: set[fe.DefinitionKey
         if feat.startswith("unsupported:"):
             what = feat.split(":", 1)[1]
             raise LoweringUnsupported(what, cursor.location.line, f"kernel {cursor.spelling} calls code that uses {what}")
-    text = low.emit_function()
+    return low.build_ir(), low
+
+
+def _lower_kernel(tr: Translation, cursor: ci.Cursor, sync: set[fe.DefinitionKey], coords: set[fe.DefinitionKey]) -> tuple[str, LoweredKernel]:
+    kernel, low = _kernel_ir(tr, cursor, sync, coords)
+    text = print_kernel(kernel)
     record = LoweredKernel(name=cursor.spelling, file=tr.filename, line=cursor.location.line, lowered=True,
                            thread_loops=len([r for r in low.regions if r.items]),
-                           per_thread=[v.name for v in low.vars if v.promoted], features=info.features,
+                           per_thread=[v.name for v in low.vars if v.promoted], features=tr.module.kernel(cursor.spelling).features,  # type: ignore[union-attr]
                            sets_coordinates=low.uses_coord_functions)
     return text, record
 
@@ -483,6 +492,16 @@ def lower_source(source: str, filename: str = "input.cu", *, kernels: list[str] 
     """The device side of a file as C++: kernels lowered, __device__ code kept, host functions dropped."""
     tr = _parse(source, filename)
     return _transform(tr, kernels=kernels, keep_host=False, drop_main=True)
+
+
+def kernel_irs(source: str, filename: str = "input.cu", *, kernels: list[str] | None = None) -> list[ir.Kernel]:
+    """The IR of each kernel of a file (of `kernels` where given), in the file's order, parsed as
+    `lower_source` parses it; `printer.print_kernel` prints each as the lowering emits it. A kernel
+    the lowering cannot lower raises LoweringUnsupported."""
+    tr = _parse(source, filename)
+    sync, coords = _facts(tr)
+    return [_kernel_ir(tr, cursor, sync, coords)[0] for cursor in tr.kernel_definitions
+            if not kernels or cursor.spelling in kernels]
 
 
 def translate_file(source: str, filename: str = "input.cu", include_dirs: list[str] | None = None,
