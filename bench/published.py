@@ -51,15 +51,35 @@ def ir_main_buffers(ir_code: str) -> list[IrBuffer]:
         call = arg.annotation
         if not (isinstance(call, ast.Call) and _attr_name(call.func) == "Buffer" and call.args):
             continue  # a T.handle or scalar parameter
-        try:
-            shape = tuple(int(v) for v in ast.literal_eval(call.args[0]))
-        except (ValueError, TypeError):
-            raise PublishedFormatError(f"buffer {arg.arg} of main has a shape that is not constant") from None
+        shape = _const_shape(call.args[0])
+        if shape is None:
+            raise PublishedFormatError(f"buffer {arg.arg} of main has a shape that is not constant")
         dtype = "float32"
         if len(call.args) > 1 and isinstance(call.args[1], ast.Constant):
             dtype = str(call.args[1].value)
         out.append(IrBuffer(arg.arg, shape, dtype, arg.arg in stored))
     return out
+
+
+def _const_int(node: ast.AST) -> int | None:
+    """An integer constant as TVMScript writes it: `42`, or typed, `T.int64(42)` / `T.int32(42)`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+            and re.fullmatch(r"u?int(8|16|32|64)", _attr_name(node.func))):
+        return _const_int(node.args[0])
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _const_int(node.operand)
+        return None if value is None else -value
+    return None
+
+
+def _const_shape(node: ast.AST) -> tuple[int, ...] | None:
+    """A buffer's shape, `(2, 4)`, `(T.int64(42), T.int64(9))` or a bare `8`; None where an axis is
+    not a constant."""
+    axes = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    values = [_const_int(a) for a in axes]
+    return None if any(v is None for v in values) else tuple(values)
 
 
 def _attr_name(node: ast.AST) -> str:

@@ -210,3 +210,17 @@ def test_shipped_records_rewritten_in_the_published_layout_convert_and_infer(tmp
     found = infer(task, parse_cuda(task.source(), str(task.source_path())))
     # the dense reads x1 and w2 (the task's ph_1 and ph_2), whatever the kernel calls them
     assert found.launches[0].args == ["T_matmul_NT", "ph_2", "ph_1"], found.explanation
+
+
+def test_shapes_written_with_typed_integers_are_constant_shapes(tmp_path):
+    """A TVMScript signature may type its axes (`T.Buffer((T.int64(42), T.int64(9)), ...)`): they are
+    constants, and a record without names still takes its buffers from the signature."""
+    ir = IR.replace('unused: T.Buffer((2, 4), "float32")', 'unused: T.Buffer((T.int64(2), T.int64(4)), "float32")') \
+           .replace('out: T.Buffer((2, 4), "float32")', 'out: T.Buffer((T.int64(2), T.int32(4)), "float32")')
+    assert [b.shape for b in ir_main_buffers(ir)] == [(2, 4), (1, 2), (2, 4), (2, 4), (2, 4)]
+    bench = tmp_path / "IndependentOperator.json"
+    bench.write_text(json.dumps([published(ir_code=ir, input_shape=[[2, 4]])]))  # lists that disagree
+    [path], invalid = convert_records(bench, tmp_path / "tasks")
+    assert invalid == []
+    assert [(b.name, b.shape) for b in load_task(path).buffers] == [
+        ("data", [2, 4]), ("indices", [1, 2]), ("updates", [2, 4]), ("out", [2, 4])]
