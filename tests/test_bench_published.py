@@ -224,3 +224,95 @@ def test_shapes_written_with_typed_integers_are_constant_shapes(tmp_path):
     assert invalid == []
     assert [(b.name, b.shape) for b in load_task(path).buffers] == [
         ("data", [2, 4]), ("indices", [1, 2]), ("updates", [2, 4]), ("out", [2, 4])]
+
+
+# One of our records (launches, its own names): an elementwise kernel that binds threads and a
+# single-thread sum that binds none; the C reference's first loop writes one element per
+# iteration, its second accumulates into one.
+OURS_CUDA = """extern "C" __global__ void __launch_bounds__(8) toy_0_kernel(float* __restrict__ T_add_ptr, float* __restrict__ x_ptr, float* __restrict__ y_ptr) {
+  T_add_ptr[((int)threadIdx.x)] = (x_ptr[((int)threadIdx.x)] + y_ptr[((int)threadIdx.x)]);
+}
+
+extern "C" __global__ void __launch_bounds__(1) toy_0_kernel_1(float* __restrict__ T_add_ptr, float* __restrict__ T_sum_ptr) {
+  T_sum_ptr[0] = 0.000000e+00f;
+  for (int k = 0; k < 8; ++k) {
+    T_sum_ptr[0] = (T_sum_ptr[0] + T_add_ptr[k]);
+  }
+}
+"""
+OURS_C = """#include <stdint.h>
+
+void toy_0(float* __restrict__ x, float* __restrict__ y, float* __restrict__ T_add, float* __restrict__ T_sum) {
+  for (int32_t i = 0; i < 8; ++i) {
+    int32_t cse_v1 = i;
+    T_add[cse_v1] = (x[cse_v1] + y[cse_v1]);
+  }
+  T_sum[0] = 0.000000e+00f;
+  for (int32_t k = 0; k < 8; ++k) {
+    T_sum[0] = (T_sum[0] + T_add[k]);
+  }
+}
+"""
+OURS_IR = """@I.ir_module
+class Module:
+    @T.prim_func
+    def toy_0(x: T.Buffer((8,), "float32"), y: T.Buffer((8,), "float32"), T_add: T.Buffer((8,), "float32"), T_sum: T.Buffer((1,), "float32")):
+        for i in range(8):
+            T_add[i] = x[i] + y[i]
+        T_sum[0] = T.float32(0)
+        for k in range(8):
+            T_sum[0] = T_sum[0] + T_add[k]
+"""
+
+
+def test_the_published_layout_generator_imitates_what_the_published_files_do(tmp_path):
+    """bench.as_published writes what the published files have: no names or one name for many
+    buffers, an input listed (and in `main`) that the computation does not take, C parameters in
+    name order, `#pragma omp parallel for` on the outer loops whose iterations write their own
+    elements (not on an accumulation), `__launch_bounds__` only on kernels that bind threads.
+    Such records convert, and the one with all of it infers, lowers and verifies."""
+    import random
+
+    from bench.as_published import as_published
+    from sandboxes import open_sandbox
+    from tools.cuda import lower_task
+    from tools.verify import check
+
+    rec = Record.model_validate({
+        "op_name": "toy", "name": "toy_0", "category": "graph", "c_function": "toy_0", "op_args": None,
+        "input_shape": [[8], [8]], "output_shape": [[8], [1]], "input_name": ["x", "y"], "output_name": ["T_add", "T_sum"],
+        "cuda_code": OURS_CUDA, "c_code": OURS_C, "ir_code": OURS_IR,
+        "launches": [{"kernel": "toy_0_kernel", "grid": [1], "block": [8], "args": ["T_add", "x", "y"]},
+                     {"kernel": "toy_0_kernel_1", "grid": [1], "block": [1], "args": ["T_add", "T_sum"]}]})
+    seen = set()
+    full = None
+    for seed in range(40):
+        out = as_published(rec, random.Random(seed))
+        assert out["c_code"].startswith("void default_function_kernel(float* T_add, float* T_sum, float* ph, float* ph_1)")
+        assert "void __launch_bounds__(8) default_function_kernel(" in out["cuda_code"]
+        assert "void default_function_kernel_1(" in out["cuda_code"] and "__launch_bounds__(1)" not in out["cuda_code"]
+        pragmas = out["c_code"].count("#pragma omp parallel for")
+        assert pragmas in (0, 1) and (not pragmas or "#pragma omp parallel for\n  for (int32_t i = 0;" in out["c_code"])
+        unused = len(out["input_shape"]) == 3
+        assert unused == ("ph_2: T.Buffer(" in out["ir_code"])
+        if "input_name" in out:
+            assert out["input_name"] == ["ph"] * len(out["input_shape"])
+        seen |= {"names" if "input_name" in out else "no names"} | ({"pragma"} if pragmas else set()) | \
+            ({"unused"} if unused else set())
+        if pragmas and unused:
+            full = out
+    assert seen == {"pragma", "unused", "names", "no names"} and full is not None
+    bench = tmp_path / "ComputationGraph.json"
+    bench.write_text(json.dumps([full]))
+    [path], invalid = convert_records(bench, tmp_path / "tasks")
+    assert invalid == []
+    task = load_task(path)
+    assert [(b.name, b.role) for b in task.buffers] == [("ph", "input"), ("ph_1", "input"), ("T_add", "output"),
+                                                        ("T_sum", "output")]
+    found = infer(task, parse_cuda(task.source(), str(task.source_path())))
+    assert [(l.kernel, l.block, l.args) for l in found.launches] == [
+        ("default_function_kernel", [8], ["T_add", "ph", "ph_1"]), ("default_function_kernel_1", [1], ["T_add", "T_sum"])
+    ], found.explanation
+    task = task.model_copy(update={"launches": found.launches})
+    report = check(task, lower_task(task), open_sandbox("local"), seeds=[1], threads=[2])
+    assert report.status == "correct", report.summary()
