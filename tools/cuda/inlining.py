@@ -11,35 +11,35 @@ import clang.cindex as ci
 
 from . import frontend as fe
 from .coop_groups import tile_size_argument
-from .lowering_common import (ARRAY_TYPES, Ctx, K, RECORDS, TEMPLATE_PARAMETERS, Var, _children, _decayed,
-                              _declaration, _default_argument, _early_return_condition, _element_type, _outer_extent,
-                              _stmt_list, _template_parameters, _tokens, _top_level_arguments, _unqualified_pointer,
-                              _unsupported, _value_type, _written_template_arguments)
+from .lowering_common import (ARRAY_TYPES, Ctx, K, RECORDS, TEMPLATE_PARAMETERS, Var, child_cursors, decayed,
+                              declaration_of, default_argument, early_return_condition, array_element_type, outer_extent,
+                              stmt_list, template_parameters, cursor_tokens, top_level_arguments, unqualified_pointer,
+                              unsupported_feature, value_type_of, written_template_arguments)
 
 
 class Inlining:
     def _inline(self, call: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
         if fe.group_call_on_template_type(call) and (cg := self._cooperative_groups_feature(call, ctx)):
             # named like the project's method, on an object that is a group
-            raise _unsupported(cg, call, f"{cg} is not supported (the rest of cooperative groups is)")
+            raise unsupported_feature(cg, call, f"{cg} is not supported (the rest of cooperative groups is)")
         fn = self._sync_definition(call)
         if fn is None:
-            raise _unsupported("synchronizing call", call, f"call of {fe.call_name(call)} (barriers inside) whose "
+            raise unsupported_feature("synchronizing call", call, f"call of {fe.call_name(call)} (barriers inside) whose "
                                "definition is not in this file")
         depth, c = 0, ctx
         while c is not None:
             depth += fe.definition_key(c.fn) == fe.definition_key(fn)
             c = c.parent
         if depth:
-            raise _unsupported("recursion", call, f"recursive synchronizing function {fn.spelling}")
-        body = _stmt_list(fe.body_of(fn))
+            raise unsupported_feature("recursion", call, f"recursive synchronizing function {fn.spelling}")
+        body = stmt_list(fe.body_of(fn))
         result_type = fn.result_type.spelling
         tail = body[-1] if body and body[-1].kind == K.RETURN_STMT else None
-        guarding = {r.extent.start.offset for s in body if result_type == "void" and _early_return_condition(s)
+        guarding = {r.extent.start.offset for s in body if result_type == "void" and early_return_condition(s)
                     is not None for r in fe.returns_of(s)}  # `if (c) return;`: _lower_guarded's
         returns = [r for r in fe.returns_of(fe.body_of(fn)) if r.extent.start.offset not in guarding]
         if len(returns) > 1 or (returns and (tail is None or returns[0] != tail)):
-            raise _unsupported("early return in synchronizing function", call, f"{fn.spelling} returns before its end; "
+            raise unsupported_feature("early return in synchronizing function", call, f"{fn.spelling} returns before its end; "
                                "only a final return, and `if (...) return;` at the top level of a void function, "
                                "are supported in functions with barriers")
         callee_ctx = Ctx(fn=fn, parent=ctx, prefix=self._fresh(fn.spelling) + "_")
@@ -47,13 +47,13 @@ class Inlining:
         if fn.kind == K.CXX_METHOD and not fn.is_static_method():
             callee_ctx.this = self._object_of(call, ctx)
         self.inlined.append(callee_ctx)
-        args = _children(call)[1:]
+        args = child_cursors(call)[1:]
         params = fe.params_of(fn)
         while args and args[-1].extent.start.file is None:  # a default argument, as clang fills it in
             args = args[:-1]
-        defaults = [_default_argument(p) for p in params[len(args):]]
+        defaults = [default_argument(p) for p in params[len(args):]]
         if len(args) > len(params) or any(d is None for d in defaults):
-            raise _unsupported("default arguments", call, f"call of {fn.spelling} with default arguments")
+            raise unsupported_feature("default arguments", call, f"call of {fn.spelling} with default arguments")
         self._bind_templates(fn, call, params, args, ctx, callee_ctx)
         # an argument left out is the parameter's default, evaluated where the function is
         bound = [(a, ctx) for a in args] + [(d, callee_ctx) for d in defaults]
@@ -64,23 +64,23 @@ class Inlining:
                 target = fe.strip(a)
                 var = self.lookup(target.referenced, actx) if target.kind == K.DECL_REF_EXPR else None
                 if var is None:
-                    raise _unsupported("reference parameter", call, f"argument of reference parameter {p.spelling} "
+                    raise unsupported_feature("reference parameter", call, f"argument of reference parameter {p.spelling} "
                                        "is not a local variable")
                 callee_ctx.vars[p.hash] = var
                 continue
             var = self._new_var(p, callee_ctx)
             # An array parameter, or a reference to an array, is a pointer to the caller's array.
-            var.type = _decayed(self._subst_type(array.spelling, callee_ctx)) if array.kind in ARRAY_TYPES \
-                else _value_type(var.type)
+            var.type = decayed(self._subst_type(array.spelling, callee_ctx)) if array.kind in ARRAY_TYPES \
+                else value_type_of(var.type)
             var.init = (a, actx)
             var.kind, var.tainted = ("none", False) if p.hash in callee_ctx.written else self.expr_class(a, actx)
             self.region(out, masks).items.append(("decl", var, (a, actx)))
         self._lower_guarded(body[:-1] if tail is not None else body, callee_ctx, masks, out)
         if tail is not None and result_type != "void":
-            value = _children(tail)[0]
+            value = child_cursors(tail)[0]
             if exchanges := self._lower_sync_calls(self._own_sync_calls(value, skip_stmts=True), callee_ctx, masks, out):
                 self._exchange(exchanges, callee_ctx, masks, out)  # `return __shfl_xor_sync(...)`
-            res = Var(name=self._fresh(fn.spelling + "_result"), type=_value_type(self._subst_type(result_type, callee_ctx)),
+            res = Var(name=self._fresh(fn.spelling + "_result"), type=value_type_of(self._subst_type(result_type, callee_ctx)),
                       cursor=None, ctx=callee_ctx, synthetic=True, order=len(self.vars))
             self.vars.append(res)
             self.region(out, masks).items.append(("decl", res, (value, callee_ctx)))
@@ -96,16 +96,16 @@ class Inlining:
         base = next(member.get_children(), None) if member is not None and member.kind == K.MEMBER_REF_EXPR else None
         if base is None or fe.strip(base).kind == K.CXX_THIS_EXPR:
             if ctx.this is None:
-                raise _unsupported("method call", call, f"{fe.call_name(call)}(...): the object of a method with "
+                raise unsupported_feature("method call", call, f"{fe.call_name(call)}(...): the object of a method with "
                                    "barriers or warp intrinsics is not known")
             return ctx.this
-        arrow = any(t.spelling == "->" for t in _tokens(member)
+        arrow = any(t.spelling == "->" for t in cursor_tokens(member)
                     if base.extent.end.offset <= t.extent.start.offset)
         if any(x.kind in (K.CALL_EXPR, K.CXX_NEW_EXPR, K.LAMBDA_EXPR) or
                (x.kind in (K.UNARY_OPERATOR, K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR)
                 and fe.operator_of(x) in ("=", "++", "--")) or x.kind == K.COMPOUND_ASSIGNMENT_OPERATOR
                for x in base.walk_preorder()):
-            raise _unsupported("method of a temporary", call, f"{fe.call_name(call)}(...) is called on an object "
+            raise unsupported_feature("method of a temporary", call, f"{fe.call_name(call)}(...) is called on an object "
                                "made or changed by the call's own expression; inlining it needs a named object")
         return base, ctx, arrow
 
@@ -118,18 +118,18 @@ class Inlining:
         """Binds the template parameters of an inlined function, and of the class template it is a
         static member of (`Dot<float, 4>::dot(a)`): as written, deduced from the arguments, or by
         default."""
-        written = _written_template_arguments(call)
+        written = written_template_arguments(call)
         owner = fn.semantic_parent
         if owner is not None and owner.kind == K.CLASS_TEMPLATE and callee_ctx.this is not None:
             # a method of an object: its class's arguments are those of the object's type, spelled
             # by the function that declares the object
             given, object_ctx = self._class_arguments(callee_ctx.this, owner, call)
-            self._bind_given(_template_parameters(owner), given, call, owner, object_ctx, callee_ctx)
+            self._bind_given(template_parameters(owner), given, call, owner, object_ctx, callee_ctx)
         elif owner is not None and owner.kind == K.CLASS_TEMPLATE:
             if len(written) < 2:
-                raise _unsupported("template deduction", call, f"cannot tell the template arguments of "
+                raise unsupported_feature("template deduction", call, f"cannot tell the template arguments of "
                                    f"{owner.spelling} in this call of {fn.spelling}")
-            self._bind_given(_template_parameters(owner), written[-2], call, owner, ctx, callee_ctx)
+            self._bind_given(template_parameters(owner), written[-2], call, owner, ctx, callee_ctx)
         own = [c for c in fn.get_children() if c.kind in TEMPLATE_PARAMETERS]
         self._bind_given(own, written[-1], call, fn, ctx, callee_ctx, deduce_from=list(zip(params, args)))
 
@@ -165,13 +165,13 @@ class Inlining:
         text = re.sub(r"^(const|volatile)\s+", "", t.spelling.strip())
         name, _, rest = text.partition("<")
         if name.split("::")[-1].strip() != owner.spelling or not rest.endswith(">"):
-            raise _unsupported("template deduction", use, f"cannot tell the template arguments of {owner.spelling} "
-                               f"from the type {t.spelling} of the object in {' '.join(t.spelling for t in _tokens(use))}")
+            raise unsupported_feature("template deduction", use, f"cannot tell the template arguments of {owner.spelling} "
+                               f"from the type {t.spelling} of the object in {' '.join(t.spelling for t in cursor_tokens(use))}")
         count = t.get_num_template_arguments()
         if count > 0 and all(t.get_template_argument_type(i).kind != ci.TypeKind.INVALID for i in range(count)):
             args = [t.get_template_argument_type(i).spelling for i in range(count)]
         else:  # a dependent type, or values among the arguments: as spelled
-            args = _top_level_arguments(rest[:-1])
+            args = top_level_arguments(rest[:-1])
         return [a.strip() for a in args], ctx
 
     def _member_type(self, member: ci.Cursor, ctx: Ctx) -> str | None:
@@ -179,16 +179,16 @@ class Inlining:
         the member's declared type, the template parameters of its class (`S mean;` in `Data<S>`)
         bound to the arguments of the object's type (`Data<float>`); None where the object's class
         is not known."""
-        base = _children(member)[0]
-        arrow = any(t.spelling == "->" for t in _tokens(member) if base.extent.end.offset <= t.extent.start.offset)
+        base = child_cursors(member)[0]
+        arrow = any(t.spelling == "->" for t in cursor_tokens(member) if base.extent.end.offset <= t.extent.start.offset)
         t, _ = self._object_type((base, ctx, arrow))
-        record = _declaration(t)
-        name = member.spelling or _tokens(member)[-1].spelling
-        field = next((f for f in _children(record) if f.kind == K.FIELD_DECL and f.spelling == name), None) \
+        record = declaration_of(t)
+        name = member.spelling or cursor_tokens(member)[-1].spelling
+        field = next((f for f in child_cursors(record) if f.kind == K.FIELD_DECL and f.spelling == name), None) \
             if record.kind in RECORDS else None
         if field is None:
             return None
-        params = {c.spelling: i for i, c in enumerate(c for c in _children(record) if c.kind in TEMPLATE_PARAMETERS)}
+        params = {c.spelling: i for i, c in enumerate(c for c in child_cursors(record) if c.kind in TEMPLATE_PARAMETERS)}
         if not params:
             return field.type.spelling
         given, object_ctx = self._class_arguments((base, ctx, arrow), record, member)
@@ -199,7 +199,7 @@ class Inlining:
     def _bind_given(self, tparams: list[ci.Cursor], given: list[str], call, template, ctx: Ctx, callee_ctx: Ctx,
                     deduce_from: list[tuple[ci.Cursor, ci.Cursor]] = ()) -> None:
         if len(given) > len(tparams) and not any(t.spelling == "..." for tp in tparams for t in tp.get_tokens()):
-            raise _unsupported("template deduction", call, f"{len(given)} template arguments for the "
+            raise unsupported_feature("template deduction", call, f"{len(given)} template arguments for the "
                                f"{len(tparams)} parameters of {template.spelling} that the lowering reads")
         for tp, text in zip(tparams, given):
             callee_ctx.subst[tp.hash] = self._subst_type(text, ctx)  # `f<blockSize>` inside a template inlined too
@@ -208,7 +208,7 @@ class Inlining:
             if deduced is None:
                 deduced = self._template_default(tp, callee_ctx)
             if deduced is None:
-                raise _unsupported("template deduction", call, f"cannot deduce {tp.spelling} of {template.spelling}")
+                raise unsupported_feature("template deduction", call, f"cannot deduce {tp.spelling} of {template.spelling}")
             callee_ctx.subst[tp.hash] = deduced
 
     def _deduced(self, tp: ci.Cursor, params_args: list[tuple[ci.Cursor, ci.Cursor]], ctx: Ctx) -> str | None:
@@ -221,21 +221,21 @@ class Inlining:
                 if tp.kind == K.TEMPLATE_NON_TYPE_PARAMETER and any(
                         c.kind == K.DECL_REF_EXPR and c.referenced is not None and c.referenced.hash == tp.hash
                         for c in p.walk_preorder()):
-                    if (extent := _outer_extent(atype)) is not None:
+                    if (extent := outer_extent(atype)) is not None:
                         return extent
                 if tp.kind == K.TEMPLATE_TYPE_PARAMETER and \
                         re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}", array.element_type.spelling):
-                    return re.sub(r"^const\s+", "", _element_type(atype).strip())
+                    return re.sub(r"^const\s+", "", array_element_type(atype).strip())
                 continue
             if tp.kind != K.TEMPLATE_TYPE_PARAMETER:
                 if (size := tile_size_argument(p.type, a.type, tp.spelling)) is not None:  # `thread_block_tile<N> g`
                     return size
                 continue
-            ptype = _unqualified_pointer(p.type.spelling)
+            ptype = unqualified_pointer(p.type.spelling)
             if re.search(rf"\b{re.escape(tp.spelling)}\b", ptype):
-                atype = _unqualified_pointer(self._arg_type(a, ctx))
+                atype = unqualified_pointer(self._arg_type(a, ctx))
                 if re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}(\s*&)?", ptype):
-                    return _value_type(atype)
+                    return value_type_of(atype)
                 if re.fullmatch(rf"(const\s+)?{re.escape(tp.spelling)}\s*\*", ptype) and atype.rstrip().endswith("*"):
                     return re.sub(r"^const\s+", "", atype.rstrip()[:-1].strip())
         return None
@@ -243,7 +243,7 @@ class Inlining:
     def _template_default(self, tparam: ci.Cursor, callee_ctx: Ctx) -> str | None:
         """A template parameter's default argument (`int P = 0`, `class T = float`), in terms of the
         parameters bound before it; None where it has none."""
-        tokens = [t.spelling for t in _tokens(tparam)]
+        tokens = [t.spelling for t in cursor_tokens(tparam)]
         if "=" not in tokens:
             return None
         text = " ".join(tokens[tokens.index("=") + 1:])
@@ -270,16 +270,16 @@ class Inlining:
         if "dependent" in t or not t:
             if s.kind == K.DECL_REF_EXPR and s.referenced is not None:
                 return self._subst_type(s.referenced.type.spelling, ctx)
-            if s.kind == K.MEMBER_REF_EXPR and _children(s) and (member := self._member_type(s, ctx)) is not None:
+            if s.kind == K.MEMBER_REF_EXPR and child_cursors(s) and (member := self._member_type(s, ctx)) is not None:
                 return member
-            if s.kind == K.ARRAY_SUBSCRIPT_EXPR and _children(s):
-                return _element_type(self._arg_type(_children(s)[0], ctx))
-            ch = _children(s)
+            if s.kind == K.ARRAY_SUBSCRIPT_EXPR and child_cursors(s):
+                return array_element_type(self._arg_type(child_cursors(s)[0], ctx))
+            ch = child_cursors(s)
             operands = ch if s.kind == K.BINARY_OPERATOR and fe.operator_of(s) in ("+", "-") else \
                 [ch[0], ch[2]] if s.kind == K.CALL_EXPR and len(ch) == 3 and \
-                [t.spelling for t in _tokens(ch[1])] in (["+"], ["-"]) else []
+                [t.spelling for t in cursor_tokens(ch[1])] in (["+"], ["-"]) else []
             if len(operands) == 2:  # pointer arithmetic (`rows + offset`, dependent or not): the pointer's type
                 left = self._arg_type(operands[0], ctx)
-                return left if _unqualified_pointer(left).endswith("*") else self._arg_type(operands[1], ctx)
-            raise _unsupported("template deduction", a, "cannot tell the type of a dependent argument")
+                return left if unqualified_pointer(left).endswith("*") else self._arg_type(operands[1], ctx)
+            raise unsupported_feature("template deduction", a, "cannot tell the type of a dependent argument")
         return self._subst_type(t, ctx)

@@ -50,8 +50,8 @@ from .frontend import Translation
 from .inlining import Inlining
 from .lowering_analysis import Analysis
 from .lowering_common import (BAny, BCheck, BIf, BJump, BLoop, BReset, BScope, Ctx, K, KEYWORD_STATEMENTS,
-                              LOWERING_NAMES, LoweringUnsupported, PRELUDE, Region, Var, _ENDS_IN_SEMICOLON,
-                              _array_parts, _children, _file_of, _spins_on_global_memory, _tokens)
+                              LOWERING_NAMES, LoweringUnsupported, PRELUDE, Region, Var, ENDS_IN_SEMICOLON,
+                              array_parts, child_cursors, file_of, spins_on_global_memory, cursor_tokens)
 from .printer import declarator
 from .region_splitting import RegionSplitting
 from .rendering import Rendering
@@ -92,7 +92,7 @@ class KernelLowering(Analysis, RegionSplitting, Inlining, SharedMemory, Renderin
         self._constant_locals: dict[fe.DefinitionKey, dict[str, ci.Cursor]] = {}
         self.shared_memory = self._shared_memory(kernel)
         self.lockstep_memory = self._unsynchronized_shared(kernel)
-        self.waits_on_blocks = _spins_on_global_memory(kernel)
+        self.waits_on_blocks = spins_on_global_memory(kernel)
         self.loop_flags: list[tuple] = []  # masked loops being lowered, innermost last
         self.uses_dynamic_shared = False
         self.shared_as_written: set[int] = set()  # shared declarations re-emitted as written
@@ -119,12 +119,12 @@ class KernelLowering(Analysis, RegionSplitting, Inlining, SharedMemory, Renderin
         lines = []
         for ctx in (self.ctx, *self.inlined):
             body = fe.body_of(ctx.fn)
-            for d in _children(body) if body is not None else []:
-                parts = _children(d)
+            for d in child_cursors(body) if body is not None else []:
+                parts = child_cursors(d)
                 if d.kind != K.DECL_STMT or not parts:
                     continue
                 as_written = self.tr.text(d.extent.start.offset, self._after_semicolon(d.extent.end.offset, d),
-                                          _file_of(d)).strip()
+                                          file_of(d)).strip()
                 if all(v.kind in aliases for v in parts):
                     lines.append(as_written if ctx is self.ctx else self._subst_type(as_written, ctx))
                     self.hoisted_aliases.add(d.hash)  # not declared again where it was written
@@ -169,7 +169,7 @@ class KernelLowering(Analysis, RegionSplitting, Inlining, SharedMemory, Renderin
         """The template header, the name and the parameters, as the kernel wrote them."""
         k = self.kernel
         if k.kind == K.FUNCTION_TEMPLATE:
-            toks = _tokens(k)
+            toks = cursor_tokens(k)
             depth = 0
             for t in toks[1:]:
                 depth += t.spelling == "<"
@@ -190,7 +190,7 @@ class KernelLowering(Analysis, RegionSplitting, Inlining, SharedMemory, Renderin
     def _paren_of_params(self, fn: ci.Cursor) -> int:
         """Where the parameter list's `(` of a function declaration is."""
         depth = 0
-        for t in _tokens(fn):
+        for t in cursor_tokens(fn):
             if t.extent.start.offset < fn.location.offset:
                 continue
             depth += t.spelling == "<"
@@ -219,7 +219,7 @@ class KernelLowering(Analysis, RegionSplitting, Inlining, SharedMemory, Renderin
                     text_v = re.sub(rf"\b{re.escape(v.spelling)}\b", name, text_v, count=1)
             else:
                 text_v = declarator(type_text, name)
-            elem, extents = _array_parts(type_text)
+            elem, extents = array_parts(type_text)
             out.append(ir.SharedBuffer(ir.Symbol(name, type_text), elem, extents=extents, declaration=text_v))
         return out
 
@@ -296,9 +296,9 @@ class KernelLowering(Analysis, RegionSplitting, Inlining, SharedMemory, Renderin
                 return None
             end = s.extent.end.offset
             # An expression (`d[i] = {x, y}`, a lambda), a declaration or a jump ends in `;` even after a `}`.
-            needs_semicolon = s.kind.is_expression() or s.kind in _ENDS_IN_SEMICOLON
+            needs_semicolon = s.kind.is_expression() or s.kind in ENDS_IN_SEMICOLON
             if s.kind != K.COMPOUND_STMT and not text.rstrip().endswith((";",) if needs_semicolon else (";", "}")):
-                text += self.tr.text(end, self._after_semicolon(end, s), _file_of(s)).strip() or ";"
+                text += self.tr.text(end, self._after_semicolon(end, s), file_of(s)).strip() or ";"
             return ir.Statement(text, s.extent.start.column)
         if tag in ("decl", "assign"):
             var, (init, ictx) = item[1], item[2]

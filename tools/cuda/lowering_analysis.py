@@ -13,8 +13,8 @@ import clang.cindex as ci
 
 from . import frontend as fe
 from .lowering_common import (BIf, BLoop, BScope, Ctx, K, LOOPS, LoweringUnsupported, RECORDS, Region,
-                              STATEMENT_EXPRESSION, SYNC_CALLS, Var, _captures_by_value, _children, _class_aliases,
-                              _declaration, _file_of, _template_parameters, _tokens, _unsupported, _value_type)
+                              STATEMENT_EXPRESSION, SYNC_CALLS, Var, captures_by_value, child_cursors, class_aliases,
+                              declaration_of, file_of, template_parameters, cursor_tokens, unsupported_feature, value_type_of)
 
 
 class Analysis:
@@ -27,8 +27,8 @@ class Analysis:
                 if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
                     out.add(c.referenced.hash)
                     return
-                ch = _children(c)
-                if c.kind == K.MEMBER_REF_EXPR and ch and not any(t.spelling == "->" for t in _tokens(c)):
+                ch = child_cursors(c)
+                if c.kind == K.MEMBER_REF_EXPR and ch and not any(t.spelling == "->" for t in cursor_tokens(c)):
                     c = fe.strip(ch[0])
                 elif c.kind == K.ARRAY_SUBSCRIPT_EXPR and ch and fe.strip(ch[0]).type.kind == ci.TypeKind.CONSTANTARRAY:
                     c = fe.strip(ch[0])  # an element of a local array: the array is written
@@ -38,7 +38,7 @@ class Analysis:
                     return
 
         for c in fn.walk_preorder():
-            ch = _children(c)
+            ch = child_cursors(c)
             if c.kind == K.BINARY_OPERATOR and ch and fe.operator_of(c) == "=":
                 root(ch[0])
             elif c.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and ch:
@@ -66,10 +66,10 @@ class Analysis:
         if target is not None and target.kind == K.FUNCTION_DECL:
             return [list(target.type.argument_types())]
         candidates = [target] if target is not None and target.kind == K.FUNCTION_TEMPLATE else []
-        named = _children(call)[:1]  # the callee's name: the overloads it names, not the arguments'
+        named = child_cursors(call)[:1]  # the callee's name: the overloads it names, not the arguments'
         candidates += [d for c in named for x in c.walk_preorder() if x.kind == K.OVERLOADED_DECL_REF
                        for d in fe.overloads(x) if d.kind == K.FUNCTION_TEMPLATE]
-        return [[p.type for p in _children(d) if p.kind == K.PARM_DECL] for d in candidates]
+        return [[p.type for p in child_cursors(d) if p.kind == K.PARM_DECL] for d in candidates]
 
     def _is_builtin(self, ref: ci.Cursor) -> bool:
         return ref.spelling in fe.BUILTIN_VARS and not self.tr.in_main(ref)
@@ -122,7 +122,7 @@ class Analysis:
                 named = call.referenced is None and self.tr.named_candidates(call)
                 ops = named or self.tr.functors_launched(self.kernel, call)
                 if any(self._calls_sync(op) for op in ops):
-                    raise _unsupported("barriers in a functor", call, f"{fe.call_name(call)}(...) calls an operator() "
+                    raise unsupported_feature("barriers in a functor", call, f"{fe.call_name(call)}(...) calls an operator() "
                                        "with barriers or warp intrinsics, which the lowering cannot inline")
                 keys = [fe.definition_key(op) for op in ops]  # a lambda's is not among the members
                 reads = not ops or any(k in self.coord_functions or k not in self.tr.members and k not in
@@ -141,7 +141,7 @@ class Analysis:
                 outer = (x.extent.start.offset, x.extent.end.offset)
                 for inner in fe.calls_in(x):
                     if self._is_sync_call(inner) and (inner.extent.start.offset, inner.extent.end.offset) != outer:
-                        raise _unsupported("nested warp intrinsics", x, "a barrier, warp intrinsic or synchronizing call "
+                        raise unsupported_feature("nested warp intrinsics", x, "a barrier, warp intrinsic or synchronizing call "
                                            "inside the arguments of another one")
                 out.append(x)
                 return
@@ -190,7 +190,7 @@ class Analysis:
         return any(start < at < end for start, end in self._statement_expressions[key])
 
     def _is_local(self, ref: ci.Cursor, ctx: Ctx) -> bool:
-        if _file_of(ref) != _file_of(ctx.fn):
+        if file_of(ref) != file_of(ctx.fn):
             return False
         ext = ctx.fn.extent
         return ext.start.offset <= ref.extent.start.offset and ref.extent.end.offset <= ext.end.offset
@@ -211,7 +211,7 @@ class Analysis:
         return var
 
     def _var_init(self, decl: ci.Cursor) -> ci.Cursor | None:
-        toks = _tokens(decl)
+        toks = cursor_tokens(decl)
         names = [i for i, t in enumerate(toks) if t.spelling == decl.spelling and t.extent.start.offset == decl.location.offset]
         if not names:
             return None
@@ -228,7 +228,7 @@ class Analysis:
                 break
         if eq is None:
             return None
-        for ch in _children(decl):
+        for ch in child_cursors(decl):
             if ch.extent.start.offset >= eq:
                 return ch
         return None
@@ -247,7 +247,7 @@ class Analysis:
         its template parameters, and an inlined function's constants by their new names
         (`float[NUM_ROWS]` -> `float[body_2_NUM_ROWS]`). An inlined method's class's aliases are
         outside their class there: they are spelled as the types they name."""
-        if aliases := _class_aliases(ctx.fn):
+        if aliases := class_aliases(ctx.fn):
             names = re.compile(r"(?<!::)(?<!\.)(?<!->)\b(" + "|".join(map(re.escape, aliases)) + r")\b")
             for _ in range(8):  # an alias that names another (`using pair_t = Pair<acc_t>;`)
                 text, found = names.subn(lambda m: aliases[m.group(1)], text)
@@ -259,7 +259,7 @@ class Analysis:
                 text = re.sub(rf"\b{re.escape(name)}\b", var.name, text)
         if not ctx.subst:
             return text
-        for c in _template_parameters(ctx.fn):
+        for c in template_parameters(ctx.fn):
             if c.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER) and c.hash in ctx.subst:
                 text = re.sub(rf"\b{re.escape(c.spelling)}\b", ctx.subst[c.hash], text)
             elif c.kind == K.TEMPLATE_NON_TYPE_PARAMETER and c.hash in ctx.subst:
@@ -282,7 +282,7 @@ class Analysis:
             k = c.kind
             if any(lo < c.extent.start.offset and c.extent.end.offset <= hi for lo, hi in lambda_bodies):
                 continue
-            if k == K.LAMBDA_EXPR and not _captures_by_value(c):
+            if k == K.LAMBDA_EXPR and not captures_by_value(c):
                 # a lambda of references only is the same wherever it is made again
                 bump("remat")
                 lambda_bodies.append((c.extent.start.offset, c.extent.end.offset))
@@ -310,7 +310,7 @@ class Analysis:
                     elif not (fe.is_constant(ref) or ref.type.is_const_qualified()):
                         bump("none")
             elif k in (K.MEMBER_REF_EXPR, K.CXX_THIS_EXPR) and ctx.this is not None and \
-                    (k == K.CXX_THIS_EXPR or not _children(c)):
+                    (k == K.CXX_THIS_EXPR or not child_cursors(c)):
                 kind, taint = self.expr_class(ctx.this[0], ctx.this[1])  # a member of the inlined method's object
                 bump(kind)
                 tainted = tainted or taint
@@ -324,7 +324,7 @@ class Analysis:
                         target is None and (self.tr.called_definition(c) is not None or self.tr.unresolved_call(c))):
                     bump("none")
             elif k == K.ARRAY_SUBSCRIPT_EXPR:
-                base = fe.strip(_children(c)[0]) if _children(c) else None
+                base = fe.strip(child_cursors(c)[0]) if child_cursors(c) else None
                 ref = base.referenced if base is not None and base.kind == K.DECL_REF_EXPR else None
                 if ref is None or not fe.is_constant(ref):
                     bump("none")
@@ -332,13 +332,13 @@ class Analysis:
                 bump("none")
             elif (k == K.UNARY_OPERATOR and fe.operator_of(c) in ("++", "--")) or (k == K.BINARY_OPERATOR and fe.operator_of(c) == "=") \
                     or k == K.COMPOUND_ASSIGNMENT_OPERATOR:
-                target = fe.strip(_children(c)[0]) if _children(c) else None
+                target = fe.strip(child_cursors(c)[0]) if child_cursors(c) else None
                 if target is None or target.kind != K.DECL_REF_EXPR or target.referenced is None \
                         or target.referenced.hash not in allow_assign:
                     bump("none")
             elif k in (K.CXX_NEW_EXPR, K.CXX_DELETE_EXPR, K.LAMBDA_EXPR):
                 bump("none")
-            elif k == K.MEMBER_REF_EXPR and any(t.spelling == "->" for t in _tokens(c)):
+            elif k == K.MEMBER_REF_EXPR and any(t.spelling == "->" for t in cursor_tokens(c)):
                 bump("none")
         return worst, tainted
 
@@ -400,10 +400,10 @@ class Analysis:
                 if var.promoted and re.search(r"\bauto\b|dependent", var.type):
                     var.type = self._initializer_type(var) or var.type
                 if var.promoted and re.search(r"\bauto\b|dependent", var.type):
-                    raise _unsupported("per-thread auto variable", var.cursor or self.kernel,
+                    raise unsupported_feature("per-thread auto variable", var.cursor or self.kernel,
                                        f"variable {var.name} lives across a barrier but its type ({var.type}) is not known")
                 if var.promoted and "(lambda at " in var.type:
-                    raise _unsupported("per-thread lambda", var.cursor or self.kernel,
+                    raise unsupported_feature("per-thread lambda", var.cursor or self.kernel,
                                        f"lambda {var.name} copies values ([=], [x]) and is used across a barrier; "
                                        "a lambda cannot be stored per thread (capture by reference, [&], or define "
                                        "it after the barrier)")
@@ -438,10 +438,10 @@ class Analysis:
         s = fe.strip(init)
         try:
             if s.kind == K.CALL_EXPR and fe.call_name(s) in fe.WARP_EXCHANGE:
-                args = [a for a in _children(s)[1:] if a.extent.start.offset < a.extent.end.offset]
+                args = [a for a in child_cursors(s)[1:] if a.extent.start.offset < a.extent.end.offset]
                 t = self._exchange_type(s, args, ctx)
             else:
-                t = _value_type(self._arg_type(init, ctx))
+                t = value_type_of(self._arg_type(init, ctx))
         except LoweringUnsupported:
             return None
         return None if not t or re.search(r"\bauto\b|dependent|\(lambda at ", t) else t
@@ -532,13 +532,13 @@ class Analysis:
                     self.uses_coord_functions = True
                 if fe.call_name(x) in fe.UNSUPPORTED_CALLS:
                     feature = fe.UNSUPPORTED_CALLS[fe.call_name(x)]
-                    raise _unsupported(feature, x, f"{fe.call_name(x)}: {feature} are not supported")
+                    raise unsupported_feature(feature, x, f"{fe.call_name(x)}: {feature} are not supported")
                 if cg := self._cooperative_groups_feature(x, ctx):
-                    raise _unsupported(cg, x, f"{cg} is not supported (the rest of cooperative groups is)")
-                if any(t.spelling == "<<<" for t in _tokens(x)):
-                    raise _unsupported("dynamic parallelism", x, "a kernel launch inside a kernel")
+                    raise unsupported_feature(cg, x, f"{cg} is not supported (the rest of cooperative groups is)")
+                if any(t.spelling == "<<<" for t in cursor_tokens(x)):
+                    raise unsupported_feature("dynamic parallelism", x, "a kernel launch inside a kernel")
             elif x.kind == K.ASM_STMT:
-                raise _unsupported("inline PTX asm", x, "inline assembly (asm) has no CPU meaning")
+                raise unsupported_feature("inline PTX asm", x, "inline assembly (asm) has no CPU meaning")
             elif self._is_member_of_object(x, ctx):
                 found.extend(self._scan(ctx.this[0], ctx.this[1], r))  # a member of an inlined method's object
             for ch in x.get_children():
@@ -557,7 +557,7 @@ class Analysis:
         it is another class."""
         found = fe.group_call_on_template_type(call)
         if found is not None:
-            decl = _declaration(self._object_type((found[1], ctx, False))[0])
+            decl = declaration_of(self._object_type((found[1], ctx, False))[0])
             if decl.kind in RECORDS:
                 return fe.group_call_feature(found[0]) if fe.in_cooperative_groups(decl) else None
         return fe.cooperative_groups_feature(call, self.tr)
@@ -565,7 +565,7 @@ class Analysis:
     def _is_member_of_object(self, x: ci.Cursor, ctx: Ctx) -> bool:
         """`this`, or a member named alone (`width`), in an inlined method: a use of its object."""
         return ctx.this is not None and (x.kind == K.CXX_THIS_EXPR or x.kind == K.MEMBER_REF_EXPR
-                                         and not _children(x) and bool(x.spelling))
+                                         and not child_cursors(x) and bool(x.spelling))
 
     def _variables_named(self, expr: ci.Cursor, ctx: Ctx) -> list[Var]:
         """The variables an expression names, once per mention: by name, and as the object of an inlined
@@ -601,7 +601,7 @@ class Analysis:
         if var.block_level:
             return
         if var.kind != "uniform" or var.init is None:
-            raise _unsupported("barrier in thread-dependent control flow", where,
+            raise unsupported_feature("barrier in thread-dependent control flow", where,
                                f"control flow around a barrier depends on {var.name}, which may differ between threads")
         var.block_level = True
         init, ictx = var.init

@@ -12,7 +12,7 @@ import clang.cindex as ci
 from . import frontend as fe
 
 K = ci.CursorKind
-_ENDS_IN_SEMICOLON = (K.DECL_STMT, K.RETURN_STMT, K.DO_STMT, K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT)
+ENDS_IN_SEMICOLON = (K.DECL_STMT, K.RETURN_STMT, K.DO_STMT, K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT)
 # The lowered kernels' support code: a runtime header, so that a port can also include it by name.
 PRELUDE = (Path(__file__).parent / "runtime" / "include" / "cuda_cpu" / "lowering_support.h").read_text()
 LOOPS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT)
@@ -31,20 +31,20 @@ class LoweringUnsupported(Exception):
         self.feature, self.line, self.message, self.file = feature, line, message, file
 
 
-def _unsupported(feature: str, cursor: ci.Cursor | None, message: str) -> LoweringUnsupported:
+def unsupported_feature(feature: str, cursor: ci.Cursor | None, message: str) -> LoweringUnsupported:
     if cursor is None:
         return LoweringUnsupported(feature, 0, message)
-    return LoweringUnsupported(feature, cursor.location.line, message, _file_of(cursor))
+    return LoweringUnsupported(feature, cursor.location.line, message, file_of(cursor))
 
 
 # ---------------------------------------------------------------------------------------
-def _file_of(c: ci.Cursor) -> str | None:
+def file_of(c: ci.Cursor) -> str | None:
     """The file whose bytes `c`'s offsets index: the file parsed, or a project header whose
     device function is inlined."""
     return c.extent.start.file.name if c.extent.start.file is not None else None
 
 
-def _element_type(array: str) -> str:
+def array_element_type(array: str) -> str:
     """The type of `a[i]` for `a` of type `array`: `float (*)[4]` -> `float [4]`,
     `float [2][4]` -> `float [4]`, `const T *` -> `const T`."""
     array = array.strip()
@@ -63,7 +63,7 @@ ARRAY_TYPES = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKi
                ci.TypeKind.VARIABLEARRAY)
 
 
-def _outer_extent(array: str) -> str | None:
+def outer_extent(array: str) -> str | None:
     """The outermost extent of an array type: `float [2][4]` -> `2`; None for a non-array."""
     dims = re.fullmatch(r"[^\[]*\[([^\]]+)\].*", array.strip(), re.S)
     return dims.group(1).strip() if dims and "(*" not in array else None
@@ -73,20 +73,20 @@ TEMPLATE_PARAMETERS = (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER,
 RECORDS = (K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION)
 
 
-def _template_parameters(fn: ci.Cursor) -> list[ci.Cursor]:
+def template_parameters(fn: ci.Cursor) -> list[ci.Cursor]:
     """A function's template parameters, after those of the class template it is a member of."""
     owner = fn.semantic_parent
-    outer = _template_parameters(owner) if owner is not None and owner.kind == K.CLASS_TEMPLATE else []
+    outer = template_parameters(owner) if owner is not None and owner.kind == K.CLASS_TEMPLATE else []
     return outer + [c for c in fn.get_children() if c.kind in TEMPLATE_PARAMETERS]
 
 
-def _declaration(t: ci.Type) -> ci.Cursor:
+def declaration_of(t: ci.Type) -> ci.Cursor:
     """The declaration of a type, also of a template parameter's type as an instantiation binds it."""
     decl = t.get_declaration()
     return decl if decl.kind != K.NO_DECL_FOUND else t.get_canonical().get_declaration()
 
 
-def _classes_of(fn: ci.Cursor) -> list[ci.Cursor]:
+def classes_of(fn: ci.Cursor) -> list[ci.Cursor]:
     """The class a method belongs to and the classes around it, innermost first; none for a function
     outside classes."""
     classes, owner = [], fn.semantic_parent
@@ -96,20 +96,20 @@ def _classes_of(fn: ci.Cursor) -> list[ci.Cursor]:
     return classes
 
 
-def _class_aliases(fn: ci.Cursor) -> dict[str, str]:
+def class_aliases(fn: ci.Cursor) -> dict[str, str]:
     """The aliases (`using acc_t = Data<S>;`, `typedef float value_t;`) that a method's classes
     declare, by name, as the types they name (in the classes' template parameters)."""
-    return {d.spelling: d.underlying_typedef_type.spelling for cls in reversed(_classes_of(fn))
-            for d in _children(cls) if d.kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL)}
+    return {d.spelling: d.underlying_typedef_type.spelling for cls in reversed(classes_of(fn))
+            for d in child_cursors(cls) if d.kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL)}
 
 
-def _default_argument(param: ci.Cursor) -> ci.Cursor | None:
+def default_argument(param: ci.Cursor) -> ci.Cursor | None:
     """The expression after `=` in a parameter's declaration, if it has one."""
     exprs = [c for c in param.get_children() if c.kind.is_expression()]
     return exprs[-1] if exprs else None
 
 
-def _top_level_arguments(text: str) -> list[str]:
+def top_level_arguments(text: str) -> list[str]:
     """A type's template arguments as clang spells them (`float, Pair<float, int>, 4`), split at
     the commas outside brackets."""
     parts, depth, start = [], 0, 0
@@ -122,12 +122,12 @@ def _top_level_arguments(text: str) -> list[str]:
     return parts + [text[start:].strip()] if text.strip() else parts
 
 
-def _written_template_arguments(call: ci.Cursor) -> list[list[str]]:
+def written_template_arguments(call: ci.Cursor) -> list[list[str]]:
     """The template arguments written in a call's callee, one list per `::`-separated name:
     `Dot<float, 4>::dot<2>(a)` -> [["float", "4"], ["2"]], `f(x)` -> [[]]."""
     names: list[list[str]] = [[]]
     depth, nesting, arg = 0, 0, []
-    for tok in _tokens(call):
+    for tok in cursor_tokens(call):
         s = tok.spelling
         if depth == 0:
             if s == "(":
@@ -159,7 +159,7 @@ def _written_template_arguments(call: ci.Cursor) -> list[list[str]]:
     return names
 
 
-def _decayed(array: str) -> str:
+def decayed(array: str) -> str:
     """The pointer an array parameter is: `float[A][B]` -> `float (*)[B]`, `float[A]` -> `float *`."""
     dims = re.fullmatch(r"(.*?)\s*\[[^\]]*\]\s*(\[.*\])?", array.strip())
     if dims is None:
@@ -209,7 +209,7 @@ class Var:
     def per_thread_type(self) -> str:
         if self.reference:
             return re.sub(r"\s*&\s*$", "", self.type) + " *"  # const stays: it is the referenced object's
-        return _value_type(self.type)
+        return value_type_of(self.type)
 
 
 @dataclass(eq=False)
@@ -297,13 +297,13 @@ class BAny:
 # Small cursor utilities
 
 
-def _tokens(c: ci.Cursor) -> list[ci.Token]:
+def cursor_tokens(c: ci.Cursor) -> list[ci.Token]:
     return list(c.get_tokens())
 
 
-def _captures_by_value(lambda_expr: ci.Cursor) -> bool:
+def captures_by_value(lambda_expr: ci.Cursor) -> bool:
     """A lambda whose capture list (`[=]`, `[x]`, `[this]`, `[&, x]`) copies a value."""
-    tokens = [t.spelling for t in _tokens(lambda_expr)]
+    tokens = [t.spelling for t in cursor_tokens(lambda_expr)]
     if not tokens or tokens[0] != "[" or "]" not in tokens:
         return True
     items, item = [], []
@@ -317,14 +317,14 @@ def _captures_by_value(lambda_expr: ci.Cursor) -> bool:
     return any(part and part[0] != "&" for part in items)
 
 
-def _children(c: ci.Cursor) -> list[ci.Cursor]:
+def child_cursors(c: ci.Cursor) -> list[ci.Cursor]:
     return list(c.get_children())
 
 
 def _paren_close(c: ci.Cursor) -> tuple[int, list[int]]:
     """Offset of the `)` closing the statement's header and of the `;` at its top level."""
     depth, semis = 0, []
-    for t in _tokens(c):
+    for t in cursor_tokens(c):
         s = t.spelling
         if s in ("(", "[", "{"):
             depth += 1
@@ -337,13 +337,13 @@ def _paren_close(c: ci.Cursor) -> tuple[int, list[int]]:
     return c.extent.end.offset, semis
 
 
-def _stmt_list(c: ci.Cursor | None) -> list[ci.Cursor]:
+def stmt_list(c: ci.Cursor | None) -> list[ci.Cursor]:
     if c is None:
         return []
-    return _children(c) if c.kind == K.COMPOUND_STMT else [c]
+    return child_cursors(c) if c.kind == K.COMPOUND_STMT else [c]
 
 
-def _spins_on_global_memory(kernel: ci.Cursor) -> bool:
+def spins_on_global_memory(kernel: ci.Cursor) -> bool:
     """A loop of the kernel reads global memory through a pointer to volatile, or has an atomic
     in its condition: a wait for what another block writes (a tree's parent cell, a flag, a
     counter of arrived blocks), which needs the blocks resident at the same time."""
@@ -365,7 +365,7 @@ def _spins_on_global_memory(kernel: ci.Cursor) -> bool:
 
 
 def _loop_condition(loop: ci.Cursor) -> ci.Cursor | None:
-    parts = _children(loop)
+    parts = child_cursors(loop)
     if loop.kind == K.WHILE_STMT:
         return parts[0] if parts else None
     if loop.kind == K.DO_STMT:
@@ -376,30 +376,30 @@ def _loop_condition(loop: ci.Cursor) -> ci.Cursor | None:
     return None
 
 
-def _if_parts(c: ci.Cursor) -> tuple[ci.Cursor, ci.Cursor, ci.Cursor | None, bool]:
+def if_parts(c: ci.Cursor) -> tuple[ci.Cursor, ci.Cursor, ci.Cursor | None, bool]:
     rp, _ = _paren_close(c)
-    ch = _children(c)
+    ch = child_cursors(c)
     head = [x for x in ch if x.extent.end.offset <= rp + 1]
     rest = [x for x in ch if x.extent.start.offset > rp]
     return head[-1], rest[0], (rest[1] if len(rest) > 1 else None), len(head) > 1
 
 
-def _early_return_condition(s: ci.Cursor) -> ci.Cursor | None:
+def early_return_condition(s: ci.Cursor) -> ci.Cursor | None:
     """c of a statement `if (c) return;` (or `{ return; }`), with no else and no init-statement."""
     if s.kind != K.IF_STMT:
         return None
-    cond, then, orelse, has_init = _if_parts(s)
-    inner = _children(then) if then.kind == K.COMPOUND_STMT else [then]
-    if orelse is not None or has_init or len(inner) != 1 or inner[0].kind != K.RETURN_STMT or _children(inner[0]):
+    cond, then, orelse, has_init = if_parts(s)
+    inner = child_cursors(then) if then.kind == K.COMPOUND_STMT else [then]
+    if orelse is not None or has_init or len(inner) != 1 or inner[0].kind != K.RETURN_STMT or child_cursors(inner[0]):
         return None
     return cond
 
 
-def _for_parts(c: ci.Cursor):
+def for_parts(c: ci.Cursor):
     rp, semis = _paren_close(c)
     init = cond = inc = body = None
     s1, s2 = (semis + [rp, rp])[:2]
-    for x in _children(c):
+    for x in child_cursors(c):
         st = x.extent.start.offset
         if st > rp:
             body = x
@@ -412,33 +412,33 @@ def _for_parts(c: ci.Cursor):
     return init, cond, inc, body
 
 
-def _while_parts(c: ci.Cursor):
+def while_parts(c: ci.Cursor):
     rp, _ = _paren_close(c)
-    ch = _children(c)
+    ch = child_cursors(c)
     cond = [x for x in ch if x.extent.end.offset <= rp + 1][-1]
     body = [x for x in ch if x.extent.start.offset > rp][0]
     return cond, body
 
 
-def _array_parts(type_text: str) -> tuple[str, list[str]]:
+def array_parts(type_text: str) -> tuple[str, list[str]]:
     """`float [16][17]` -> (`float`, [`16`, `17`]); a type that is no array -> (itself, [])."""
-    if not _is_array(type_text):
+    if not is_array_type(type_text):
         return type_text.strip(), []
     head, _, dims = type_text.partition("[")
     return head.rstrip(), [d.strip() for d in ("[" + dims).strip()[1:-1].split("][")]
 
 
-def _unqualified_pointer(type_text: str) -> str:
+def unqualified_pointer(type_text: str) -> str:
     """A type without its pointer's own qualifiers (`const T *__restrict` -> `const T *`): they
     play no part in deducing T."""
     return re.sub(r"\*\s*(?:(?:const|volatile|__restrict__|__restrict|restrict)\b\s*)+", "*", type_text).strip()
 
 
-def _is_array(type_text: str) -> bool:
+def is_array_type(type_text: str) -> bool:
     return type_text.rstrip().endswith("]") and "(*" not in type_text
 
 
-def _value_type(type_text: str) -> str:
+def value_type_of(type_text: str) -> str:
     """The type a per-thread copy is stored as: top-level const and references dropped."""
     t = type_text.strip()
     t = re.sub(r"\s*&+$", "", t)

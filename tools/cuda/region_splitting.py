@@ -12,8 +12,8 @@ import clang.cindex as ci
 
 from . import frontend as fe
 from .lowering_common import (BAny, BCheck, BIf, BJump, BLoop, BReset, BScope, Ctx, K, LOOPS, LoweringUnsupported,
-                              Region, Var, _children, _early_return_condition, _for_parts, _if_parts, _stmt_list,
-                              _unsupported, _while_parts)
+                              Region, Var, child_cursors, early_return_condition, for_parts, if_parts, stmt_list,
+                              unsupported_feature, while_parts)
 
 
 class RegionSplitting:
@@ -24,7 +24,7 @@ class RegionSplitting:
         if bare.kind not in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
             return False
         op = fe.operator_of(bare)
-        parts = _children(bare)
+        parts = child_cursors(bare)
         if len(parts) != 2 or not op.endswith("=") or op in ("==", "!=", "<=", ">=") or not self._volatile(parts[0]):
             return False
         lhs, rhs = parts
@@ -55,7 +55,7 @@ class RegionSplitting:
 
     def lower_body(self) -> None:
         self.has_return = bool(fe.returns_of(fe.body_of(self.kernel)))
-        self.lower_seq(_stmt_list(fe.body_of(self.kernel)), self.ctx, (), self.items, in_loop=False)
+        self.lower_seq(stmt_list(fe.body_of(self.kernel)), self.ctx, (), self.items, in_loop=False)
 
     def lower_seq(self, stmts: list[ci.Cursor], ctx: Ctx, masks: tuple, out: list, in_loop: bool) -> None:
         for s in stmts:
@@ -63,16 +63,16 @@ class RegionSplitting:
 
     def lower_stmt(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list, in_loop: bool) -> None:
         while s.kind in (K.UNEXPOSED_STMT, getattr(K, "ATTRIBUTED_STMT", K.UNEXPOSED_STMT)) and self.contains_sync(s):
-            inner = [c for c in _children(s) if c.kind.is_statement()]
+            inner = [c for c in child_cursors(s) if c.kind.is_statement()]
             if len(inner) != 1:
                 break
             s = inner[0]  # `#pragma unroll` around a loop with barriers: the loop is hoisted anyway
         k = s.kind
-        if k == K.DECL_STMT and any(fe.is_shared(v) for v in _children(s)):
+        if k == K.DECL_STMT and any(fe.is_shared(v) for v in child_cursors(s)):
             self._add_shared(s, ctx)
             return
         if k == K.ASM_STMT:
-            raise _unsupported("inline PTX asm", s, "inline assembly (asm) has no CPU meaning")
+            raise unsupported_feature("inline PTX asm", s, "inline assembly (asm) has no CPU meaning")
         if k == K.RETURN_STMT and ctx.is_kernel:
             self.has_return = True
         block_level = self.contains_sync(s) or (in_loop and self._escapes(s))
@@ -83,7 +83,7 @@ class RegionSplitting:
             return
         if k in (K.BREAK_STMT, K.CONTINUE_STMT):
             if masks:
-                raise _unsupported("break in divergent code", s, "break/continue of a loop with barriers under a "
+                raise unsupported_feature("break in divergent code", s, "break/continue of a loop with barriers under a "
                                    "thread-dependent condition")
             self.cut(out)
             out.append(BJump("break" if k == K.BREAK_STMT else "continue"))
@@ -91,16 +91,16 @@ class RegionSplitting:
         if k == K.COMPOUND_STMT:
             inner: list = []
             self.cut(out)
-            self.lower_seq(_children(s), ctx, masks, inner, in_loop)
+            self.lower_seq(child_cursors(s), ctx, masks, inner, in_loop)
             self.cut(inner)
             out.append(BScope(inner))
             return
         if k == K.IF_STMT:
-            self._lower_if(s, ctx, masks, out, in_loop, _if_parts(s))
+            self._lower_if(s, ctx, masks, out, in_loop, if_parts(s))
             return
         if (choice := fe.strip(s)).kind == K.CONDITIONAL_OPERATOR:
             # `c ? __syncthreads() : __syncwarp();` is `if (c) ... else ...`
-            cond, then, orelse = _children(choice)
+            cond, then, orelse = child_cursors(choice)
             self._lower_if(s, ctx, masks, out, in_loop, (cond, then, orelse, False))
             return
         if k in LOOPS:
@@ -113,7 +113,7 @@ class RegionSplitting:
                 self.region(out, masks).items.append(("stmt", s, ctx))
                 self.cut(out)
                 return
-            raise _unsupported("barrier in switch", s, "a barrier or warp intrinsic inside a switch/goto")
+            raise unsupported_feature("barrier in switch", s, "a barrier or warp intrinsic inside a switch/goto")
         self._lower_sync_statement(s, ctx, masks, out)
 
     def _branch_mask(self, cond: ci.Cursor, ctx: Ctx, tainted: bool, masks: tuple, out: list) -> Var:
@@ -129,7 +129,7 @@ class RegionSplitting:
         """The statements of an inlined void function, where `if (c) return;` leaves the rest to the
         threads for which c is false (at block level where c is uniform)."""
         for i, s in enumerate(stmts):
-            cond = _early_return_condition(s)
+            cond = early_return_condition(s)
             if cond is None:
                 self.lower_stmt(s, ctx, masks, out, in_loop=False)
                 continue
@@ -157,29 +157,29 @@ class RegionSplitting:
             self._lower_sync_statement(s, ctx, masks, out)
             return
         if has_init or self._calls_sync(cond):  # (volatile reads are evaluated into the branch's mask)
-            raise _unsupported("barrier in condition", s, "an if with an init-statement or a warp intrinsic in its "
+            raise unsupported_feature("barrier in condition", s, "an if with an init-statement or a warp intrinsic in its "
                                "condition around code with barriers")
         kind, tainted = self.expr_class(cond, ctx)
         if kind == "uniform" and not masks:
             self.cut(out)
             then_items: list = []
-            self.lower_seq(_stmt_list(then), ctx, masks, then_items, in_loop)
+            self.lower_seq(stmt_list(then), ctx, masks, then_items, in_loop)
             self.cut(then_items)
             else_items = None
             if orelse is not None:
                 else_items = []
-                self.lower_seq(_stmt_list(orelse), ctx, masks, else_items, in_loop)
+                self.lower_seq(stmt_list(orelse), ctx, masks, else_items, in_loop)
                 self.cut(else_items)
             out.append(BIf((cond, ctx), then_items, else_items))
             return
         if in_loop and any(x is not None and self._escapes(x) for x in (then, orelse)):
-            raise _unsupported("break in divergent code", s, "break/continue under a thread-dependent condition in a "
+            raise unsupported_feature("break in divergent code", s, "break/continue under a thread-dependent condition in a "
                                "loop with barriers")
         mask = self._branch_mask(cond, ctx, tainted, masks, out)
-        self.lower_seq(_stmt_list(then), ctx, masks + ((mask, True),), out, in_loop)
+        self.lower_seq(stmt_list(then), ctx, masks + ((mask, True),), out, in_loop)
         self.cut(out)
         if orelse is not None:
-            self.lower_seq(_stmt_list(orelse), ctx, masks + ((mask, False),), out, in_loop)
+            self.lower_seq(stmt_list(orelse), ctx, masks + ((mask, False),), out, in_loop)
             self.cut(out)
 
     def _has_barrier(self, c: ci.Cursor) -> bool:
@@ -193,21 +193,21 @@ class RegionSplitting:
 
     def _lower_loop(self, s: ci.Cursor, ctx: Ctx, masks: tuple, out: list) -> None:
         if s.kind == K.FOR_STMT:
-            init, cond, inc, body = _for_parts(s)
+            init, cond, inc, body = for_parts(s)
             kind = "for"
         elif s.kind == K.WHILE_STMT:
-            (cond, body), init, inc, kind = _while_parts(s), None, None, "while"
+            (cond, body), init, inc, kind = while_parts(s), None, None, "while"
         elif s.kind == K.DO_STMT:
-            ch = _children(s)
+            ch = child_cursors(s)
             body, cond, init, inc, kind = ch[0], ch[-1], None, None, "do"
         else:
-            raise _unsupported("range-for with barriers", s, "a range-based for containing barriers")
+            raise unsupported_feature("range-for with barriers", s, "a range-based for containing barriers")
         for part in (init, cond, inc):
             if part is not None and self._calls_sync(part):
-                raise _unsupported("warp intrinsic in loop header", s, "a warp intrinsic in a loop header")
+                raise unsupported_feature("warp intrinsic in loop header", s, "a warp intrinsic in a loop header")
         loop_vars: list[Var] = []
         if init is not None and init.kind == K.DECL_STMT:
-            loop_vars = [self.lookup(v, ctx) for v in _children(init) if v.kind == K.VAR_DECL]
+            loop_vars = [self.lookup(v, ctx) for v in child_cursors(init) if v.kind == K.VAR_DECL]
         # The loop runs once per block: its variables are block-uniform when the header is
         # (assignments to them in the header allowed) and the body does not assign them.
         own = {v.cursor.hash for v in loop_vars if v.cursor is not None}
@@ -223,7 +223,7 @@ class RegionSplitting:
             try:
                 self.cut(out)
                 items: list = []
-                self.lower_seq(_stmt_list(body), ctx, masks, items, in_loop=True)
+                self.lower_seq(stmt_list(body), ctx, masks, items, in_loop=True)
                 self.cut(items)
                 out.append(BLoop(kind, (init, ctx) if init is not None else None, (cond, ctx) if cond is not None else None,
                                  (inc, ctx) if inc is not None else None, items))
@@ -271,7 +271,7 @@ class RegionSplitting:
         self.loop_flags.append((flag, skip))
         body_masks = masks + ((flag, True),) + (((skip, False),) if skip is not None else ())
         try:
-            self.lower_seq(_stmt_list(body), ctx, body_masks, loop, in_loop=False)
+            self.lower_seq(stmt_list(body), ctx, body_masks, loop, in_loop=False)
         finally:
             self.loop_flags.pop()
         self.cut(loop)
@@ -324,7 +324,7 @@ class RegionSplitting:
             if name in fe.WARP_EXCHANGE or name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
                 exchanges.append(call)
             elif name in ("__syncthreads", "__syncwarp"):
-                raise _unsupported("barrier in expression", call, "a barrier used inside an expression")
+                raise unsupported_feature("barrier in expression", call, "a barrier used inside an expression")
             else:
                 self._inline(call, ctx, masks, out)
         return exchanges
@@ -336,7 +336,7 @@ class RegionSplitting:
         for call in exchanges:
             site = self.sites
             self.sites += 1
-            args = [a for a in _children(call)[1:] if a.extent.start.offset < a.extent.end.offset]
+            args = [a for a in child_cursors(call)[1:] if a.extent.start.offset < a.extent.end.offset]
             name = fe.call_name(call)
             value = self._exchange_value(call, name, args)
             r.begins.append(site)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from . import frontend as fe
-from .lowering_common import (Ctx, K, KEYWORD_STATEMENTS, LOOPS, Var, _children, _classes_of, _file_of, _is_array,
-                              _unsupported, _value_type)
+from .lowering_common import (Ctx, K, KEYWORD_STATEMENTS, LOOPS, Var, child_cursors, classes_of, file_of, is_array_type,
+                              unsupported_feature, value_type_of)
 from .printer import declarator
 
 
@@ -21,7 +21,7 @@ class Rendering:
         reps: list[tuple[int, int, str]] = []
         self._collect(c, ctx, tid, reps, 0, start, end)
         reps.sort()
-        file = _file_of(c)
+        file = file_of(c)
         out, pos = [], start
         for s, e, text in reps:
             if s < pos:
@@ -44,17 +44,17 @@ class Rendering:
         if ctx.this is not None and k == K.CXX_THIS_EXPR:
             reps.append((s, e, f"(&{self._object_text(ctx.this, tid)})"))
             return
-        if ctx.this is not None and k == K.MEMBER_REF_EXPR and not _children(x) and x.spelling:
+        if ctx.this is not None and k == K.MEMBER_REF_EXPR and not child_cursors(x) and x.spelling:
             reps.append((s, s, self._object_text(ctx.this, tid) + "."))  # `mean` -> `(acc).mean`
         if k == K.DECL_REF_EXPR and x.referenced is not None:
             text = self._ref_text(x.referenced, ctx, tid)
             if text is not None and text != x.spelling:
-                if self.tr.text(s, e, _file_of(x)) != x.spelling:
-                    raise _unsupported("variable in macro", x, f"{x.spelling} is used inside a macro expansion and "
+                if self.tr.text(s, e, file_of(x)) != x.spelling:
+                    raise unsupported_feature("variable in macro", x, f"{x.spelling} is used inside a macro expansion and "
                                        "must be rewritten (it lives across a barrier)")
                 reps.append((s, e, text))
                 return
-            if text is not None or not _children(x):
+            if text is not None or not child_cursors(x):
                 return  # else its template arguments (`mul<A, Vec, Vec>`) may name template parameters
         # a type parameter, or a template template parameter (`Func<T>::op`) bound by inlining
         if k in (K.TYPE_REF, K.TEMPLATE_REF) and x.referenced is not None and x.referenced.hash in ctx.subst:
@@ -63,9 +63,9 @@ class Rendering:
         # an alias of an inlined method's class, named unqualified as its class's members may (`acc_t`
         # in `static_cast<acc_t>(v)`): the type it names
         if k == K.TYPE_REF and x.referenced is not None and x.referenced.kind in (K.TYPEDEF_DECL, K.TYPE_ALIAS_DECL) \
-                and x.referenced.semantic_parent in _classes_of(ctx.fn) \
-                and self.tr.text(s, e, _file_of(x)) == x.referenced.spelling \
-                and not self.tr.source_of(_file_of(x))[:s].rstrip().endswith(b"::"):
+                and x.referenced.semantic_parent in classes_of(ctx.fn) \
+                and self.tr.text(s, e, file_of(x)) == x.referenced.spelling \
+                and not self.tr.source_of(file_of(x))[:s].rstrip().endswith(b"::"):
             reps.append((s, e, self._subst_type(x.referenced.spelling, ctx)))
             return
         if k == K.DECL_STMT and s >= lo and e <= hi and self._decl_needs_rewrite(x, ctx):
@@ -108,7 +108,7 @@ class Rendering:
 
     def _keyword_spacing(self, statement: ci.Cursor, keyword: str, reps: list) -> None:
         """`if(`, `for  (` and the like as `if (`, `for (`."""
-        src = self.tr.source_of(_file_of(statement))
+        src = self.tr.source_of(file_of(statement))
         start = statement.extent.start.offset
         after = start + len(keyword)
         if src[start:after] != keyword.encode():  # written by a macro's expansion
@@ -121,7 +121,7 @@ class Rendering:
 
     def _after_semicolon(self, end: int, c: ci.Cursor) -> int:
         """Past the `;` that follows `end` in the file of `c`, if one does."""
-        src = self.tr.source_of(_file_of(c))
+        src = self.tr.source_of(file_of(c))
         i = end
         while i < len(src) and src[i:i + 1] in (b" ", b"\t"):
             i += 1
@@ -145,7 +145,7 @@ class Rendering:
         return var.ref(tid) if var is not None else None
 
     def _decl_needs_rewrite(self, decl: ci.Cursor, ctx: Ctx) -> bool:
-        for v in _children(decl):
+        for v in child_cursors(decl):
             if v.kind != K.VAR_DECL:
                 continue
             var = self.lookup(v, ctx)
@@ -157,7 +157,7 @@ class Rendering:
                      block: bool = False) -> str:
         """A declaration statement with per-thread, hoisted or renamed variables."""
         parts = []
-        for v in _children(decl):
+        for v in child_cursors(decl):
             if v.kind != K.VAR_DECL:
                 continue
             var = self.lookup(v, ctx)
@@ -181,14 +181,14 @@ class Rendering:
                 if tail.startswith(("(", "{")):  # a functional cast of the type as written fails for `unsigned int`
                     return f"{ref} = std::remove_reference_t<decltype({ref})>{tail};"
                 return ""
-            if _is_array(var.type):
+            if is_array_type(var.type):
                 tmp = self._fresh("init")
                 return (f"{{ const {declarator(var.type, tmp)} = {init_text}; "
                         f"std::memcpy(&{ref}, &{tmp}, sizeof({tmp})); }}")
             return var.bind(tid, init_text)
         if init_text is not None:  # a lambda's type has no spelling
             return f"{'auto ' + var.name if '(lambda at ' in var.type else declarator(var.type, var.name)} = {init_text};"
-        if _is_array(var.type):
+        if is_array_type(var.type):
             return f"{declarator(var.type, var.name)};"
         return f"{declarator(var.type, var.name)}{(' ' + tail) if tail else ''};"
 
@@ -225,6 +225,6 @@ class Rendering:
         if fe.call_name(call).startswith("__match_"):  # returns a lane mask: the type exchanged is the value's
             t = ""
         if t and "dependent" not in t:
-            return _value_type(self._subst_type(t, ctx))
+            return value_type_of(self._subst_type(t, ctx))
         value = args[1] if fe.call_name(call).endswith("_sync") else args[0]
-        return _value_type(self._arg_type(value, ctx))
+        return value_type_of(self._arg_type(value, ctx))

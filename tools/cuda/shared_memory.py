@@ -9,7 +9,7 @@ import clang.cindex as ci
 
 from . import frontend as fe
 from .exchanges import exchanged_between_barriers
-from .lowering_common import Ctx, K, _children
+from .lowering_common import Ctx, K, child_cursors
 
 
 class SharedMemory:
@@ -51,16 +51,16 @@ class SharedMemory:
         out = set()
         for x in fn.walk_preorder():
             if x.kind == K.BINARY_OPERATOR and fe.operator_of(x) == "=":
-                target = fe.strip(_children(x)[0])
+                target = fe.strip(child_cursors(x)[0])
                 while target.kind in (K.ARRAY_SUBSCRIPT_EXPR, K.UNARY_OPERATOR, K.PAREN_EXPR, K.UNEXPOSED_EXPR) \
-                        and _children(target):
-                    target = fe.strip(_children(target)[0])
+                        and child_cursors(target):
+                    target = fe.strip(child_cursors(target)[0])
                 if target.kind == K.DECL_REF_EXPR:
                     out.add((target.extent.start.offset, target.extent.end.offset))
         return out
 
     def _add_shared(self, s: ci.Cursor, ctx: Ctx) -> None:
-        decls = [v for v in _children(s) if v.kind == K.VAR_DECL]
+        decls = [v for v in child_cursors(s) if v.kind == K.VAR_DECL]
         if len(decls) == 1:
             self.shared_as_written.add(decls[0].hash)
         for v in decls:
@@ -97,7 +97,7 @@ class SharedMemory:
         """The extent of a subscript's index where it is a 32-bit unsigned value that a subtraction or
         a complement may wrap below zero, indexing __shared__ memory (an array, or a local pointer made
         from one), else None."""
-        children = _children(subscript)
+        children = child_cursors(subscript)
         if len(children) != 2 or children[1].type.get_canonical().kind != ci.TypeKind.UINT or not any(
                 c.kind in (K.UNARY_OPERATOR, K.BINARY_OPERATOR) and fe.operator_of(c) in ("~", "-")
                 for c in children[1].walk_preorder()):
