@@ -168,7 +168,6 @@ def as_published(rec: Record, rng: random.Random, *, names: str = "stem") -> dic
     code = _sub_names(code, {**ph, function: FUNCTION})
     m = re.search(rf"void\s+{FUNCTION}\s*\(([^)]*)\)", code)
     params = [p.strip() for p in m[1].split(",")]
-    order = [*outputs, *[ph[n] for n in inputs]]
 
     def pname(p: str) -> str:
         return re.findall(r"\w+", p)[-1]
