@@ -95,15 +95,14 @@ class LiveToolbox:
         found = infer(task, module, alternatives=MAX_ALTERNATIVES)
         answers, verified = [], None
         for k, answer in enumerate([found, *found.alternatives]):
-            launches, how, buffers, _ = launches_from(task, answer)
-            entry: dict[str, Any] = {"how": how, "launches": [launch.model_dump(mode="json") for launch in launches or []],
-                                     "buffers": [b.model_dump(mode="json") for b in buffers]}
+            candidate, how = answered_task(task, answer)
+            entry: dict[str, Any] = {"how": how, "launches": [launch.model_dump(mode="json") for launch in candidate.launches],
+                                     "buffers": [b.model_dump(mode="json") for b in candidate.buffers]}
             answers.append(entry)
             if k == 0 and not probe_first:
                 entry["status"] = "incorrect"  # the attempt that asked for the search checked it
                 continue
-            candidate = task.model_copy(update={"launches": launches, "buffers": buffers})
-            lowering, _ = lower(candidate) if launches else (None, [])
+            lowering, _ = lower(candidate) if candidate.launches else (None, [])
             entry["status"] = self.check(candidate, lowering)["status"] if lowering else "not lowered"
             if entry["status"] == "correct":
                 verified = k
@@ -206,6 +205,13 @@ def launches_from(task: Task, found: Any) -> tuple[list[Launch] | None, str, lis
     padded = [b.model_copy(update={"padding": max(b.padding, found.padding[b.name])}) if b.name in found.padding else b
               for b in task.buffers]
     return found.launches, found.explanation, [*padded, *found.scratch], found.short
+
+
+def answered_task(task: Task, found: Any) -> tuple[Task, str]:
+    """`task` with one answer of launch inference (its first or an alternative) as its launches and
+    buffers (no launches where the answer has none), and how they were inferred."""
+    launches, how, buffers, _ = launches_from(task, found)
+    return task.model_copy(update={"launches": launches or [], "buffers": buffers}), how
 
 
 def _median(stats: Any) -> float | None:

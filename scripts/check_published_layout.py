@@ -44,7 +44,7 @@ CATEGORIES = ("elementwise", "reduction", "layout", "logic", "compute", "graph",
 def evaluate(path: Path, sandbox, verify: bool, search: bool = False) -> tuple[str, str]:
     """(outcome, detail) of one converted task; with `search`, inference's other answers are
     verified in turn where the first is incorrect."""
-    from agent.toolbox import launches_from
+    from agent.toolbox import answered_task
     from tools.cuda.launch_inference import MAX_ALTERNATIVES, infer
 
     task = load_task(path)
@@ -53,15 +53,15 @@ def evaluate(path: Path, sandbox, verify: bool, search: bool = False) -> tuple[s
     except CudaParseError as exc:
         return "not parsed", str(exc)[:200]
     found = infer(task, module, alternatives=MAX_ALTERNATIVES if search else 0)
-    launches, how, buffers, _ = launches_from(task, found)
-    if launches is None:
+    candidate, how = answered_task(task, found)
+    if not candidate.launches:
         return "not inferred", how[:300]
-    outcome, detail = _verify(task.model_copy(update={"launches": launches, "buffers": buffers}), how, sandbox, verify)
+    outcome, detail = _verify(candidate, how, sandbox, verify)
     if outcome != "incorrect" or not found.alternatives:
         return outcome, detail
     for k, alternative in enumerate(found.alternatives, 1):
-        launches, alt_how, buffers, _ = launches_from(task, alternative)
-        if _verify(task.model_copy(update={"launches": launches, "buffers": buffers}), alt_how, sandbox, verify)[0] == "correct":
+        candidate, alt_how = answered_task(task, alternative)
+        if _verify(candidate, alt_how, sandbox, verify)[0] == "correct":
             return "correct", f"alternative {k} of {len(found.alternatives)}: {alt_how.split(' | ')[0]}"[:300]
     return outcome, f"{len(found.alternatives)} alternative(s) also incorrect | {detail}"[:700]
 
