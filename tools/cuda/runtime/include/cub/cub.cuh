@@ -44,8 +44,30 @@ struct KeyValuePair {
 // device-wide algorithms above (and any loop) read through them.  Their value_type is the
 // one CUB gives them (TransformInputIterator: its first template argument).
 
+// The moves and comparisons every input iterator below shares: Derived keeps a position
+// (position(): what differences and comparisons read) and moves it (advance(n)).
+template <class Derived, class DifferenceT>
+class InputIteratorMoves {
+  public:
+    Derived& operator++() { self().advance(1); return self(); }
+    Derived operator++(int) { Derived old = self(); self().advance(1); return old; }
+    template <class Distance>
+    Derived& operator+=(Distance n) { self().advance(static_cast<DifferenceT>(n)); return self(); }
+    template <class Distance>
+    Derived operator+(Distance n) const { Derived out = self(); out.advance(static_cast<DifferenceT>(n)); return out; }
+    template <class Distance>
+    Derived operator-(Distance n) const { Derived out = self(); out.advance(-static_cast<DifferenceT>(n)); return out; }
+    DifferenceT operator-(const Derived& other) const { return static_cast<DifferenceT>(self().position() - other.position()); }
+    bool operator==(const Derived& other) const { return self().position() == other.position(); }
+    bool operator!=(const Derived& other) const { return !(self() == other); }
+
+  private:
+    Derived& self() { return static_cast<Derived&>(*this); }
+    const Derived& self() const { return static_cast<const Derived&>(*this); }
+};
+
 template <class ValueType, class OffsetT = std::ptrdiff_t>
-class CountingInputIterator {
+class CountingInputIterator : public InputIteratorMoves<CountingInputIterator<ValueType, OffsetT>, OffsetT> {
   public:
     using iterator_category = std::random_access_iterator_tag;
     using value_type = ValueType;
@@ -58,24 +80,16 @@ class CountingInputIterator {
     reference operator*() const { return value_; }
     template <class Distance>
     reference operator[](Distance n) const { return static_cast<ValueType>(value_ + n); }
-    CountingInputIterator& operator++() { ++value_; return *this; }
-    CountingInputIterator operator++(int) { CountingInputIterator old = *this; ++value_; return old; }
-    template <class Distance>
-    CountingInputIterator operator+(Distance n) const { return CountingInputIterator(static_cast<ValueType>(value_ + n)); }
-    template <class Distance>
-    CountingInputIterator& operator+=(Distance n) { value_ = static_cast<ValueType>(value_ + n); return *this; }
-    template <class Distance>
-    CountingInputIterator operator-(Distance n) const { return CountingInputIterator(static_cast<ValueType>(value_ - n)); }
-    difference_type operator-(const CountingInputIterator& other) const { return static_cast<difference_type>(value_ - other.value_); }
-    bool operator==(const CountingInputIterator& other) const { return value_ == other.value_; }
-    bool operator!=(const CountingInputIterator& other) const { return value_ != other.value_; }
+
+    void advance(difference_type n) { value_ = static_cast<ValueType>(value_ + n); }
+    auto position() const { return value_; }
 
   private:
     ValueType value_;
 };
 
 template <class ValueType, class OffsetT = std::ptrdiff_t>
-class ConstantInputIterator {
+class ConstantInputIterator : public InputIteratorMoves<ConstantInputIterator<ValueType, OffsetT>, OffsetT> {
   public:
     using iterator_category = std::random_access_iterator_tag;
     using value_type = ValueType;
@@ -88,17 +102,9 @@ class ConstantInputIterator {
     reference operator*() const { return value_; }
     template <class Distance>
     reference operator[](Distance) const { return value_; }
-    ConstantInputIterator& operator++() { ++offset_; return *this; }
-    ConstantInputIterator operator++(int) { ConstantInputIterator old = *this; ++offset_; return old; }
-    template <class Distance>
-    ConstantInputIterator operator+(Distance n) const { return ConstantInputIterator(value_, offset_ + n); }
-    template <class Distance>
-    ConstantInputIterator& operator+=(Distance n) { offset_ += n; return *this; }
-    template <class Distance>
-    ConstantInputIterator operator-(Distance n) const { return ConstantInputIterator(value_, offset_ - n); }
-    difference_type operator-(const ConstantInputIterator& other) const { return offset_ - other.offset_; }
-    bool operator==(const ConstantInputIterator& other) const { return offset_ == other.offset_; }
-    bool operator!=(const ConstantInputIterator& other) const { return offset_ != other.offset_; }
+
+    void advance(difference_type n) { offset_ += n; }
+    auto position() const { return offset_; }
 
   private:
     ValueType value_;
@@ -106,7 +112,7 @@ class ConstantInputIterator {
 };
 
 template <class ValueType, class ConversionOp, class InputIteratorT, class OffsetT = std::ptrdiff_t>
-class TransformInputIterator {
+class TransformInputIterator : public InputIteratorMoves<TransformInputIterator<ValueType, ConversionOp, InputIteratorT, OffsetT>, OffsetT> {
   public:
     using iterator_category = std::random_access_iterator_tag;
     using value_type = ValueType;
@@ -118,17 +124,9 @@ class TransformInputIterator {
     reference operator*() const { return static_cast<ValueType>(op_(*input_)); }
     template <class Distance>
     reference operator[](Distance n) const { return static_cast<ValueType>(op_(input_[n])); }
-    TransformInputIterator& operator++() { ++input_; return *this; }
-    TransformInputIterator operator++(int) { TransformInputIterator old = *this; ++input_; return old; }
-    template <class Distance>
-    TransformInputIterator operator+(Distance n) const { return TransformInputIterator(input_ + n, op_); }
-    template <class Distance>
-    TransformInputIterator& operator+=(Distance n) { input_ += n; return *this; }
-    template <class Distance>
-    TransformInputIterator operator-(Distance n) const { return TransformInputIterator(input_ - n, op_); }
-    difference_type operator-(const TransformInputIterator& other) const { return static_cast<difference_type>(input_ - other.input_); }
-    bool operator==(const TransformInputIterator& other) const { return input_ == other.input_; }
-    bool operator!=(const TransformInputIterator& other) const { return input_ != other.input_; }
+
+    void advance(difference_type n) { input_ += n; }
+    auto position() const { return input_; }
 
   private:
     InputIteratorT input_;
@@ -138,7 +136,7 @@ class TransformInputIterator {
 // Each element paired with its position: {key: offset, value: element}.
 template <class InputIteratorT, class OffsetT = std::ptrdiff_t,
           class OutputValueT = typename std::iterator_traits<InputIteratorT>::value_type>
-class ArgIndexInputIterator {
+class ArgIndexInputIterator : public InputIteratorMoves<ArgIndexInputIterator<InputIteratorT, OffsetT, OutputValueT>, OffsetT> {
   public:
     using iterator_category = std::random_access_iterator_tag;
     using value_type = KeyValuePair<OffsetT, OutputValueT>;
@@ -150,17 +148,12 @@ class ArgIndexInputIterator {
     reference operator*() const { return value_type{offset_, static_cast<OutputValueT>(input_[offset_])}; }
     template <class Distance>
     reference operator[](Distance n) const { return value_type{static_cast<OffsetT>(offset_ + n), static_cast<OutputValueT>(input_[offset_ + n])}; }
-    ArgIndexInputIterator& operator++() { ++offset_; return *this; }
-    ArgIndexInputIterator operator++(int) { ArgIndexInputIterator old = *this; ++offset_; return old; }
-    template <class Distance>
-    ArgIndexInputIterator operator+(Distance n) const { return ArgIndexInputIterator(input_, offset_ + n); }
-    template <class Distance>
-    ArgIndexInputIterator& operator+=(Distance n) { offset_ += n; return *this; }
-    difference_type operator-(const ArgIndexInputIterator& other) const { return offset_ - other.offset_; }
     bool operator==(const ArgIndexInputIterator& other) const { return offset_ == other.offset_ && input_ == other.input_; }
-    bool operator!=(const ArgIndexInputIterator& other) const { return !(*this == other); }
     // Makes the current position offset 0, as CUB's normalize().
     void normalize() { input_ += offset_; offset_ = 0; }
+
+    void advance(difference_type n) { offset_ += n; }
+    auto position() const { return offset_; }
 
   private:
     InputIteratorT input_;
@@ -171,7 +164,7 @@ class ArgIndexInputIterator {
 enum CacheLoadModifier { LOAD_DEFAULT, LOAD_CA, LOAD_CG, LOAD_CS, LOAD_CV, LOAD_LDG, LOAD_VOLATILE };
 
 template <CacheLoadModifier MODIFIER, class ValueType, class OffsetT = std::ptrdiff_t>
-class CacheModifiedInputIterator {
+class CacheModifiedInputIterator : public InputIteratorMoves<CacheModifiedInputIterator<MODIFIER, ValueType, OffsetT>, OffsetT> {
   public:
     using iterator_category = std::random_access_iterator_tag;
     using value_type = ValueType;
@@ -184,15 +177,9 @@ class CacheModifiedInputIterator {
     reference operator*() const { return *ptr_; }
     template <class Distance>
     reference operator[](Distance n) const { return ptr_[n]; }
-    CacheModifiedInputIterator& operator++() { ++ptr_; return *this; }
-    CacheModifiedInputIterator operator++(int) { CacheModifiedInputIterator old = *this; ++ptr_; return old; }
-    template <class Distance>
-    CacheModifiedInputIterator operator+(Distance n) const { return CacheModifiedInputIterator(ptr_ + n); }
-    template <class Distance>
-    CacheModifiedInputIterator& operator+=(Distance n) { ptr_ += n; return *this; }
-    difference_type operator-(const CacheModifiedInputIterator& other) const { return ptr_ - other.ptr_; }
-    bool operator==(const CacheModifiedInputIterator& other) const { return ptr_ == other.ptr_; }
-    bool operator!=(const CacheModifiedInputIterator& other) const { return ptr_ != other.ptr_; }
+
+    void advance(difference_type n) { ptr_ += n; }
+    auto position() const { return ptr_; }
 
   private:
     ValueType* ptr_;
