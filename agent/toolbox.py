@@ -12,7 +12,7 @@ from typing import Any
 
 from agent.configuration import Settings
 from sandboxes import Limits, Sandbox
-from tools.build import compile_cpp
+from tools.build import compile_args, compile_cpp
 from tools.observations import Observation
 from tools.spec import Buffer, Launch, Task
 
@@ -112,12 +112,14 @@ class LiveToolbox:
     # compile ---------------------------------------------------------------
     def compile(self, task: Task, code: str) -> dict[str, Any]:
         """A syntax-and-semantics pass (-fsyntax-only): fast, and the diagnostics a fix needs."""
-        from tools.verify.references import put_runtime_headers
+        from tools.verify.runtime_headers import install_precompiled_runtime, put_runtime_headers
 
         self.sandbox.put({f"{COMPILE_DIR}/{CANDIDATE}": code})
+        cfg = self.settings.compiler
         if not self._headers:
             self._headers = put_runtime_headers(self.sandbox, f"{COMPILE_DIR}/include") or ["."]
-        cfg = self.settings.compiler
+            if self._headers != ["."]:
+                install_precompiled_runtime(self.sandbox, self._headers[0], cxx=cfg.cxx, args=compile_args(cfg.cxx, cfg.cxxflags, shared=False))
         build = compile_cpp(
             self.sandbox, [f"{COMPILE_DIR}/{CANDIDATE}"], f"{COMPILE_DIR}/candidate.o", cxx=cfg.cxx, flags=cfg.cxxflags,
             extra=["-fsyntax-only"], include_dirs=self._headers, limits=self.limits, timeout_s=self.limits.timeout_s,

@@ -156,9 +156,14 @@ def compile_cpp(
     A shared library's own calls bind locally (-fno-semantic-interposition, where the compiler
     is GCC-compatible), as in an executable: otherwise an entry cannot inline the kernels it
     launches, and every kernel is compiled blind to its launch shape (measured: 13x slower)."""
-    argv = [cxx, *flags, *(["-shared", "-fPIC", *_local_binding(cxx)] if shared else []), *[f"-I{d}" for d in include_dirs]]
+    argv = [cxx, *compile_args(cxx, flags, shared=shared), *[f"-I{d}" for d in include_dirs]]
     argv += [*sources, "-o", output, *extra]
     return _build(sandbox, argv, "g++", timeout_s, limits)
+
+
+def compile_args(cxx: str, flags: Sequence[str], *, shared: bool) -> list[str]:
+    """What compile_cpp passes before the include directories and sources."""
+    return [*flags, *(["-shared", "-fPIC", *_local_binding(cxx)] if shared else [])]
 
 
 def _local_binding(cxx: str) -> list[str]:

@@ -21,6 +21,8 @@ from pathlib import Path
 import clang.cindex as ci
 from pydantic import BaseModel
 
+from tools.user_cache import cache_dir, keep_newest
+
 SHIM_DIR = Path(__file__).parent / "shim"
 RUNTIME_INCLUDE = Path(__file__).parent / "runtime" / "include"
 DefinitionKey = tuple[str, int]  # a function definition across the files of one parse: (file, offset)
@@ -221,7 +223,7 @@ def _shim_pch() -> str | None:
     for path in sorted(SHIM_DIR.rglob("*")):
         if path.is_file():
             key.update(path.name.encode() + path.read_bytes())
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agent" / "pch"
+    cache = cache_dir()
     pch = cache / f"cuda_shim-{key.hexdigest()[:16]}.pch"
     if pch.is_file():
         return str(pch)
@@ -235,6 +237,7 @@ def _shim_pch() -> str | None:
         os.replace(partial, pch)  # whole or absent for a parse running beside this one
     except (OSError, ci.TranslationUnitLoadError, ci.TranslationUnitSaveError):
         return None
+    keep_newest("cuda_shim-*.pch", 8)
     return str(pch)
 
 

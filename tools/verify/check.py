@@ -25,14 +25,15 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandboxes import Sandbox
-from tools.build import DEFAULT_CXXFLAGS, BuildResult, compile_cpp
+from tools.build import DEFAULT_CXXFLAGS, BuildResult, compile_args, compile_cpp
 from tools.observations import Observation
 from tools.spec import Task, numpy_dtype
 
 from .compare import Mismatch, compare_buffer, error_stats
 from .harness import HarnessRun, harness_source, run_harness
 from .inputs import generate_inputs, inputs_from_files
-from .references import Reference, VerifyError, open_reference, output_buffers, put_runtime_headers
+from .references import Reference, VerifyError, open_reference, output_buffers
+from .runtime_headers import install_precompiled_runtime, put_runtime_headers
 
 WORK = "verify"  # the subdirectory of the candidate's sandbox this module uses
 MISSING_ENTRY = 4  # the harness's exit status when dlsym finds no entry
@@ -121,6 +122,8 @@ def build_candidate(
     if reused is not None:
         return reused
     includes = put_runtime_headers(sandbox, f"{WORK}/include") if not sandbox.exists(f"{WORK}/include") else [f"{WORK}/include"]
+    if includes:
+        install_precompiled_runtime(sandbox, includes[0], cxx=cxx, args=compile_args(cxx, flags, shared=True))
     sandbox.put({f"{WORK}/{fname}": source})
     build = compile_cpp(sandbox, [f"{WORK}/{fname}"], out, cxx=cxx, flags=flags, shared=True, include_dirs=includes,
                         extra=extra)

@@ -29,11 +29,12 @@ from typing import Sequence
 import numpy as np
 
 from sandboxes import Limits, LocalSandbox, Sandbox
-from tools.build import DEFAULT_CXXFLAGS, compile_cpp, compile_cuda
+from tools.build import DEFAULT_CXXFLAGS, compile_args, compile_cpp, compile_cuda
 from tools.spec import Task, numpy_dtype
 
 from .harness import harness_source, run_harness
 from .inputs import scalar_values
+from .runtime_headers import install_precompiled_runtime, put_runtime_headers, runtime_include_dir
 
 OUTPUT_ROLES = ("output", "inout")
 # A C/C++ reference gets the candidates' default optimization, so that a speedup is the code's, not the flags'.
@@ -44,26 +45,6 @@ _RUNNER = Path(__file__).with_name("python_runner.py")
 
 class VerifyError(Exception):
     """The task or its reference cannot be used (not the candidate's fault); the message says why."""
-
-
-def runtime_include_dir() -> Path | None:
-    """The CPU CUDA-runtime headers candidates include (tools/cuda/runtime/include)."""
-    try:
-        from tools.cuda import runtime_include_dir as find
-
-        return Path(find())
-    except (ImportError, AttributeError):
-        path = Path(__file__).resolve().parents[1] / "cuda" / "runtime" / "include"
-        return path if path.is_dir() else None
-
-
-def put_runtime_headers(sandbox: Sandbox, dest: str) -> list[str]:
-    """Copy the runtime headers into the sandbox (a Docker sandbox cannot see host paths)."""
-    inc = runtime_include_dir()
-    if inc is None:
-        return []
-    sandbox.put_path(inc, dest)
-    return [dest]
 
 
 def sibling_sandbox(sandbox: Sandbox, *, gpu: bool = False) -> Sandbox:
@@ -147,6 +128,8 @@ class _LibraryReference(Reference):
         try:
             includes = put_runtime_headers(self.box, "include")
             self.box.put({filename: source, "harness.cpp": harness_source(task, call_args)})
+            if includes and Path(filename).suffix in (".cpp", ".cc", ".cxx"):
+                install_precompiled_runtime(self.box, includes[0], cxx=compiler, args=compile_args(compiler, flags, shared=True))
             build = compile_cpp(self.box, [filename], "libref.so", cxx=compiler, flags=flags, shared=True, include_dirs=includes)
             if not build.ok:
                 raise VerifyError(f"the {self.kind} reference does not compile:\n{build.summary(8)}")
