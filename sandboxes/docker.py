@@ -187,7 +187,7 @@ class DockerSandbox:
         self._closed = True  # until the container runs
         try:
             self.client = docker_client(timeout=24 * 3600.0)  # commands are bounded by our own guard
-            self.client.images.get(image)
+            self.image_id = self.client.images.get(image).id  # which compiler: what may reuse a file it built
         except docker.errors.ImageNotFound:
             raise SandboxUnavailable(f"docker image {image} not found: build it with sandboxes/image/build_image.sh, "
                                      "or use --sandbox local") from None

@@ -1,7 +1,8 @@
 """The runtime's main header precompiled for the candidates' compiles (tools/verify/runtime_headers.py).
 
 g++ says which precompiled header it read (`-H` prints `! FILE` for one it used, `x FILE` for one
-it rejected), so these tests ask the compiler itself rather than timing it.
+it rejected), so these tests ask the compiler itself rather than timing it. A Docker sandbox's compiler is the
+image's: it builds its own, tested where a daemon answers.
 """
 
 from __future__ import annotations
@@ -10,11 +11,15 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from sandboxes import LocalSandbox
 from tools.build import DEFAULT_CXXFLAGS, compile_args, compile_cpp
 from tools.cuda import lower_task
 from tools.spec import load_task
 from tools.user_cache import cache_dir, keep_newest
+
+from test_sandbox import make_box
 from tools.verify import check
 from tools.verify import runtime_headers as rh
 from tools.verify.check import WORK
@@ -26,10 +31,11 @@ def _used_pch(build) -> list[str]:
     return [line[2:] for line in build.output.splitlines() if line.startswith("! ")]
 
 
-def test_a_candidate_compile_reads_the_precompiled_runtime_and_stays_correct(tmp_path):
+@pytest.mark.parametrize("kind", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_a_candidate_compile_reads_the_precompiled_runtime_and_stays_correct(kind, tmp_path):
     task = load_task(TASK)
     code = lower_task(task)
-    with LocalSandbox(root=tmp_path) as box:
+    with (LocalSandbox(root=tmp_path) if kind == "local" else make_box("docker")) as box:
         report = check(task, code, box, seeds=[task.inputs.seed], threads=[1, 2])
         assert report.status == "correct", report.summary()
         variants = box.run(["ls", f"{WORK}/include/cuda_runtime.h.gch"]).stdout.split()
@@ -47,24 +53,28 @@ def test_edited_headers_get_their_own_precompiled_header(tmp_path, monkeypatch):
     shutil.copytree(rh.runtime_include_dir(), include)
     monkeypatch.setattr(rh, "runtime_include_dir", lambda: include)
     args = compile_args("g++", DEFAULT_CXXFLAGS, shared=True)
-    first = rh.precompiled_runtime("g++", args)
+    box = LocalSandbox(root=tmp_path)
+    first = rh.precompiled_runtime(box, "g++", args)
     assert first is not None and first.parent == tmp_path / "cache" / "agent" / "pch"
-    assert rh.precompiled_runtime("g++", args) == first  # cached
+    assert rh.precompiled_runtime(box, "g++", args) == first  # cached
     with (include / "cuda_runtime.h").open("a") as header:
         header.write("\n// edited\n")
     rh._headers_digest.cache_clear()
     try:
-        assert rh.precompiled_runtime("g++", args) not in (None, first)  # never a header older than the files
+        again = rh.precompiled_runtime(box, "g++", args)
+        assert again not in (None, first)  # never a header older than the files
+        assert not first.exists()  # which nothing reads again
     finally:
         rh._headers_digest.cache_clear()
+        box.close()
 
 
 def test_flags_the_header_cannot_be_built_with_leave_the_compile_as_it_was(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     task = load_task(TASK)
     flags = [*DEFAULT_CXXFLAGS, "-fno-such-option"]
-    assert rh.precompiled_runtime("g++", compile_args("g++", flags, shared=True)) is None
     with LocalSandbox(root=tmp_path) as box:
+        assert rh.precompiled_runtime(box, "g++", compile_args("g++", flags, shared=True)) is None
         rh.put_runtime_headers(box, "include")
         rh.install_precompiled_runtime(box, "include", cxx="g++", args=compile_args("g++", flags, shared=True))
         assert not box.exists("include/cuda_runtime.h.gch")

@@ -8,11 +8,11 @@ baseline and search variant is compiled. g++ reads `DIR/cuda_runtime.h.gch/*` in
 compiler (it checks both, and reads the header itself otherwise), and only where that header
 is the source's first include, as in every lowering's output.
 
-The precompiled header is built on the host from the package's own headers (trusted code, no
-candidate involved) and cached in the user's cache directory under a key of the compiler, the
-flags and the headers' bytes; a sandbox gets a copy (never a link: code running in the sandbox
-may write its working directory). Only for a local sandbox, whose g++ is the host's: a Docker
-sandbox's compiler is the image's, which the host cannot run.
+The precompiled header is built by the sandbox's own compiler from a fresh copy of the package's
+headers (no candidate code runs between the copy and the build), fetched, and cached in the
+user's cache directory under a key of the compiler (the host's binary for a local sandbox, the
+image for a Docker one), the flags and the headers' bytes; every later sandbox gets a copy
+(never a link: code running in the sandbox may write its working directory).
 """
 
 from __future__ import annotations
@@ -21,15 +21,14 @@ import functools
 import hashlib
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Sequence
 
-from sandboxes import Sandbox
+from sandboxes import Sandbox, SandboxError
 from tools.user_cache import cache_dir, keep_newest
 
 HEADER = "cuda_runtime.h"
-_KEEP = 4  # cached variants kept (each is about 70 MB, most of it the C++ standard headers); the oldest go first
+_KEEP = 6  # compilers and flag sets kept (about 70 MB each, most of it the C++ standard headers); the oldest go first
 _failed: set[str] = set()  # keys whose build failed in this process: not tried again
 
 
@@ -62,7 +61,12 @@ def _headers_digest(include: Path) -> str:
     return digest.hexdigest()
 
 
-def _compiler_identity(cxx: str) -> str | None:
+def _compiler_identity(sandbox: Sandbox, cxx: str) -> str | None:
+    """What says which compiler binary a sandbox's `cxx` is: for a local one the host's file, for
+    a Docker one its image (None where unknown: nothing is cached)."""
+    if sandbox.kind != "local":
+        image = getattr(sandbox, "image_id", None)
+        return f"{sandbox.kind}:{image}:{cxx}" if image else None
     path = shutil.which(cxx)
     if path is None:
         return None
@@ -70,42 +74,56 @@ def _compiler_identity(cxx: str) -> str | None:
     return f"{os.path.realpath(path)}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
-def precompiled_runtime(cxx: str, args: Sequence[str]) -> Path | None:
-    """The cached precompiled header for this compiler and these compile flags, built where
-    missing; None where it cannot be built (the compile then reads the header as before)."""
-    include, compiler = runtime_include_dir(), _compiler_identity(cxx)
+def precompiled_runtime(sandbox: Sandbox, cxx: str, args: Sequence[str]) -> Path | None:
+    """The cached precompiled header for this sandbox's compiler and these compile flags, built
+    where missing; None where it cannot be built (the compile then reads the header as before)."""
+    include, compiler = runtime_include_dir(), _compiler_identity(sandbox, cxx)
     if include is None or compiler is None:
         return None
-    key = hashlib.sha256("\0".join([compiler, _headers_digest(include), *args]).encode()).hexdigest()[:16]
+    setting = hashlib.sha256("\0".join([compiler, *args]).encode()).hexdigest()[:12]
+    key = f"{setting}-{_headers_digest(include)[:12]}"
     cached = cache_dir() / f"runtime-{key}.gch"
     if cached.is_file():
         return cached
     if key in _failed:
         return None
+    data = _build_in(sandbox, include, cxx, args)
+    if data is None:
+        _failed.add(key)
+        return None
     partial = cached.with_name(f"{cached.name}.{os.getpid()}")
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        built = subprocess.run([cxx, *args, f"-I{include}", "-x", "c++-header", str(include / HEADER), "-o", str(partial)],
-                               capture_output=True, timeout=300)
-        if built.returncode != 0:
-            _failed.add(key)
-            partial.unlink(missing_ok=True)
-            return None
+        partial.write_bytes(data)
         os.replace(partial, cached)  # whole or absent for a compile running beside this one
-    except (OSError, subprocess.TimeoutExpired):
-        _failed.add(key)
+    except OSError:
         partial.unlink(missing_ok=True)
         return None
+    keep_newest(f"runtime-{setting}-*.gch", 1)  # the same compiler and flags with older headers
     keep_newest("runtime-*.gch", _KEEP)
     return cached
 
 
+def _build_in(sandbox: Sandbox, include: Path, cxx: str, args: Sequence[str]) -> bytes | None:
+    """The header precompiled by the sandbox's own compiler, from a fresh copy of the package's
+    headers in a directory emptied first: nothing a candidate left in the sandbox is read."""
+    src = ".runtime-pch"
+    try:
+        sandbox.run(["rm", "-rf", src], timeout_s=60)
+        sandbox.put_path(include, src)
+        built = sandbox.run([cxx, *args, f"-I{src}", "-x", "c++-header", f"{src}/{HEADER}", "-o", f"{src}/{HEADER}.gch"],
+                            timeout_s=300)
+        return sandbox.get(f"{src}/{HEADER}.gch") if built.ok else None
+    except (OSError, SandboxError):
+        return None
+    finally:
+        sandbox.run(["rm", "-rf", src], timeout_s=60)
+
+
 def install_precompiled_runtime(sandbox: Sandbox, include_dir: str, *, cxx: str, args: Sequence[str]) -> None:
     """Put the precompiled runtime header for these flags beside the sandbox's copy of the headers
-    (`include_dir`), where the sandbox is local and it is not there yet."""
-    if sandbox.kind != "local":
-        return
-    pch = precompiled_runtime(cxx, args)
+    (`include_dir`) where it is not there yet."""
+    pch = precompiled_runtime(sandbox, cxx, args)
     if pch is None:
         return
     target = f"{include_dir}/{HEADER}.gch/{pch.stem}"
