@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
+from sandboxes import LocalSandbox
 from tools.cuda import lower_source, runtime_include_dir
+from tools.verify.runtime_headers import HEADER, precompiled_runtime
 
 FLAGS = ["-O2", "-fopenmp", "-std=c++17", "-Wall"]
+
+
+@functools.cache
+def include_args() -> tuple[str, ...]:
+    """The runtime's headers, behind a directory that holds its main header precompiled for FLAGS
+    (the product's own, tools/verify/runtime_headers.py): g++ reads that first where it fits."""
+    headers = ("-I", str(runtime_include_dir()))
+    with LocalSandbox() as box:
+        pch = precompiled_runtime(box, "g++", FLAGS)
+    if pch is None:
+        return headers
+    front = Path(tempfile.mkdtemp(prefix="runtime-pch-"))
+    (front / f"{HEADER}.gch").mkdir()
+    (front / f"{HEADER}.gch" / pch.name).symlink_to(pch)
+    return ("-I", str(front), *headers)
 
 
 def build_and_run(cpp: str, main: str, workdir: Path, *, threads: int = 2, name: str = "prog") -> str:
@@ -16,7 +35,7 @@ def build_and_run(cpp: str, main: str, workdir: Path, *, threads: int = 2, name:
     src = workdir / f"{name}.cpp"
     src.write_text(cpp + "\n\n// ---- test driver ----\n" + main)
     exe = workdir / name
-    build = subprocess.run(["g++", *FLAGS, "-I", str(runtime_include_dir()), str(src), "-o", str(exe)],
+    build = subprocess.run(["g++", *FLAGS, *include_args(), str(src), "-o", str(exe)],
                            capture_output=True, text=True)
     assert build.returncode == 0, f"g++ failed:\n{build.stderr[-4000:]}"
     warnings = [line for line in build.stderr.splitlines() if "warning:" in line and src.name in line]
