@@ -905,3 +905,36 @@ def test_a_block_level_parameter_is_declared_after_the_variable_it_copies(tmp_pa
             "  cudacpu_kernels::leaders<float>(dim3(1), dim3(32, 4), 0, in, out);\n"
             "  std::printf(\"%g %g %g %g\\n\", out[0], out[1], out[2], out[3]); }\n")
     assert build_and_run(lowered(BLOCK_SIZE_PASSED_TO_A_SYNCHRONIZING_TEMPLATE), main, tmp_path).strip() == "0 32 64 96"
+
+
+TIMED_BLOCKS = r"""
+__global__ void timed_min(const float* in, float* out, clock_t* ticks, long long* nanos) {
+    extern __shared__ float vals[];
+    int t = threadIdx.x;
+    long long started = clock64();
+    if (t == 0) ticks[blockIdx.x] = clock();
+    vals[t] = in[blockIdx.x * blockDim.x + t];
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        __syncthreads();
+        if (t < half && vals[t + half] < vals[t]) vals[t] = vals[t + half];
+    }
+    __syncthreads();
+    if (t == 0) {
+        out[blockIdx.x] = vals[0];
+        ticks[gridDim.x + blockIdx.x] = clock();
+        nanos[blockIdx.x] = clock64() - started;
+    }
+}
+"""
+
+
+def test_a_kernel_that_times_itself_with_the_device_clocks_ports(tmp_path):
+    """clock() and clock64() in a kernel (a block timing its own work, as CUDA's clock sample
+    does) read the CPU's clocks: non-decreasing, and the kernel's results stay exact."""
+    main = ("#include <cstdio>\nint main() { float in[256], out[4]; clock_t ticks[8]; long long nanos[4];\n"
+            "  for (int i = 0; i < 256; ++i) in[i] = (i * 37) % 101;\n"
+            "  cudacpu_kernels::timed_min(dim3(4), dim3(64), 64 * sizeof(float), in, out, ticks, nanos);\n"
+            "  int ordered = 1; for (int b = 0; b < 4; ++b) ordered &= ticks[4 + b] >= ticks[b] && nanos[b] >= 0;\n"
+            "  std::printf(\"%g %g %g %g %d\\n\", out[0], out[1], out[2], out[3], ordered); }\n")
+    expected = " ".join(f"{min((i * 37) % 101 for i in range(64 * b, 64 * b + 64)):g}" for b in range(4))
+    assert build_and_run(lowered(TIMED_BLOCKS), main, tmp_path).strip() == f"{expected} 1"
