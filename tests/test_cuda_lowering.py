@@ -3,7 +3,7 @@ on the CPU from the same algorithm written plainly in the driver."""
 
 from tools.cuda import lower_source
 
-from cuda_fixtures.build import build_and_run, lowered
+from cuda_fixtures.build import build_and_run, include_args, lowered
 
 
 TILED = r"""
@@ -497,14 +497,13 @@ int main() {
 def test_blocks_that_wait_for_other_blocks_run_resident_together(tmp_path):
     import os
     import subprocess
-    from tools.cuda import runtime_include_dir
 
     cpp = lowered(BLOCKS_WAITING)
     assert "num_threads(cudacpu::coresident_threads(gridDim))" in cpp
     src = tmp_path / "chain.cpp"
     src.write_text(cpp + "\n" + BLOCKS_WAITING_MAIN)
     exe = tmp_path / "chain"
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(src), "-o", str(exe)],
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), str(src), "-o", str(exe)],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     for threads in ("1", "2"):  # one or two OpenMP threads for 12 blocks: a block-at-a-time schedule never ends

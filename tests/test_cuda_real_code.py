@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tools.cuda import runtime_include_dir, translate_file
 
-from cuda_fixtures.build import build_and_run
+from cuda_fixtures.build import build_and_run, include_args
 
 
 def run_port(source: str, tmp_path: Path, name: str = "prog") -> subprocess.CompletedProcess:
@@ -17,7 +17,7 @@ def run_port(source: str, tmp_path: Path, name: str = "prog") -> subprocess.Comp
     cpp = tmp_path / f"{name}.cpp"
     cpp.write_text(translate_file(source, f"{name}.cu").cpp)
     exe = tmp_path / name
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(cpp),
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), str(cpp),
                             "-o", str(exe)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     return subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
@@ -26,7 +26,7 @@ def run_port(source: str, tmp_path: Path, name: str = "prog") -> subprocess.Comp
 def build_and_run_port(main: Path, tmp_path: Path) -> subprocess.CompletedProcess:
     """A ported main.cpp (with the port's headers beside it) built with g++ and run with 2 threads."""
     exe = tmp_path / "prog"
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(main),
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), str(main),
                             "-o", str(exe)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     return subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
@@ -38,7 +38,7 @@ def run_routed(routed: str, tmp_path: Path, name: str) -> tuple[subprocess.Compl
     cpp, exe = tmp_path / f"{name}.cpp", tmp_path / name
     cpp.write_text(routed)
     project = Path(__file__).resolve().parents[1] / "tools" / "project"
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), "-I", str(project),
                             str(cpp), "-o", str(exe)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     captured = tmp_path / "captures"
@@ -471,7 +471,7 @@ def test_vector_buffers_and_enum_arguments_are_captured_and_make_a_correct_task(
     routed, _ = instrument(translate_file(VECTORS_AND_MODES, "vectors.cu").cpp)
     (tmp_path / "vectors.cpp").write_text(routed)
     project = Path(__file__).resolve().parents[1] / "tools" / "project"
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), "-I", str(project),
                             "vectors.cpp", "-o", "vectors"], cwd=tmp_path, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     captured = tmp_path / "captures"
@@ -492,7 +492,7 @@ def test_vector_buffers_and_enum_arguments_are_captured_and_make_a_correct_task(
     assert report.correct, report.summary()
     # the task's code linked back into the program behind its dispatch (as a tuned version is)
     (tmp_path / "tuned.cpp").write_text(tuned_dispatch_source(capture, json.loads(task_path.read_text()), lower_task(task)))
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), "-I", str(project),
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), "-I", str(project),
                             "vectors.cpp", "tuned.cpp", "-o", "tuned"], cwd=tmp_path, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run(["./tuned"], cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
@@ -765,7 +765,7 @@ def translated_program_output(translated: str, tmp_path: Path, name: str) -> str
     cpp = tmp_path / f"{name}.cpp"
     cpp.write_text(translated)
     exe = tmp_path / name
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(cpp), "-o", str(exe)],
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), str(cpp), "-o", str(exe)],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))

@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tools.cuda import runtime_include_dir, translate_file
+from tools.cuda import translate_file
 from tools.cuda.frontend import parse_cuda
 
 from test_runtime_support import BINARY_IO, build, run
+from cuda_fixtures.build import include_args
 
 WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
 W, H, D = 5, 4, 3
@@ -480,7 +481,7 @@ def test_a_whole_program_with_texture_objects_is_translated_built_and_run(tmp_pa
     cpp = tmp_path / "filter.cpp"
     cpp.write_text(translated.cpp)
     exe = tmp_path / "filter"
-    result = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", "-I", str(runtime_include_dir()), str(cpp), "-o", str(exe)],
+    result = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), str(cpp), "-o", str(exe)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     ran = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))

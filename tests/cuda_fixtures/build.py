@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -17,17 +19,19 @@ FLAGS = ["-O2", "-fopenmp", "-std=c++17", "-Wall"]
 
 @functools.cache
 def include_args() -> tuple[str, ...]:
-    """The runtime's headers, behind a directory that holds its main header precompiled for FLAGS
-    (the product's own, tools/verify/runtime_headers.py): g++ reads that first where it fits."""
-    headers = ("-I", str(runtime_include_dir()))
+    """The runtime's headers, copied beside their main header precompiled for FLAGS (the
+    product's own, tools/verify/runtime_headers.py), as a sandbox has them: g++ reads that first
+    where it fits (and, having found it, takes the header from the same directory)."""
     with LocalSandbox() as box:
         pch = precompiled_runtime(box, "g++", FLAGS)
     if pch is None:
-        return headers
-    front = Path(tempfile.mkdtemp(prefix="runtime-pch-"))
-    (front / f"{HEADER}.gch").mkdir()
-    (front / f"{HEADER}.gch" / pch.name).symlink_to(pch)
-    return ("-I", str(front), *headers)
+        return ("-I", str(runtime_include_dir()))
+    copy = Path(tempfile.mkdtemp(prefix="runtime-pch-")) / "include"
+    atexit.register(shutil.rmtree, copy.parent, True)
+    shutil.copytree(runtime_include_dir(), copy)
+    (copy / f"{HEADER}.gch").mkdir()
+    (copy / f"{HEADER}.gch" / pch.name).symlink_to(pch)
+    return ("-I", str(copy))
 
 
 def build_and_run(cpp: str, main: str, workdir: Path, *, threads: int = 2, name: str = "prog") -> str:
