@@ -9,7 +9,7 @@ import pytest
 
 from tools.cuda import lower_source, runtime_include_dir, translate_file
 
-from cuda_fixtures.build import assert_rows, build_and_run, kernels_code, lowered, named_rows
+from cuda_fixtures.build import assert_rows, build_and_run, include_args, kernels_code, lowered, named_rows
 
 HEAD = r"""
 #include <cooperative_groups.h>
@@ -183,13 +183,8 @@ def test_cooperative_groups_kernels_match_python(lowered_cpp, tmp_path, threads)
     assert_rows(out, expected())
 
 
-def test_grid_sync_and_what_is_left_of_groups_are_reported_by_name():
+def test_what_is_left_of_groups_is_reported_by_name():
     source = HEAD + r"""
-__global__ void grid_kernel(int* x) {
-    cg::grid_group grid = cg::this_grid();
-    x[threadIdx.x] = 1;
-    grid.sync();
-}
 __global__ void coalesced_ballot(unsigned* x) {
     if (threadIdx.x % 2) {
         cg::coalesced_group active = cg::coalesced_threads();
@@ -201,7 +196,6 @@ __global__ void dynamic_group(int* x) { x[threadIdx.x] = rank_of(cg::this_thread
 """
     mod = lower_source(source, "cg_unsupported.cu")
     features = {u.kernel: u.feature for u in mod.unsupported}
-    assert features["grid_kernel"] == "cooperative groups grid sync"
     assert features["coalesced_ballot"] == "cooperative groups coalesced_group::ballot"
     assert features["dynamic_group"] == "cooperative groups thread_group::thread_rank"
 
@@ -397,3 +391,104 @@ def test_methods_named_like_group_operations_are_the_projects_where_the_object_i
     assert {u.kernel: u.feature for u in mod.unsupported} == {
         "tiles": "cooperative groups shfl_down on a group of template type"}
     assert build_and_run(mod.cpp, METHODS_NAMED_LIKE_GROUP_OPERATIONS_MAIN, tmp_path).strip() == "ok"
+
+
+GRID_PHASES = r"""
+#include <cstdio>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+__global__ void phases(const int* in, int* partial, int* out, int* rounds, int n) {
+    cg::grid_group grid = cg::this_grid();
+    __shared__ int s[64];
+    unsigned long long rank = grid.thread_rank();
+    int mine = rank < n ? in[rank] : 0;  // live across the grid's barriers
+    s[threadIdx.x] = mine;
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        __syncthreads();
+        if (threadIdx.x < half) s[threadIdx.x] += s[threadIdx.x + half];
+    }
+    if (threadIdx.x == 0) partial[grid.block_rank()] = s[0];
+    grid.sync();
+    if (rank == 0) {
+        int total = 0;
+        for (unsigned long long b = 0; b < grid.num_blocks(); ++b) total += partial[b];
+        out[0] = total;
+    }
+    int* now = rounds;
+    int* next = rounds + n;
+    if (rank < n) now[rank] = mine;
+    for (int round = 0; round < 3; ++round) {
+        cg::sync(grid);  // each round reads what another block wrote in the round before
+        if (rank < n) next[rank] = now[rank] + now[(rank + blockDim.x) % n];
+        int* done = now; now = next; next = done;
+    }
+    grid.sync();
+    if (rank < n) out[1 + rank] = now[rank] + (int)grid.size();
+}
+
+int main() {
+    const int blocks = 4, threads = 64, n = blocks * threads;
+    int *in, *partial, *out, *rounds;
+    cudaMallocManaged(&in, n * sizeof(int));
+    cudaMallocManaged(&partial, blocks * sizeof(int));
+    cudaMallocManaged(&out, (n + 1) * sizeof(int));
+    cudaMallocManaged(&rounds, 2 * n * sizeof(int));
+    for (int i = 0; i < n; ++i) in[i] = (i * 7) % 13;
+    int cooperative = 0;
+    cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, 0);
+    int count = n;
+    void* args[] = {&in, &partial, &out, &rounds, &count};
+    cudaLaunchCooperativeKernel((void*)phases, dim3(blocks), dim3(threads), args, 0, 0);
+    cudaDeviceSynchronize();
+    long long first = 0;
+    for (int i = 0; i <= n; ++i) first += out[i] * (i + 1);
+    phases<<<blocks, threads>>>(in, partial, out, rounds, n);
+    cudaDeviceSynchronize();
+    long long second = 0;
+    for (int i = 0; i <= n; ++i) second += out[i] * (i + 1);
+    std::printf("%d %d %lld %lld\n", cooperative, out[0], first, second);
+    return 0;
+}
+"""
+
+
+def _grid_phases_expected(blocks: int = 4, threads: int = 64) -> str:
+    n = blocks * threads
+    values = [(i * 7) % 13 for i in range(n)]
+    now = list(values)
+    for _ in range(3):
+        now = [now[i] + now[(i + threads) % n] for i in range(n)]
+    out = [sum(values)] + [v + n for v in now]
+    weighted = sum(v * (i + 1) for i, v in enumerate(out))
+    return f"1 {sum(values)} {weighted} {weighted}"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_grid_sync_splits_the_kernel_and_its_blocks_wait_for_each_other(tmp_path, threads):
+    """cooperative groups' grid.sync() (a grid-wide reduction, then rounds that read other blocks'
+    last round), launched by cudaLaunchCooperativeKernel and by <<<...>>>: each block runs on a
+    thread of its own and waits at the grid's barriers, whatever OMP_NUM_THREADS is."""
+    result = translate_file(GRID_PHASES, "phases.cu")
+    assert not result.unsupported, [str(u) for u in result.unsupported]
+    assert "cudacpu::GridBarrier cudacpu_grid(gridDim);" in result.cpp and "cudacpu_grid.wait();" in result.cpp
+    src, exe = tmp_path / "phases.cpp", tmp_path / "phases"
+    src.write_text(result.cpp)
+    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), str(src), "-o", str(exe)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == _grid_phases_expected()
+
+
+def test_a_grid_larger_than_can_run_together_stops_with_a_message(tmp_path):
+    result = translate_file(GRID_PHASES.replace("const int blocks = 4,", "const int blocks = 5000,"), "phases.cu")
+    src, exe = tmp_path / "phases.cpp", tmp_path / "phases"
+    src.write_text(result.cpp)
+    build = subprocess.run(["g++", "-O1", "-fopenmp", "-std=c++17", *include_args(), str(src), "-o", str(exe)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and "launched with 5000 blocks; at most 4096 run together" in run.stderr

@@ -107,6 +107,28 @@ def test_a_warp_shuffle_is_an_exchange_node():
     assert [r.exchange_begins for r in opened] == [[0]] and put in opened[0].items
 
 
+GRID_SYNC = r"""
+#include <cooperative_groups.h>
+__global__ void two_phases(int* partial, int* out) {
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    if (threadIdx.x == 0) partial[blockIdx.x] = blockIdx.x;
+    grid.sync();
+    for (int round = 0; round < 2; ++round) {
+        out[grid.thread_rank()] += partial[(blockIdx.x + 1) % gridDim.x];
+        grid.sync();
+    }
+}
+"""
+
+
+def test_a_grid_sync_is_a_grid_barrier_between_regions():
+    kernel = _one(GRID_SYNC)
+    assert kernel.grid_sync and len(_nodes(kernel.body, ir.GridBarrier)) == 2
+    (loop,) = _nodes(kernel.body, ir.Loop)  # the loop around a grid barrier runs at block level
+    assert [type(node) for node in loop.body] == [ir.Region, ir.GridBarrier]
+    assert not _one(BARRIER).grid_sync
+
+
 def test_an_ir_built_by_hand_prints_the_expected_cpp():
     flag = ir.Symbol("keep", "bool", per_thread=True)
     ref = ir.Symbol("r", "float &", per_thread=True, reference=True)

@@ -4,6 +4,10 @@ CUDA primitives that the lowering already runs faithfully, before it runs.
 The groups are recognised by their libclang types (the parse shim declares them); each
 operation on one becomes:
 
+- `grid_group` (`this_grid()`): `sync()`/`cg::sync(g)` -> `cudacpu_grid_sync()`, a barrier of the
+  whole grid that the lowering splits the kernel at (its blocks run on threads of their own and
+  wait for each other there); `thread_rank()`, `size()`, `block_rank()`, `num_blocks()`,
+  `block_index()`, `group_dim()` -> the grid's linear indices and extents.
 - `thread_block`: `sync()`/`cg::sync(g)` -> `__syncthreads()`; `thread_rank()` -> the linear
   thread index; `size()`/`num_threads()` -> the block's thread count; `group_index()`,
   `thread_index()`, `group_dim()`/`dim_threads()` -> blockIdx, threadIdx, blockDim.
@@ -23,7 +27,7 @@ operation on one becomes:
 
 Group objects themselves stay as written (empty values in the CPU runtime's
 cooperative_groups.h), also where they are passed to `__device__` functions. What is not
-rewritten (grid sync, coalesced groups, a `thread_group` of unknown size, a reduction with
+rewritten (coalesced groups, a `thread_group` of unknown size, a reduction with
 another operator) is left as written and reported by the lowering as unsupported, named by
 `frontend.cooperative_groups_feature`.
 
@@ -47,9 +51,11 @@ K = ci.CursorKind
 NAMESPACE = fe.COOPERATIVE_GROUPS
 # Names whose presence in a file means it may use cooperative groups (the rewrite is skipped otherwise).
 MARKERS = {"cooperative_groups", "this_thread_block", "tiled_partition", "thread_block", "thread_block_tile",
-           "thread_group"}
+           "thread_group", "this_grid", "grid_group"}
 LINEAR = fe.LINEAR_THREAD
 BLOCK_SIZE = fe.BLOCK_THREADS
+BLOCK_RANK = "((unsigned long long)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x)"
+GRID_BLOCKS = "((unsigned long long)gridDim.x * gridDim.y * gridDim.z)"
 FULL = "0xffffffffu"
 REDUCE_OPS = {"plus": "v + w", "less": "w < v ? w : v", "greater": "v < w ? w : v",
               "bit_and": "v & w", "bit_or": "v | w", "bit_xor": "v ^ w"}
@@ -64,17 +70,25 @@ NTH_LANE = "cudacpu_cg_nth_lane"
 
 @dataclass(frozen=True)
 class Group:
-    kind: str  # "block", "tile" or "coalesced"
+    kind: str  # "grid", "block", "tile" or "coalesced"
     size: str | None = None  # a tile's thread count as C++ text (`32`, `N`)
     parent: "Group | None" = None  # the group a tile was partitioned from (None: the block)
 
     @property
     def rank(self) -> str:
+        if self.kind == "grid":
+            return f"({BLOCK_RANK} * {BLOCK_SIZE} + {LINEAR})"
         return LINEAR if self.kind == "block" else f"({LINEAR} % {self.n})"
 
     @property
     def count(self) -> str:
+        if self.kind == "grid":
+            return f"({GRID_BLOCKS} * {BLOCK_SIZE})"
         return BLOCK_SIZE if self.kind == "block" else self.n
+
+    @property
+    def barrier(self) -> str:
+        return {"grid": f"{fe.GRID_SYNC}()", "block": "__syncthreads()"}.get(self.kind, "__syncwarp()")
 
     @property
     def n(self) -> str:
@@ -111,6 +125,8 @@ def _group_from_spelling(spelling: str) -> Group | None:
     name = words.split("<")[0].strip().split("::")[-1]
     if name == "thread_block":
         return Group("block")
+    if name == "grid_group":
+        return Group("grid")
     if name == "coalesced_group":
         return Group("coalesced")
     if name == "thread_block_tile":
@@ -196,7 +212,7 @@ class _Rewriter:
 
     def _group_of_type(self, t: ci.Type) -> Group | None:
         name = _group_class(t)
-        if name not in ("thread_block", "thread_block_tile", "coalesced_group"):
+        if name not in ("grid_group", "thread_block", "thread_block_tile", "coalesced_group"):
             return None
         if t.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE):
             t = t.get_pointee()
@@ -268,7 +284,7 @@ class _Rewriter:
             return
         name = ref.spelling
         if name == "sync":
-            self._site(call, lambda: "__syncthreads()" if g.kind == "block" else "__syncwarp()")
+            self._site(call, lambda: g.barrier)
         elif name == "thread_rank":
             self._site(call, lambda: g.rank)
         elif name == "group_size":
@@ -285,12 +301,15 @@ class _Rewriter:
             return
         block = g.kind == "block"
         simple = {
-            "sync": "__syncthreads()" if block else "__syncwarp()",
+            "sync": g.barrier,
             "thread_rank": g.rank,
             "size": g.count,
             "num_threads": g.count,
         }
-        if block:
+        if g.kind == "grid":
+            simple.update(block_rank=BLOCK_RANK, num_blocks=GRID_BLOCKS, block_index="blockIdx", group_dim="gridDim",
+                          dim_blocks="gridDim", is_valid="true")
+        elif block:
             simple.update(group_index="blockIdx", thread_index="threadIdx", group_dim="blockDim", dim_threads="blockDim")
         else:
             parent = g.parent
@@ -304,7 +323,7 @@ class _Rewriter:
             text = simple[name]
             self._site(call, lambda: text)
             return
-        if block:
+        if g.kind in ("grid", "block"):
             return
         shuffles = {"shfl": "__shfl_sync", "shfl_down": "__shfl_down_sync", "shfl_up": "__shfl_up_sync",
                     "shfl_xor": "__shfl_xor_sync"}

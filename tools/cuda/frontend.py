@@ -31,7 +31,9 @@ DefinitionKey = tuple[str, int]  # a function definition across the files of one
 LINEAR_THREAD = "((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)"
 BLOCK_THREADS = "(blockDim.x * blockDim.y * blockDim.z)"
 BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}
-BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+# cooperative groups' grid.sync(), as coop_groups.py rewrites it: every block of the grid waits there
+GRID_SYNC = "cudacpu_grid_sync"
+BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", GRID_SYNC}
 WARP_SYNC = {"__syncwarp"}
 WARP_EXCHANGE = {
     "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
@@ -50,7 +52,6 @@ UNSUPPORTED_CALLS = {
     # Texture objects are supported (tools/cuda/runtime/include/cuda_cpu/textures.h) except cubemaps and gathers.
     **{n: "textures" for n in ("texCubemap", "texCubemapLayered", "texCubemapLod", "tex2Dgather")},
     **{n: "surfaces" for n in ("surf1Dread", "surf1Dwrite", "surf2Dread", "surf2Dwrite", "surf3Dread", "surf3Dwrite")},
-    "this_grid": "cooperative groups grid sync",
     # a back-off in a loop that waits for another thread or block, which a block run as loops never lets run
     "__nanosleep": "__nanosleep",
     "cudaDeviceSynchronize": "dynamic parallelism",
@@ -61,11 +62,11 @@ UNSUPPORTED_CALLS = {
 # Cooperative groups: tools/cuda/coop_groups.py rewrites the operations it supports before the
 # lowering; what remains of these is reported (cooperative_groups_feature).
 COOPERATIVE_GROUPS = "cooperative_groups"
-_CG_KEPT = {"this_thread_block", "tiled_partition", "coalesced_threads"}  # make the group values that stay in the lowered code
+_CG_KEPT = {"this_thread_block", "this_grid", "tiled_partition", "coalesced_threads"}  # make the group values that stay in the lowered code
 _CG_OPERATORS = {"plus", "less", "greater", "bit_and", "bit_or", "bit_xor"}
 _CG_METHODS = {"sync", "thread_rank", "size", "num_threads", "meta_group_rank", "meta_group_size", "shfl", "shfl_up",
                "shfl_down", "shfl_xor", "any", "all", "ballot", "match_any", "match_all", "group_index", "thread_index",
-               "group_dim", "dim_threads", "block_rank", "num_blocks", "block_index", "is_valid"}
+               "group_dim", "dim_threads", "block_rank", "num_blocks", "block_index", "is_valid", "dim_blocks"}
 MATH_INTRINSICS = re.compile(r"^(__[a-z0-9]+(_r[nzud])?|rsqrtf?|fmaf?|__saturatef)$")
 
 
@@ -716,11 +717,7 @@ def cooperative_groups_feature(call: ci.Cursor, tr: "Translation") -> str | None
     if ref.kind != ci.CursorKind.CXX_METHOD:
         if name in _CG_KEPT:  # its result's operations are reported where not rewritten
             return None
-        if name == "this_grid":
-            return "cooperative groups grid sync"
         return f"cooperative groups {name}"
-    if owner == "grid_group":
-        return "cooperative groups grid sync"
     if owner == "coalesced_group":
         return f"cooperative groups coalesced_group::{name}"
     return f"cooperative groups {owner}::{name}"

@@ -9,7 +9,7 @@ The IR is self-contained: plain dataclasses, no libclang cursor, no reference to
   body: block-level nodes.
 - Block-level nodes: `Region` (the statements between two cuts, run in one loop nest over the
   block's threads, with the declarations hoisted above it), `Scope`, `If`, `Loop`, `Jump`,
-  `ResetFlag`, `BarrierCheck`, `AnyThread`.
+  `ResetFlag`, `BarrierCheck`, `GridBarrier`, `AnyThread`.
 - Thread-level nodes (inside a region's thread loops): `Statement` (the user's statement),
   `Declare`/`Assign` (a variable the lowering tracks), `SetFlag`, `LoopCondition`,
   `LockstepLoad`/`LockstepStore` (warp-synchronous volatile stores), `ExchangePut` (a lane's value
@@ -254,13 +254,19 @@ class BarrierCheck:
 
 
 @dataclass(eq=False)
+class GridBarrier:
+    """Cooperative groups' grid.sync(), between two regions: the block waits for every other block
+    of the grid (the kernel's `grid_sync`: each block runs on a thread of its own)."""
+
+
+@dataclass(eq=False)
 class AnyThread:
     """Leave a masked loop when no thread is still in it."""
 
     flag: Symbol
 
 
-BlockNode = Region | Scope | If | Loop | Jump | ResetFlag | BarrierCheck | AnyThread
+BlockNode = Region | Scope | If | Loop | Jump | ResetFlag | BarrierCheck | GridBarrier | AnyThread
 
 
 # ---- the kernel ---------------------------------------------------------------------------
@@ -272,7 +278,8 @@ class Kernel:
     `void name(dim3 gridDim, dim3 blockDim, std::size_t dynamicSharedBytes, parameters...)`.
     `parameters_as_written`: the parameter list's text (comments and line breaks kept).
     `sets_coordinates`: it calls functions that read the global `threadIdx`/`blockIdx`.
-    `spins_on_blocks`: it waits on memory other blocks write (its blocks must run together)."""
+    `spins_on_blocks`: it waits on memory other blocks write (its blocks must run together).
+    `grid_sync`: its blocks wait for each other at grid barriers (each runs on a thread of its own)."""
 
     name: str
     names: Names = field(default_factory=Names)
@@ -287,6 +294,7 @@ class Kernel:
     shared: list[SharedBuffer] = field(default_factory=list)
     sets_coordinates: bool = False
     spins_on_blocks: bool = False
+    grid_sync: bool = False
     body: list[BlockNode] = field(default_factory=list)
 
     def regions(self) -> list[Region]:

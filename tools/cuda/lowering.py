@@ -49,7 +49,7 @@ from . import printer
 from .frontend import Translation
 from .inlining import Inlining
 from .lowering_analysis import Analysis
-from .lowering_common import (BAny, BCheck, BIf, BJump, BLoop, BReset, BScope, Ctx, K, KEYWORD_STATEMENTS,
+from .lowering_common import (BAny, BCheck, BGridSync, BIf, BJump, BLoop, BReset, BScope, Ctx, K, KEYWORD_STATEMENTS,
                               LOWERING_NAMES, LoweringUnsupported, PRELUDE, Region, Var, ENDS_IN_SEMICOLON,
                               array_parts, child_cursors, file_of, spins_on_global_memory, cursor_tokens)
 from .printer import declarator
@@ -93,6 +93,7 @@ class KernelLowering(Analysis, RegionSplitting, Inlining, SharedMemory, Renderin
         self.shared_memory = self._shared_memory(kernel)
         self.lockstep_memory = self._unsynchronized_shared(kernel)
         self.waits_on_blocks = spins_on_global_memory(kernel)
+        self.grid_sync = False  # region splitting met a grid.sync()
         self.loop_flags: list[tuple] = []  # masked loops being lowered, innermost last
         self.uses_dynamic_shared = False
         self.shared_as_written: set[int] = set()  # shared declarations re-emitted as written
@@ -141,7 +142,8 @@ class KernelLowering(Analysis, RegionSplitting, Inlining, SharedMemory, Renderin
         self.exit_flags = self.has_return and len(self.regions) > 1
         self._symbols: dict[int, ir.Symbol] = {}
         kernel = ir.Kernel(name=self.kernel.spelling, names=ir.Names(**n),
-                           sets_coordinates=self.uses_coord_functions, spins_on_blocks=self.waits_on_blocks)
+                           sets_coordinates=self.uses_coord_functions, spins_on_blocks=self.waits_on_blocks,
+                           grid_sync=self.grid_sync)
         if self.exit_flags:
             kernel.exit_flags = ir.PerThread(ir.Symbol(n["exited"], "bool", per_thread=True), "bool")
         # what is declared outside a thread loop (split or shared) may name them
@@ -247,6 +249,8 @@ class KernelLowering(Analysis, RegionSplitting, Inlining, SharedMemory, Renderin
                 out.append(ir.ResetFlag(self._symbol(it.flag)))
             elif isinstance(it, BCheck):
                 out.append(ir.BarrierCheck(self._masks(it.masks), it.where))
+            elif isinstance(it, BGridSync):
+                out.append(ir.GridBarrier())
             elif isinstance(it, BAny):
                 out.append(ir.AnyThread(self._symbol(it.flag)))
         return out

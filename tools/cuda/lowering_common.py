@@ -287,6 +287,11 @@ class BCheck:
 
 
 @dataclass(eq=False)
+class BGridSync:
+    """Cooperative groups' grid.sync(): every block of the grid waits here for the others."""
+
+
+@dataclass(eq=False)
 class BAny:
     """Leave a masked loop when no thread is still in it."""
 

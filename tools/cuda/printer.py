@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 
-from .kernel_ir import (AnyThread, Assign, BarrierCheck, Declare, ExchangePut, If, Jump, Kernel, LockstepLoad,
+from .kernel_ir import (AnyThread, Assign, BarrierCheck, Declare, ExchangePut, GridBarrier, If, Jump, Kernel, LockstepLoad,
                         LockstepStore, Loop, LoopCondition, Mask, Region, ResetFlag, Scope, SetFlag, Statement,
                         Symbol)
 
 INDENT = "    "
+GRID_BARRIER = "cudacpu_grid"  # the launch's cudacpu::GridBarrier, shared by its blocks
 # Calls and statements a `#pragma omp simd` loop must not run: they have effects in order, or jump.
 _NOT_SIMD = re.compile(r"\b(atomic\w*|printf|fprintf|goto|asm|__threadfence\w*|put|rand|malloc|new)\b")
 
@@ -182,6 +183,8 @@ def print_nodes(nodes: list, kernel: Kernel, indent: str = INDENT * 4) -> list[s
             out.append(f"{indent}{it.flag.name}.fill(false);")
         elif isinstance(it, BarrierCheck):
             out += _barrier_check(it, indent, kernel)
+        elif isinstance(it, GridBarrier):
+            out.append(f"{indent}{GRID_BARRIER}.wait();")
         elif isinstance(it, AnyThread):
             exited = f", &{n.exited}" if kernel.exit_flags is not None else ""
             out.append(f"{indent}if (!cudacpu::any_thread({it.flag.name}, {n.nthreads}{exited})) break;")
@@ -239,6 +242,10 @@ def print_kernel(kernel: Kernel) -> str:
     # together, as on a GPU: each block gets a thread of its own (the OS interleaves them).
     team, schedule = (" num_threads(cudacpu::coresident_threads(gridDim))",
                       "static, cudacpu::coresident_chunk(gridDim)") if kernel.spins_on_blocks else ("", "static")
+    if kernel.grid_sync:  # blocks that wait for each other: one thread each
+        lines.append(f"{ind}cudacpu::GridBarrier {GRID_BARRIER}(gridDim);")
+        team, schedule = f" num_threads({GRID_BARRIER}.blocks())", "static, 1"
+        block_head.insert(0, f"{GRID_BARRIER}.require_team(omp_get_num_threads());")
     if state:
         lines.append(f"{ind}#pragma omp parallel{team}")
         lines.append(f"{ind}{{")

@@ -11,7 +11,7 @@ import re
 import clang.cindex as ci
 
 from . import frontend as fe
-from .lowering_common import (BAny, BCheck, BIf, BJump, BLoop, BReset, BScope, Ctx, K, LOOPS, LoweringUnsupported,
+from .lowering_common import (BAny, BCheck, BGridSync, BIf, BJump, BLoop, BReset, BScope, Ctx, K, LOOPS, LoweringUnsupported,
                               Region, Var, child_cursors, early_return_condition, for_parts, if_parts, stmt_list,
                               unsupported_feature, while_parts)
 
@@ -298,9 +298,12 @@ class RegionSplitting:
         if len(calls) == 1 and bare.kind == K.CALL_EXPR and (calls[0].extent.start.offset, calls[0].extent.end.offset) == (
                 bare.extent.start.offset, bare.extent.end.offset):
             name = fe.call_name(calls[0])
-            if name in ("__syncthreads", "__syncwarp"):
+            if name in ("__syncthreads", "__syncwarp", fe.GRID_SYNC):
                 self.cut(out)
-                if name == "__syncthreads" and any(m.branch and m.tainted for m, _ in masks):
+                if name == fe.GRID_SYNC:
+                    self.grid_sync = True
+                    out.append(BGridSync())
+                elif name == "__syncthreads" and any(m.branch and m.tainted for m, _ in masks):
                     # Under a branch on threadIdx (a loop's uneven trips are the masked loop's
                     # own business): say at run time where the threads did not agree.
                     out.append(BCheck(masks, f"{self.tr.filename}:{s.location.line}"))
@@ -323,7 +326,7 @@ class RegionSplitting:
             name = fe.call_name(call)
             if name in fe.WARP_EXCHANGE or name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
                 exchanges.append(call)
-            elif name in ("__syncthreads", "__syncwarp"):
+            elif name in ("__syncthreads", "__syncwarp", fe.GRID_SYNC):
                 raise unsupported_feature("barrier in expression", call, "a barrier used inside an expression")
             else:
                 self._inline(call, ctx, masks, out)

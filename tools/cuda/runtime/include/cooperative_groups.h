@@ -118,3 +118,7 @@ template <class G, class T, class Op> auto exclusive_scan(const G&, T&& value, O
 
 namespace experimental {}
 }  // namespace cooperative_groups
+
+// grid.sync() as tools/cuda/coop_groups.py rewrites it; the lowering splits a kernel there (its
+// blocks then wait for each other: cudacpu::GridBarrier), so only code it did not lower reaches this.
+inline void cudacpu_grid_sync() { cooperative_groups::details::unsupported("grid_group::sync"); }

@@ -16,6 +16,7 @@
 #include "cuda_runtime_api.h"
 #include "cuda_cpu/device_math.h"
 #include "cuda_cpu/device_functions.h"
+#include "cuda_cpu/grid_barrier.h"
 #include "cuda_cpu/atomics.h"
 
 // What nvcc's own cuda_runtime.h brings in (nvcc -M of an empty file), which CUDA code relies

@@ -251,6 +251,7 @@ inline void describe_device(cudaDeviceProp* prop) {
     prop->canMapHostMemory = 1;
     prop->computeMode = cudaComputeModeDefault;
     prop->concurrentKernels = 1;
+    prop->cooperativeLaunch = 1;  // grid.sync() runs (cudacpu::GridBarrier)
     prop->asyncEngineCount = 1;
     prop->unifiedAddressing = 1;
     prop->l2CacheSize = 4 * 1024 * 1024;
@@ -290,6 +291,7 @@ inline int device_attribute(cudaDeviceAttr attr) {
         case cudaDevAttrGpuOverlap: return prop.deviceOverlap;
         case cudaDevAttrMultiProcessorCount: return prop.multiProcessorCount;
         case cudaDevAttrIntegrated: return prop.integrated;
+        case cudaDevAttrCooperativeLaunch: return prop.cooperativeLaunch;
         case cudaDevAttrCanMapHostMemory: return prop.canMapHostMemory;
         case cudaDevAttrComputeMode: return prop.computeMode;
         case cudaDevAttrConcurrentKernels: return prop.concurrentKernels;
@@ -951,6 +953,18 @@ inline cudaError_t cudaLaunchKernel(void (*kernel)(P...), dim3 grid, dim3 block,
     cuda_cpu::push_launch_configuration(grid, block, shared, stream);
     cuda_cpu::call_unpacked(kernel, args, std::index_sequence_for<P...>{});
     return cudaSuccess;
+}
+
+// A cooperative launch: any launch runs its blocks together where the kernel synchronizes its grid.
+inline cudaError_t cudaLaunchCooperativeKernel(const void* kernel, dim3 grid, dim3 block, void** args, size_t shared = 0,
+                                               cudaStream_t stream = nullptr) {
+    return cudaLaunchKernel(kernel, grid, block, args, shared, stream);
+}
+
+template <class... P>
+inline cudaError_t cudaLaunchCooperativeKernel(void (*kernel)(P...), dim3 grid, dim3 block, void** args, size_t shared = 0,
+                                               cudaStream_t stream = nullptr) {
+    return cudaLaunchKernel(kernel, grid, block, args, shared, stream);
 }
 
 // ---------------------------------------------------------------- kernels (attributes only)

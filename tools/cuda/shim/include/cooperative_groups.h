@@ -99,3 +99,6 @@ template <class G, class T> __device__ T exclusive_scan(const G&, T&& value);
 
 namespace experimental {}
 }  // namespace cooperative_groups
+
+// grid.sync() as coop_groups.py rewrites it: a barrier of the whole grid, which the lowering splits at
+__device__ void cudacpu_grid_sync();
