@@ -422,3 +422,48 @@ def test_a_count_checked_against_a_bound_every_count_from_1_passes_is_a_repetiti
 ])
 def test_a_count_checked_against_a_bound_that_1_may_not_pass_is_no_repetition(check):
     assert found(CHECKED_COUNT.format(check=check)) == []
+
+
+EXTENT_KERNEL = """
+__global__ void count(const unsigned char* data, int cols, int first, int second, int* out) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= cols) return;
+  int m, n, hits = 0;
+  for (m = 0; m < first; m++) hits += data[(size_t)m * cols + col] == '1';
+  for (n = first; n < first + second; n++) hits -= data[(size_t)n * cols + col] == '1';
+  out[col] = hits;
+}
+"""
+
+
+def test_an_argument_bounding_a_kernel_s_loop_that_indexes_the_data_is_an_extent():
+    # rows sizes the data; `first` and `second` (first + second == rows) say how many of its rows the kernel reads
+    main = """
+int main(int argc, char** argv) {
+  int rows = atoi(argv[1]), cols = atoi(argv[2]), first = atoi(argv[3]), second = atoi(argv[4]);
+  unsigned char* d; cudaMalloc(&d, (size_t)rows * cols);
+  int* out; cudaMalloc(&out, cols * sizeof(int));
+  int height = atoi(argv[5]);
+  int clamped = height < rows ? height : rows;  // a clamp: no loop's bound
+  if (clamped > 2) printf("tall\\n");
+  count<<<(cols + 255) / 256, 256>>>(d, cols, first, second, out);
+}"""
+    assert found(main, EXTENT_KERNEL, role="extent") == [(3, "first"), (4, "second")]
+    assert found(main, EXTENT_KERNEL, role="size") == [(1, "rows"), (2, "cols")]
+
+
+def test_extents_are_cut_with_the_sizes_and_by_no_more_than_them():
+    args = [ProblemArgument(1, "rows", "size"), ProblemArgument(2, "cols", "size"), ProblemArgument(3, "first", "extent"),
+            ProblemArgument(4, "second", "extent"), ProblemArgument(5, "repeat", "repeats")]
+    assert smaller_runs("./main 4000 400000 2000 2000 1000", "main", args)[-1] == (
+        "./main 250 25000 125 125 1", "a smaller problem (argument 5 (`repeat`) 1000 -> 1; argument 1 (`rows`) "
+        "4000 -> 250; argument 2 (`cols`) 400000 -> 25000; argument 3 (`first`) 2000 -> 125; argument 4 (`second`) "
+        "2000 -> 125)", True)
+    # the rows cut by 4 only: the extents by no more; an odd extent stays
+    assert smaller_runs("./main 100 4096 48 51 1", "main", args) == [
+        ("./main 25 256 12 51 1", "a smaller problem (argument 1 (`rows`) 100 -> 25; argument 2 (`cols`) 4096 -> 256; "
+                                  "argument 3 (`first`) 48 -> 12)", True)]
+    # with no size cut, an extent alone is left as it is
+    only = [ProblemArgument(1, "first", "extent"), ProblemArgument(2, "repeat", "repeats")]
+    assert smaller_runs("./main 2000 100", "main", only) == [
+        ("./main 2000 1", "the same problem repeated fewer times (argument 2 (`repeat`) 100 -> 1)", False)]

@@ -16,6 +16,10 @@ parameters computed from it) is divided by up to SIZE_DIVISOR, by a power of two
 that a size that was a multiple of a block size stays one) and leaves it at least SMALLEST_SIZE. The
 program's own check still judges the result; a smaller run that fails proves nothing either way, and
 the first run stays the verdict. (A run that crashed for memory tries only the smaller problem.)
+An argument that sizes nothing but bounds a loop whose variable indexes data (`for (m = 0; m < cases;
+m++) x = data[m * cols + i]`, in main or in a function or kernel it is passed to) is an extent: it says
+how far into data other arguments size the program reads, and is cut with them, by no more than they
+were (cut alone, the sizes would leave such a loop reading past the end of the smaller data).
 
 Arguments are positional (`argv[2]`) or options' values: getopt's `optarg` under `case 'n':`, or
 `argv[i + 1]` where `argv[i]` was compared with "-n". What they are read into (by initialisation or by
@@ -66,8 +70,8 @@ SMALLEST_SIZE = 16
 class ProblemArgument:
     index: int  # in argv; 0 for an option's value
     name: str  # the variable the program reads it into
-    # "repeats" (only repeats kernel launches), "size" (sizes an allocation) or "inverse size" (divides
-    # what sizes one: `n = length / per_thread`)
+    # "repeats" (only repeats kernel launches), "size" (sizes an allocation), "inverse size" (divides
+    # what sizes one: `n = length / per_thread`) or "extent" (bounds a loop that indexes data: cut with the sizes)
     role: str
     option: str = ""  # the option whose value it is (`-n` of `./main -n 1000`), read by getopt or by comparing argv
 
@@ -141,13 +145,23 @@ def smaller_runs(command: str, program: str, arguments: list[ProblemArgument]) -
         return []
     runs, changed = [], []
     for roles, what in ((("repeats",), "the same problem repeated fewer times"),
-                        (("size", "inverse size"), "a smaller problem")):
-        before = len(changed)
-        for arg in arguments:
+                        (("size", "inverse size", "extent"), "a smaller problem")):
+        before, divisors = len(changed), []
+        # the sizes first: an extent (how far into the data a loop reads) is cut only with the data it
+        # reads, and by no more than the sizes were
+        for arg in sorted(arguments, key=lambda a: a.role == "extent"):
             at = arg.position(args) if arg.role in roles else None
             value = args[at] if at is not None else ""
-            if not value.isdigit() or (smaller := _smaller(arg.role, int(value))) is None:
+            if not value.isdigit():
                 continue
+            if arg.role == "extent":
+                smaller = _cut_extent(int(value), min(divisors)) if divisors else None
+            else:
+                smaller = _smaller(arg.role, int(value))
+            if smaller is None:
+                continue
+            if arg.role == "size":
+                divisors.append(int(value) // smaller)
             changed.append(f"{arg} {value} -> {smaller}")
             args[at] = str(smaller)
         if len(changed) > before:
@@ -163,6 +177,13 @@ def _smaller(role: str, value: int) -> int | None:
         return value * SIZE_DIVISOR if value > 0 else None
     divisor = SIZE_DIVISOR
     while divisor > 1 and (value % divisor or value // divisor < SMALLEST_SIZE):
+        divisor //= 2
+    return value // divisor if divisor > 1 else None
+
+
+def _cut_extent(value: int, divisor: int) -> int | None:
+    """An extent divided by the largest power of two up to `divisor` that divides it (at least 1)."""
+    while divisor > 1 and (value % divisor or value // divisor < 1):
         divisor //= 2
     return value // divisor if divisor > 1 else None
 
@@ -210,7 +231,56 @@ class _Analysis:
             elif (sizing := {self._sizes(t, 0, set()) for t in targets} - {0}) and len(sizing) == 1:
                 role = "size" if sizing == {1} else "inverse size"
                 found.append(ProblemArgument(name=targets[0].spelling, role=role, **where))
+            elif any(self._bounds_indexing(t, 0, set()) for t in targets):
+                found.append(ProblemArgument(name=targets[0].spelling, role="extent", **where))
         return found
+
+    def _bounds_indexing(self, var: ci.Cursor, depth: int, seen: set[tuple]) -> bool:
+        """Whether `var` (through the variables computed from it and the parameters of the project's
+        functions and kernels it is passed to) bounds a loop whose variable indexes an array in its body:
+        how far into data sized by other arguments the program reads (`for (m = 0; m < rows; m++)
+        x = data[m * cols + i]`)."""
+        if depth > _DEPTH or _key(var) in seen:
+            return False
+        seen.add(_key(var))
+        return any(self._bounds_indexing_at([*above, ref], depth, seen) for ref, above in self._uses(var))
+
+    def _bounds_indexing_at(self, path: list[ci.Cursor], depth: int, seen: set[tuple]) -> bool:
+        """The use at the end of `path` is a loop's bound (the loop's condition compares with it, or with a
+        sum or product of it) and the loop's variable indexes an array in its body; or the value is copied,
+        computed with or passed on to where it is one. Any other use (a clamp, `min(height, rows - t)`; a
+        branch) says nothing."""
+        compared = False
+        for i in range(len(path) - 2, -1, -1):
+            node, below = path[i], path[i + 1]
+            if node.kind in _CASTS or node.kind == ci.CursorKind.CXX_FUNCTIONAL_CAST_EXPR:
+                continue
+            if node.kind in _LOOPS:
+                children = list(node.get_children())
+                body = children[0] if node.kind == ci.CursorKind.DO_STMT else children[-1]
+                if not compared or _same(below, body):
+                    return False
+                return any(_indexes(n, above, body) for v in _loop_variables(node, children)
+                           for n, above in self._uses(v))
+            op = operator_of(node) if node.kind == ci.CursorKind.BINARY_OPERATOR else ""
+            if compared:
+                return False  # a comparison that is not the loop's condition
+            if op in _COMPARISONS:
+                compared = True
+            elif op in _ARITHMETIC:
+                continue
+            elif node.kind == ci.CursorKind.CALL_EXPR and (param := _parameter_for(node, below)) is not None:
+                return self._bounds_indexing(param, depth + 1, seen)
+            elif node.kind == ci.CursorKind.VAR_DECL:
+                return self._bounds_indexing(node, depth, seen)
+            elif op == "=":
+                target = strip(next(node.get_children()))
+                if _same(target, below) or target.kind not in _NAMED_STORES or target.referenced is None:
+                    return False
+                return self._bounds_indexing(target.referenced, depth, seen)
+            else:
+                return False
+        return False
 
     def _sizes(self, var: ci.Cursor, depth: int, seen: set[tuple]) -> int:
         """1 where some allocation's size is computed from `var` (-1 where it divides it, `length / var`):
@@ -475,6 +545,20 @@ def _parameter_for(call: ci.Cursor, arg: ci.Cursor) -> ci.Cursor | None:
     position = next((i for i, a in enumerate(call.get_arguments()) if _same(a, arg)), None)
     params = [c for c in definition.get_children() if c.kind == ci.CursorKind.PARM_DECL]
     return params[position] if position is not None and position < len(params) else None
+
+
+def _indexes(ref: ci.Cursor, above: list[ci.Cursor], body: ci.Cursor) -> bool:
+    """The use `ref` of a loop's variable is inside the loop's `body`, in the index of an array subscript."""
+    path = [*above, ref]
+    if not any(_same(a, body) for a in above):
+        return False
+    for i in range(len(path) - 2, -1, -1):
+        node = path[i]
+        if node.kind == ci.CursorKind.ARRAY_SUBSCRIPT_EXPR:
+            return not _same(next(node.get_children()), path[i + 1])  # (not the array itself)
+        if node.kind.is_statement():
+            return False
+    return False
 
 
 def _joined(roles: list[str | None]) -> str | None:
