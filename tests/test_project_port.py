@@ -855,3 +855,19 @@ def test_a_build_error_is_placed_in_the_kernel_whose_code_failed(tmp_path, fault
     line = int(error.split(":")[1])
     port_line = (tmp_path / "out" / "src" / "main.cu").read_text().splitlines()[line - 1]
     assert ("missing_helper" if fault != "host" else "cudaHostFunctionNobodyWrote") in port_line
+
+
+def test_the_project_s_own_runs_let_idle_openmp_threads_sleep(tmp_path):
+    """The check's runs are correctness runs: threads waiting between launches sleep (passive), as in
+    the kernels' own checks, rather than spin and steal a busy machine's time slices from working ones."""
+    code, report = port_app(
+        tmp_path,
+        "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n"
+        "__global__ void fill(float* a) { a[threadIdx.x] = threadIdx.x; }\n"
+        "int main() { float* d; cudaMalloc(&d, 64 * 4); fill<<<1, 64>>>(d); float h[64];\n"
+        "  cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);\n"
+        "  const char* policy = getenv(\"OMP_WAIT_POLICY\");\n"
+        "  bool ok = h[10] == 10.0f && policy && strcmp(policy, \"passive\") == 0;\n"
+        "  printf(\"%s\\n\", ok ? \"PASS\" : \"FAIL\"); return ok ? 0 : 1; }\n",
+        Settings(sandbox="local", tune=False), ["./main"])
+    assert code == 0 and report["check"]["passed"]
