@@ -467,3 +467,23 @@ def test_extents_are_cut_with_the_sizes_and_by_no_more_than_them():
     only = [ProblemArgument(1, "first", "extent"), ProblemArgument(2, "repeat", "repeats")]
     assert smaller_runs("./main 2000 100", "main", only) == [
         ("./main 2000 1", "the same problem repeated fewer times (argument 2 (`repeat`) 100 -> 1)", False)]
+
+
+def test_a_block_size_that_also_splits_the_work_among_threads_is_no_extent():
+    # `threads` bounds each thread's loop over the data it fills, as `first` does in the test above, but it is
+    # the launch's block size too: it says how the work is split, not how much there is
+    helpers = """
+__global__ void fill(int* data, int per_thread) {
+  int start = (blockIdx.x * blockDim.x + threadIdx.x) * per_thread;
+  for (int i = 0; i < per_thread; i++) data[start + i] = i;
+}
+"""
+    main = """
+int main(int argc, char** argv) {
+  int n = atoi(argv[1]), threads = atoi(argv[2]);
+  int* d; cudaMalloc(&d, n * sizeof(int));
+  int work = threads;
+  fill<<<n / (threads * threads), threads>>>(d, work);
+}"""
+    assert found(main, helpers, role="extent") == []
+    assert found(main, helpers, role="size") == [(1, "n")]

@@ -231,7 +231,8 @@ class _Analysis:
             elif (sizing := {self._sizes(t, 0, set()) for t in targets} - {0}) and len(sizing) == 1:
                 role = "size" if sizing == {1} else "inverse size"
                 found.append(ProblemArgument(name=targets[0].spelling, role=role, **where))
-            elif any(self._bounds_indexing(t, 0, set()) for t in targets):
+            elif any(self._bounds_indexing(t, 0, set()) for t in targets) \
+                    and not any(self._configures_launch(t) for t in targets):
                 found.append(ProblemArgument(name=targets[0].spelling, role="extent", **where))
         return found
 
@@ -244,6 +245,19 @@ class _Analysis:
             return False
         seen.add(_key(var))
         return any(self._bounds_indexing_at([*above, ref], depth, seen) for ref, above in self._uses(var))
+
+    def _configures_launch(self, var: ci.Cursor) -> bool:
+        """`var`, or a variable initialised from it, is in a launch's configuration (`k<<<blocks, var>>>`): a
+        block size that also divides the work among threads says how the work is split, not how much of it
+        there is."""
+        for ref, above in self._uses(var):
+            if _in_launch_configuration(ref, above):
+                return True
+            declared = next((a for a in reversed(above) if a.kind == ci.CursorKind.VAR_DECL), None)
+            if declared is not None and not _shared(declared) and \
+                    any(_in_launch_configuration(r, a) for r, a in self._uses(declared)):
+                return True
+        return False
 
     def _bounds_indexing_at(self, path: list[ci.Cursor], depth: int, seen: set[tuple]) -> bool:
         """The use at the end of `path` is a loop's bound (the loop's condition compares with it, or with a
@@ -545,6 +559,22 @@ def _parameter_for(call: ci.Cursor, arg: ci.Cursor) -> ci.Cursor | None:
     position = next((i for i, a in enumerate(call.get_arguments()) if _same(a, arg)), None)
     params = [c for c in definition.get_children() if c.kind == ci.CursorKind.PARM_DECL]
     return params[position] if position is not None and position < len(params) else None
+
+
+def _in_launch_configuration(ref: ci.Cursor, above: list[ci.Cursor]) -> bool:
+    """The use `ref` lies between the `<<<` and the `>>>` of a kernel launch around it."""
+    offset = ref.extent.start.offset
+    for node in reversed(above):
+        if node.kind != ci.CursorKind.CALL_EXPR:
+            if node.kind.is_statement():
+                return False
+            continue
+        tokens = list(node.get_tokens())
+        opens = [t.extent.start.offset for t in tokens if t.spelling == "<<<"]
+        closes = [t.extent.start.offset for t in tokens if t.spelling == ">>>"]
+        if opens and closes and opens[0] < offset < closes[0]:
+            return True
+    return False
 
 
 def _indexes(ref: ci.Cursor, above: list[ci.Cursor], body: ci.Cursor) -> bool:
