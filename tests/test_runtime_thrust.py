@@ -365,3 +365,34 @@ int main() {
 }
 """
     assert parse_lines(run(build({"alone.cpp": program}, tmp_path)))["sorted"] == ["1", "2", "3", "sum", "6"]
+
+
+def test_every_thrust_and_cub_header_says_its_version(tmp_path):
+    # Code picks an API by the library's version, as the CUDA toolkit's headers let it:
+    # `par_nosync` exists from Thrust 1.16 on.  Each header alone must define the macros.
+    program = r"""
+#include <thrust/sequence.h>
+#include <thrust/reduce.h>
+#include <thrust/device_vector.h>
+#include <cub/warp/warp_reduce.cuh>
+#include <cstdio>
+int main() {
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  thrust::device_vector<int> v(5);
+#if THRUST_VERSION < 101700
+  auto policy = thrust::cuda::par.on(s);
+#else
+  auto policy = thrust::cuda::par_nosync.on(s);
+#endif
+  thrust::sequence(policy, v.begin(), v.end());
+  printf("sum %d\n", thrust::reduce(v.begin(), v.end()));
+  printf("thrust %d %d %d\n", THRUST_MAJOR_VERSION, THRUST_MINOR_VERSION, THRUST_VERSION >= 101700);
+  printf("cub %d %d\n", CUB_MAJOR_VERSION, CUB_VERSION == THRUST_VERSION);
+  cudaStreamDestroy(s);
+}
+"""
+    out = parse_lines(run(build({"version.cpp": program}, tmp_path)))
+    assert out["sum"] == ["10"]
+    assert out["thrust"] == ["2", "0", "1"]
+    assert out["cub"] == ["2", "1"]

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "../../cuda_runtime.h"
+#include "../version.cuh"
 
 namespace cub {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../../cuda_runtime.h"
+#include "../version.h"
 #include "placeholders.h"
 #include "zip.h"
 
