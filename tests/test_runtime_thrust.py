@@ -396,3 +396,34 @@ int main() {
     assert out["sum"] == ["10"]
     assert out["thrust"] == ["2", "0", "1"]
     assert out["cub"] == ["2", "1"]
+
+
+def test_shuffle_and_shuffle_copy_permute_with_the_given_engine(tmp_path):
+    program = r"""
+#include <thrust/host_vector.h>
+#include <thrust/device_vector.h>
+#include <thrust/sequence.h>
+#include <thrust/shuffle.h>
+#include <thrust/sort.h>
+#include <thrust/random.h>
+#include <thrust/execution_policy.h>
+#include <cstdio>
+int main() {
+  const int n = 1000;
+  thrust::host_vector<int> a(n), b(n);
+  thrust::sequence(a.begin(), a.end());
+  thrust::sequence(b.begin(), b.end());
+  thrust::shuffle(a.begin(), a.end(), thrust::default_random_engine(123));
+  thrust::shuffle(thrust::host, b.begin(), b.end(), thrust::default_random_engine(123));
+  int moved = 0, same = 0;
+  for (int i = 0; i < n; i++) { moved += a[i] != i; same += a[i] == b[i]; }
+  thrust::device_vector<int> d(n);
+  thrust::shuffle_copy(thrust::device, a.begin(), a.end(), d.begin(), thrust::default_random_engine(7));
+  thrust::sort(d.begin(), d.end());
+  int sorted_back = 0;
+  for (int i = 0; i < n; i++) sorted_back += d[i] == i;
+  printf("moved %d same %d sorted_back %d\n", moved > n / 2, same, sorted_back);
+}
+"""
+    out = parse_lines(run(build({"shuffle.cpp": program}, tmp_path)))
+    assert out["moved"] == ["1", "same", "1000", "sorted_back", "1000"]

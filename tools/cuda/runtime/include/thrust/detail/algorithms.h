@@ -448,6 +448,16 @@ template <class It, class T, class... Comp>
 It upper_bound_impl(It first, It last, const T& value, Comp... comp) { return std::upper_bound(first, last, value, comp...); }
 template <class It, class T, class... Comp>
 bool binary_search_impl(It first, It last, const T& value, Comp... comp) { return std::binary_search(first, last, value, comp...); }
+// thrust::shuffle: a permutation drawn from g (Fisher-Yates, as std::shuffle). Thrust's own bijective
+// shuffle draws another permutation from the same g; code may rely only on it being one.
+template <class It, class URBG>
+void shuffle_impl(It first, It last, URBG&& g) { std::shuffle(first, last, g); }
+template <class It, class Out, class URBG>
+Out shuffle_copy_impl(It first, It last, Out result, URBG&& g) {
+    Out end = std::copy(first, last, result);
+    std::shuffle(result, end, g);
+    return end;
+}
 
 }  // namespace detail
 
@@ -519,6 +529,8 @@ CUDA_CPU_THRUST_ALGORITHM(is_sorted)
 CUDA_CPU_THRUST_ALGORITHM(lower_bound)
 CUDA_CPU_THRUST_ALGORITHM(upper_bound)
 CUDA_CPU_THRUST_ALGORITHM(binary_search)
+CUDA_CPU_THRUST_ALGORITHM(shuffle)
+CUDA_CPU_THRUST_ALGORITHM(shuffle_copy)
 #undef CUDA_CPU_THRUST_ALGORITHM
 
 }  // namespace thrust
