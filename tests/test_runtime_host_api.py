@@ -386,3 +386,31 @@ def test_standard_headers_that_spell_noinline_as_an_attribute_still_compile(tmp_
             f"#pragma once\n#include_next <{header}>\n__attribute__((__noinline__, __cold__)) inline void spelled_like_libstdcxx_{header}() {{}}\n")
     source = '#include <cuda_runtime.h>\n#include <string>\n#include <memory>\nint main() { return std::string("ok").size() == 2 ? 0 : 1; }\n'
     run(build({"prog.cpp": source}, tmp_path, extra_flags=("-isystem", str(tmp_path / "shadow"))))
+
+
+def test_managed_memory_prefetch_and_advice_to_a_memory_location(tmp_path):
+    # CUDA 12.2's cudaMemPrefetchAsync_v2 / CUDA 13's cudaMemPrefetchAsync take a cudaMemLocation.
+    source = r"""
+#include <cuda_runtime.h>
+#include <cstdio>
+__global__ void unused() {}
+int main() {
+  float* a;
+  cudaMallocManaged(&a, 64 * sizeof(float));
+  cudaMemLocation device;
+  device.type = cudaMemLocationTypeDevice;
+  device.id = 0;
+  cudaMemLocation host = {cudaMemLocationTypeHost, 0};
+  cudaMemLocation other = {cudaMemLocationTypeDevice, 3};
+  printf("device %d\n", (int)cudaMemPrefetchAsync(a, 64 * sizeof(float), device, 0));
+  printf("host %d\n", (int)cudaMemPrefetchAsync_v2(a, 64 * sizeof(float), host, 0, 0));
+  printf("advise %d\n", (int)cudaMemAdvise(a, 64 * sizeof(float), cudaMemAdviseSetPreferredLocation, device));
+  printf("other %d\n", (int)cudaMemPrefetchAsync(a, 64 * sizeof(float), other, 0));
+  printf("last %d\n", (int)cudaGetLastError());
+  printf("old %d\n", (int)cudaMemPrefetchAsync(a, 64 * sizeof(float), 0));
+  cudaFree(a);
+}
+"""
+    out = parse_lines(build_and_run(source, tmp_path))
+    assert out["device"] == ["0"] and out["host"] == ["0"] and out["advise"] == ["0"]
+    assert out["other"] == ["101"] and out["last"] == ["101"] and out["old"] == ["0"]

@@ -651,6 +651,31 @@ inline cudaError_t cudaMemset3DAsync(cudaPitchedPtr pitched, int value, cudaExte
 }
 inline cudaError_t cudaMemPrefetchAsync(const void*, size_t, int, cudaStream_t = 0) { return cudaSuccess; }
 inline cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, int) { return cudaSuccess; }
+namespace cuda_cpu {
+// A location names this machine's one device (0) or the host; its memory is the same.
+inline cudaError_t check_mem_location(cudaMemLocation location) {
+    switch (location.type) {
+        case cudaMemLocationTypeDevice: return location.id == 0 ? cudaSuccess : report(cudaErrorInvalidDevice);
+        case cudaMemLocationTypeHost:
+        case cudaMemLocationTypeHostNuma:
+        case cudaMemLocationTypeHostNumaCurrent: return cudaSuccess;
+        default: return report(cudaErrorInvalidValue);
+    }
+}
+}  // namespace cuda_cpu
+inline cudaError_t cudaMemPrefetchAsync(const void*, size_t, cudaMemLocation location, unsigned int, cudaStream_t = 0) {
+    return cuda_cpu::check_mem_location(location);
+}
+inline cudaError_t cudaMemPrefetchAsync_v2(const void* ptr, size_t count, cudaMemLocation location, unsigned int flags,
+                                           cudaStream_t stream = 0) {
+    return cudaMemPrefetchAsync(ptr, count, location, flags, stream);
+}
+inline cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, cudaMemLocation location) {
+    return cuda_cpu::check_mem_location(location);
+}
+inline cudaError_t cudaMemAdvise_v2(const void* ptr, size_t count, cudaMemoryAdvise advice, cudaMemLocation location) {
+    return cudaMemAdvise(ptr, count, advice, location);
+}
 // Managed memory is host memory, visible to the host and to every stream alike: attaching it
 // to a stream (cudaMemAttachGlobal, cudaMemAttachHost, cudaMemAttachSingle) changes nothing.
 inline cudaError_t cudaStreamAttachMemAsync(cudaStream_t, void*, size_t = 0, unsigned int = cudaMemAttachSingle) {

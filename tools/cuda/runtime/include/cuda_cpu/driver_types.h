@@ -127,6 +127,20 @@ enum cudaMemoryAdvise {
     cudaMemAdviseUnsetAccessedBy = 6,
 };
 
+// Where managed memory is prefetched to or advised for (CUDA 12.2's _v2 calls, CUDA 13's own):
+// there is one memory, so a location is only checked.
+enum cudaMemLocationType {
+    cudaMemLocationTypeInvalid = 0,
+    cudaMemLocationTypeDevice = 1,
+    cudaMemLocationTypeHost = 2,
+    cudaMemLocationTypeHostNuma = 3,
+    cudaMemLocationTypeHostNumaCurrent = 4,
+};
+struct cudaMemLocation {
+    enum cudaMemLocationType type;
+    int id;
+};
+
 enum cudaDeviceAttr {
     cudaDevAttrMaxThreadsPerBlock = 1,
     cudaDevAttrMaxBlockDimX = 2,
