@@ -487,3 +487,35 @@ int main(int argc, char** argv) {
 }"""
     assert found(main, helpers, role="extent") == []
     assert found(main, helpers, role="size") == [(1, "n")]
+
+
+def test_a_count_that_repeats_library_device_work_is_a_repetition():
+    # No `<<<...>>>` of its own: the timed loop runs Thrust algorithms (or cuBLAS computations).
+    source = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <thrust/device_vector.h>
+#include <thrust/sequence.h>
+#include <thrust/reduce.h>
+#include <cublas_v2.h>
+int main(int argc, char** argv) {
+  const int n = atoi(argv[1]);
+  const int repeat = atoi(argv[2]);
+  const int handles = atoi(argv[3]);
+  thrust::device_vector<float> v(n);
+  double sum = 0;
+  for (int r = 0; r < repeat; r++) {
+    thrust::sequence(v.begin(), v.end());
+    sum = thrust::reduce(v.begin(), v.end());
+  }
+  cublasHandle_t h;
+  for (int r = 0; r < handles; r++) { cublasCreate(&h); cublasDestroy(h); }
+  float result;
+  for (int r = 0; r < repeat; r++) cublasSasum(h, n, thrust::raw_pointer_cast(v.data()), 1, &result);
+  printf("average %f %f\n", 1.0 / repeat, 1.0 / handles);
+  printf("%s\n", sum == 0.5 * n * (n - 1) ? "PASS" : "FAIL");
+}
+"""
+    roles = {(a.index, a.name): a.role for a in problem_arguments(source, "main.cu", [], [])}
+    assert roles.get((2, "repeat")) == "repeats"
+    assert roles.get((3, "handles")) != "repeats"  # creating and destroying a handle computes nothing

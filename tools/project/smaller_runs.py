@@ -6,7 +6,8 @@ time limit. Run again with such a count at 1, the program computes the same prob
 and checks it as it always does: only the repetitions are fewer.
 
 An argument counts as a repetition only when everything the program does with it is: bounding loops
-that launch kernels (directly or through functions it calls), dividing (an average), printing, or
+that launch kernels or run a CUDA library's device work (Thrust, CUB, cuBLAS, ...; directly or through
+functions it calls), dividing (an average), printing, or
 being passed to a function whose parameter is used the same way. Anything else (a size, a kernel
 argument, a branch) leaves the argument alone.
 
@@ -41,6 +42,9 @@ from tools.cuda.frontend import (Translation, body_of, call_name, callee, in_pro
 _LOOPS = (ci.CursorKind.FOR_STMT, ci.CursorKind.WHILE_STMT, ci.CursorKind.DO_STMT)
 _PRINTS = {"printf", "fprintf", "sprintf", "snprintf", "puts", "operator<<"}
 _LAUNCH_CALLS = {"cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaGraphLaunch", "cudaLaunchKernelEx"}
+_LIBRARY_NAMESPACES = {"thrust", "cub"}
+_LIBRARY_PREFIXES = ("cublas", "cusolver", "curand", "cusparse", "cufft")
+_LIBRARY_SETUP = ("Create", "Destroy", "Set", "Get")
 _ALLOCATIONS = {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "cudaMalloc", "cudaMallocManaged",
                 "cudaMallocHost", "cudaHostAlloc", "cudaMallocPitch", "cudaMalloc3D", "make_extent", "vector",
                 "resize", "assign", "make_unique", "make_shared"}
@@ -470,7 +474,7 @@ class _Analysis:
         for c in cursor.walk_preorder():
             if c.kind != ci.CursorKind.CALL_EXPR:
                 continue
-            if call_name(c) in _LAUNCH_CALLS:
+            if call_name(c) in _LAUNCH_CALLS or _library_work(c):
                 return True
             if (param := _called_parameter(c)) is not None:
                 if depth < _DEPTH and any(self.launches(passed, depth + 1) for passed in self._passed_for(param, depth)):
@@ -523,6 +527,26 @@ class _Analysis:
                 elif target.kind == ci.CursorKind.VAR_DECL:  # `auto step = [&] { ... };`
                     found += [c for c in target.walk_preorder() if c.kind == ci.CursorKind.LAMBDA_EXPR][:1]
         return found
+
+
+def _library_work(call: ci.Cursor) -> bool:
+    """A call that runs device work in a CUDA library: Thrust's and CUB's algorithms and containers
+    (`thrust::sort_by_key`, `cub::DeviceReduce::Sum`), cuBLAS, cuSOLVER, cuRAND, cuSPARSE and cuFFT
+    computations (not their handles' creation, settings and queries). A loop of them is a GPU
+    program's timed repetition as a loop of `<<<...>>>` is."""
+    fn = call.referenced
+    if fn is None:
+        return False
+    outermost = None
+    parent = fn.semantic_parent
+    while parent is not None and parent.kind != ci.CursorKind.TRANSLATION_UNIT:
+        if parent.kind == ci.CursorKind.NAMESPACE:
+            outermost = parent.spelling
+        parent = parent.semantic_parent
+    if outermost in _LIBRARY_NAMESPACES:
+        return True
+    prefix = next((p for p in _LIBRARY_PREFIXES if fn.spelling.startswith(p)), None)
+    return prefix is not None and not fn.spelling[len(prefix):].startswith(_LIBRARY_SETUP)
 
 
 def _project_callee(call: ci.Cursor) -> ci.Cursor | None:
