@@ -6,6 +6,7 @@
 // count (they may differ from the GPU's in the last bits, as Thrust allows).
 #pragma once
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <numeric>
@@ -113,10 +114,67 @@ void stable_sort_impl(It first, It last) { std::stable_sort(first, last); }
 template <class It, class Comp>
 void stable_sort_impl(It first, It last, Comp comp) { std::stable_sort(first, last, comp); }
 
+// Integer keys ordered by less or greater are sorted as Thrust sorts them on a GPU, by a stable
+// least-significant-digit radix sort (8 bits a pass; a pass where every key has the same digit is
+// skipped): O(n) per byte of key, where comparing through an index is O(n log n) and cache-hostile.
+template <class Comp, class K>
+constexpr int radix_order() {  // 1: ascending, -1: descending, 0: not a radix-sortable order
+    if constexpr (!std::is_integral<K>::value || std::is_same<K, bool>::value) return 0;
+    else if constexpr (std::is_same<Comp, less<>>::value || std::is_same<Comp, less<K>>::value ||
+                       std::is_same<Comp, std::less<>>::value || std::is_same<Comp, std::less<K>>::value) return 1;
+    else if constexpr (std::is_same<Comp, greater<>>::value || std::is_same<Comp, greater<K>>::value ||
+                       std::is_same<Comp, std::greater<>>::value || std::is_same<Comp, std::greater<K>>::value) return -1;
+    else return 0;
+}
+template <class Index, class K, class V>
+void radix_sort_pairs_indexed(std::vector<K>& keys, std::vector<V>& values, bool descending) {
+    using U = std::make_unsigned_t<K>;
+    constexpr int bits = int(sizeof(K)) * 8;
+    constexpr U sign = std::is_signed<K>::value ? U(U(1) << (bits - 1)) : U(0);  // negatives first
+    const U flip = descending ? U(~U(0)) : U(0);
+    const size_t n = keys.size();
+    std::vector<U> digits(n), digits_out(n);
+    for (size_t i = 0; i < n; ++i) digits[i] = static_cast<U>(static_cast<U>(keys[i]) ^ sign ^ flip);
+    std::vector<Index> order(n), order_out(n);
+    std::iota(order.begin(), order.end(), Index(0));
+    for (int shift = 0; shift < bits; shift += 8) {
+        size_t count[257] = {};
+        for (size_t i = 0; i < n; ++i) ++count[((digits[i] >> shift) & 0xFF) + 1];
+        if (std::find(std::begin(count) + 1, std::end(count), n) != std::end(count)) continue;  // one digit: in order
+        for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
+        for (size_t i = 0; i < n; ++i) {
+            const size_t to = count[(digits[i] >> shift) & 0xFF]++;
+            digits_out[to] = digits[i];
+            order_out[to] = order[i];
+        }
+        digits.swap(digits_out);
+        order.swap(order_out);
+    }
+    std::vector<V> sorted_values(n);
+    for (size_t i = 0; i < n; ++i) {
+        keys[i] = static_cast<K>(static_cast<U>(digits[i] ^ sign ^ flip));
+        sorted_values[i] = values[order[i]];
+    }
+    values.swap(sorted_values);
+}
+template <class K, class V>
+void radix_sort_pairs(std::vector<K>& keys, std::vector<V>& values, bool descending) {
+    if (keys.size() <= 0xFFFFFFFFu) radix_sort_pairs_indexed<std::uint32_t>(keys, values, descending);
+    else radix_sort_pairs_indexed<size_t>(keys, values, descending);
+}
+
 // Stable: equal keys keep their values' order (what Thrust's radix sort does).
 template <class KeyIt, class ValueIt, class Comp>
 void sort_by_key_impl(KeyIt keys_first, KeyIt keys_last, ValueIt values_first, Comp comp) {
     const std::ptrdiff_t n = std::distance(keys_first, keys_last);
+    if constexpr (radix_order<Comp, value_of<KeyIt>>() != 0) {
+        std::vector<value_of<KeyIt>> keys(keys_first, keys_last);
+        std::vector<value_of<ValueIt>> values(values_first, std::next(values_first, n));
+        radix_sort_pairs(keys, values, radix_order<Comp, value_of<KeyIt>>() < 0);
+        std::copy(keys.begin(), keys.end(), keys_first);
+        std::copy(values.begin(), values.end(), values_first);
+        return;
+    }
     std::vector<std::ptrdiff_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), std::ptrdiff_t(0));
     std::vector<value_of<KeyIt>> keys(keys_first, keys_last);
