@@ -492,3 +492,60 @@ def test_a_grid_larger_than_can_run_together_stops_with_a_message(tmp_path):
     assert build.returncode == 0, build.stderr[-3000:]
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     assert run.returncode != 0 and "launched with 5000 blocks; at most 4096 run together" in run.stderr
+
+
+REDUCE_BY_FUNCTION = HEAD + r"""
+#include <cstdio>
+#include <cmath>
+// cg::reduce combining with a __device__ function of the program, on a struct (online softmax).
+struct __align__(8) MaxSum { float maxval; float sum; };
+__device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
+    MaxSum big = a.maxval > b.maxval ? a : b, small = a.maxval > b.maxval ? b : a;
+    MaxSum r; r.maxval = big.maxval; r.sum = big.sum + small.sum * expf(small.maxval - big.maxval);
+    return r;
+}
+__device__ int add_ints(int a, int b) { return a + b; }
+__global__ void rows(const float* x, float* maxes, float* sums, int* counts, int C) {
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    int row = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();
+    MaxSum part; part.maxval = -INFINITY; part.sum = 0.0f;
+    for (int i = warp.thread_rank(); i < C; i += warp.size()) part = combine(part, {x[row * C + i], 1.0f});
+    MaxSum total = cg::reduce(warp, part, combine);
+    int n = cg::reduce(warp, 1, &add_ints);
+    if (warp.thread_rank() == 0) { maxes[row] = total.maxval; sums[row] = total.sum; counts[row] = n; }
+}
+int main() {
+    const int rows_n = 4, C = 100;
+    float *x, *maxes, *sums; int* counts;
+    cudaMallocManaged(&x, rows_n * C * sizeof(float));
+    cudaMallocManaged(&maxes, rows_n * sizeof(float));
+    cudaMallocManaged(&sums, rows_n * sizeof(float));
+    cudaMallocManaged(&counts, rows_n * sizeof(int));
+    for (int i = 0; i < rows_n * C; i++) x[i] = (float)((i * 37) % 23) / 7.0f;
+    rows<<<2, 64>>>(x, maxes, sums, counts, C);
+    cudaDeviceSynchronize();
+    int bad = 0;
+    for (int r = 0; r < rows_n; r++) {
+        float m = -INFINITY; double s = 0;
+        for (int i = 0; i < C; i++) m = fmaxf(m, x[r * C + i]);
+        for (int i = 0; i < C; i++) s += exp((double)x[r * C + i] - m);
+        bad += maxes[r] != m || fabs(sums[r] - s) > 1e-3 * s || counts[r] != 32;
+    }
+    printf(bad ? "bad\n" : "ok\n");
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_reduce_combining_with_a_device_function_of_the_program(tmp_path, threads):
+    mod = translate_file(REDUCE_BY_FUNCTION, str(tmp_path / "online.cu"))
+    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
+    src = tmp_path / "online.cpp"
+    src.write_text(mod.cpp)
+    exe = tmp_path / "online"
+    build = subprocess.run(["g++", "-std=c++17", "-fopenmp", "-O1", "-Wall", "-I", str(runtime_include_dir()), str(src),
+                            "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr

@@ -16,8 +16,9 @@ operation on one becomes:
   `meta_group_rank()`/`meta_group_size()` -> the tile's place in the group partitioned;
   `shfl*` -> `__shfl*_sync(..., N)`; `any`/`all`/`ballot` -> the votes restricted to the tile's
   lanes (the ballot shifted down to the tile's bits); `cg::reduce(tile, v, op)` with
-  plus/less/greater/bit_and/bit_or/bit_xor -> a butterfly of `__shfl_xor_sync` over the tile
-  (log2 N steps, every lane gets the result), as a `__device__` helper the lowering inlines.
+  plus/less/greater/bit_and/bit_or/bit_xor, or with a `__device__` function of the program
+  (`cg::reduce(warp, v, combine)`, on any value type) -> a butterfly of `__shfl_xor_sync` over the
+  tile (log2 N steps, every lane gets the result), as a `__device__` helper the lowering inlines.
 
 - `coalesced_group`: `coalesced_threads()` records the lanes of the warp that call it together,
   which the lockstep lowering knows as the lanes taking part in a warp exchange
@@ -27,8 +28,8 @@ operation on one becomes:
 
 Group objects themselves stay as written (empty values in the CPU runtime's
 cooperative_groups.h), also where they are passed to `__device__` functions. What is not
-rewritten (coalesced groups, a `thread_group` of unknown size, a reduction with
-another operator) is left as written and reported by the lowering as unsupported, named by
+rewritten (coalesced groups, a `thread_group` of unknown size, a reduction with another kind of
+operator: a functor object or a lambda) is left as written and reported by the lowering as unsupported, named by
 `frontend.cooperative_groups_feature`.
 
 CUB's block and warp collectives (`cub::BlockReduce`, `BlockScan`, `WarpReduce`) are rewritten
@@ -362,6 +363,7 @@ class _Rewriter:
         op_type = _strip(args[2]).type
         op = _group_class(op_type)
         if op not in REDUCE_OPS:
+            self._reduce_by_function(call, g, args, top)
             return
         t = op_type.get_pointee() if op_type.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE) else op_type
         value_type = t.get_template_argument_type(0).spelling if t.get_num_template_arguments() == 1 else ""
@@ -377,6 +379,31 @@ class _Rewriter:
             f"v = {REDUCE_OPS[op]}; }} return v; }}")
         self.helper_at[helper] = min(self.helper_at.get(helper, top), top)
         self._site(call, lambda: f"{helper}<{g.n}, {value_type}>({self.render(args[1])})")
+
+    def _reduce_by_function(self, call: ci.Cursor, g: Group, args: list[ci.Cursor], top: int) -> None:
+        """`cg::reduce(tile, v, op)` with `op` a `__device__` function of the program (a struct's
+        combination, as an online softmax's max-and-sum): the same butterfly, combining with it."""
+        fn = _function_named(args[2])
+        value_type = _strip(args[1]).type.get_canonical().spelling
+        if fn is None or not value_type:
+            return
+        helper = f"cudacpu_cg_reduce_by_{fn.spelling}"
+        self.helpers[helper] = (
+            f"template <unsigned int N_, class T_> __device__ __forceinline__ T_ {helper}(T_ v) {{ "
+            f"for (unsigned int o = N_ / 2u; o > 0u; o /= 2u) {{ T_ w = __shfl_xor_sync({FULL}, v, (int)o, (int)N_); "
+            f"v = {fn.spelling}(v, w); }} return v; }}")
+        self.helper_at[helper] = min(self.helper_at.get(helper, top), top)
+        self._site(call, lambda: f"{helper}<{g.n}, {value_type}>({self.render(args[1])})")
+
+
+def _function_named(arg: ci.Cursor) -> ci.Cursor | None:
+    """The function an operand names (`reduce_op`, `&reduce_op`), if it names one."""
+    arg = _strip(arg)
+    if arg.kind == K.UNARY_OPERATOR and next(arg.get_tokens(), None) is not None \
+            and next(arg.get_tokens()).spelling == "&":
+        arg = _strip(next(arg.get_children()))
+    target = arg.referenced if arg.kind == K.DECL_REF_EXPR else None
+    return target if target is not None and target.kind == K.FUNCTION_DECL else None
 
 
 def _helper_place(tr: fe.Translation, tops: list[ci.Cursor], first: ci.Cursor) -> int | None:
