@@ -189,7 +189,9 @@ class Region:
     `recomputed`: declarations repeated in this region's thread loop; `guards`: the masks a thread
     must pass; `exchange_begins`: the exchange sites opened before the loops; `needs_label`: a
     `return` in a loop jumps to `label` at the end of the thread's iteration; `sets_coordinates`: it
-    calls a function that reads the global thread coordinates."""
+    calls a function that reads the global thread coordinates; `simd_axis`: the thread loop the
+    region's `#pragma omp simd` (where it may have one) stands on, "x" (the lowering's) or "y"
+    (the optimizer's simd_on_y, for blocks of shape (1, n, 1))."""
 
     id: int
     items: list[ThreadNode] = field(default_factory=list)
@@ -199,6 +201,7 @@ class Region:
     exchange_begins: list[int] = field(default_factory=list)
     needs_label: bool = False
     sets_coordinates: bool = False
+    simd_axis: str = "x"
 
     @property
     def label(self) -> str:
@@ -279,7 +282,10 @@ class Kernel:
     `parameters_as_written`: the parameter list's text (comments and line breaks kept).
     `sets_coordinates`: it calls functions that read the global `threadIdx`/`blockIdx`.
     `spins_on_blocks`: it waits on memory other blocks write (its blocks must run together).
-    `grid_sync`: its blocks wait for each other at grid barriers (each runs on a thread of its own)."""
+    `grid_sync`: its blocks wait for each other at grid barriers (each runs on a thread of its own).
+    `parallel_threads`: the blocks run in order and each region's thread loop is the parallel
+    (and simd) loop instead (the optimizer's threads_parallel, for launches of few blocks; only
+    for a kernel without block state, whose blocks are one parallel loop)."""
 
     name: str
     names: Names = field(default_factory=Names)
@@ -295,6 +301,7 @@ class Kernel:
     sets_coordinates: bool = False
     spins_on_blocks: bool = False
     grid_sync: bool = False
+    parallel_threads: bool = False
     body: list[BlockNode] = field(default_factory=list)
 
     def regions(self) -> list[Region]:

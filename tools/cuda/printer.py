@@ -96,6 +96,21 @@ def print_thread_node(node, indent: str, tid: str, kernel: Kernel) -> list[str]:
 # ---- block-level nodes ----------------------------------------------------------------------
 
 
+def region_body(r: Region, kernel: Kernel) -> list[str]:
+    """The lines a region's thread loop runs (at column 0, before the label and the thread's
+    coordinates): empty where the region prints no loop nest."""
+    body = list(r.recomputed)
+    for item in r.items:
+        body += print_thread_node(item, "", kernel.names.tid, kernel)
+    return body if any(line.strip() for line in body) else []
+
+
+def region_is_simd(r: Region, kernel: Kernel) -> bool:
+    """Whether the region's thread loop may be `#pragma omp simd`: no call or statement with
+    effects in order (atomics, I/O, asm, ...) and no jump to the end of the thread's iteration."""
+    return not r.needs_label and not _NOT_SIMD.search("\n".join(region_body(r, kernel)))
+
+
 def print_region(r: Region, indent: str, kernel: Kernel) -> list[str]:
     n = kernel.names
     tid = n.tid
@@ -124,12 +139,15 @@ def print_region(r: Region, indent: str, kernel: Kernel) -> list[str]:
     if uses_tid:
         head.append(inner + f"const unsigned int {tid} = ({n.tz} * blockDim.y + {n.ty}) * blockDim.x + {n.tx};")
     head += [inner + g for g in guards]
-    simd = not _NOT_SIMD.search(text) and not r.needs_label
+    simd = region_is_simd(r, kernel)
+    pragma = "#pragma omp parallel for simd schedule(static)" if kernel.parallel_threads else "#pragma omp simd"
     lines = hoisted + [f"{indent}{n.warp}.begin({s});" for s in r.exchange_begins]
     lines.append(f"{indent}for (unsigned int {n.tz} = 0; {n.tz} < blockDim.z; ++{n.tz})")
+    if simd and r.simd_axis == "y":
+        lines.append(f"{indent}    {pragma}")
     lines.append(f"{indent}    for (unsigned int {n.ty} = 0; {n.ty} < blockDim.y; ++{n.ty})")
-    if simd:
-        lines.append(f"{indent}        #pragma omp simd")
+    if simd and r.simd_axis == "x":
+        lines.append(f"{indent}        {pragma}")
     lines.append(f"{indent}        for (unsigned int {n.tx} = 0; {n.tx} < blockDim.x; ++{n.tx}) {{")
     lines += head + body
     lines.append(f"{indent}        }}")
@@ -246,7 +264,13 @@ def print_kernel(kernel: Kernel) -> str:
         lines.append(f"{ind}cudacpu::GridBarrier {GRID_BARRIER}(gridDim);")
         team, schedule = f" num_threads({GRID_BARRIER}.blocks())", "static, 1"
         block_head.insert(0, f"{GRID_BARRIER}.require_team(omp_get_num_threads());")
-    if state:
+    if kernel.parallel_threads:  # the regions' thread loops are the parallel loops
+        if state or kernel.spins_on_blocks or kernel.grid_sync:
+            raise ValueError(f"kernel {kernel.name}: blocks in order, but it keeps block state, spins on other blocks "
+                             "or synchronizes its grid")
+        lines.append(f"{ind}// blocks in order: too few to share")
+        loop_ind = ind
+    elif state:
         lines.append(f"{ind}#pragma omp parallel{team}")
         lines.append(f"{ind}{{")
         lines += [ind * 2 + s for s in state]

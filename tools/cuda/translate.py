@@ -504,6 +504,12 @@ def kernel_irs(source: str, filename: str = "input.cu", *, kernels: list[str] | 
             if not kernels or cursor.spelling in kernels]
 
 
+def emitted_kernel(kernel: ir.Kernel) -> str:
+    """The kernel's text as a lowered translation unit holds it: `print_kernel`'s, with the file's
+    `#pragma unroll`s written for g++ (which the lowering does to the whole output)."""
+    return _unroll_pragmas(print_kernel(kernel))
+
+
 def translate_file(source: str, filename: str = "input.cu", include_dirs: list[str] | None = None,
                    options: list[str] | None = None) -> LoweredModule:
     """The whole file for a CPU port: host code as written, kernels lowered, launches rewritten.

@@ -20,7 +20,7 @@ from tools.verify import VerifyError, check
 from tools.verify.check import default_seeds
 
 from .analysis import code as C
-from .base import Context, NotApplicable, Transform
+from .base import Code, Context, NotApplicable, Transform
 from .pipeline import TRANSFORMS
 from .timing import TimingError, time_versions
 
@@ -70,6 +70,7 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
     budget = budget or Budget()
     nthreads = threads or os.cpu_count() or 1
     ctx = Context(task=task, fast_math_ok=fast_math_ok)
+    code = Code.of(task, code)  # the text and its kernels' IR (base.py: how IR and text passes compose)
     result = SearchResult(code=code)
     started, tried = time.monotonic(), 0
     seeds = default_seeds(task, budget.seeds)
@@ -110,6 +111,7 @@ def search(task: Task, code: str, sandbox: Sandbox, *, budget: Budget | None = N
                 result.applied = [t.name]
     if result.steps and any(s.outcome not in ("not_applicable", "skipped") for s in result.steps):
         result.code = C.mark(result.code, result.applied)  # searched: a later call has nothing more to try
+    result.code = str(result.code)
     return result
 
 
@@ -129,11 +131,18 @@ def _attempt(task, t: Transform, ctx: Context, start: str, best: str, sandbox, b
     return variant, _evaluate(task, t, best, variant, sandbox, budget, seeds, nthreads)
 
 
-def _apply(t: Transform, ctx: Context, code: str) -> str | list[str] | None:
+def _apply(t: Transform, ctx: Context, code: Code) -> Code | list[Code] | None:
+    """t's output as Code: an IR pass's as it returns it, a text pass's with the IR of the
+    kernels it left alone (Code.after_text)."""
     try:
-        return t.apply(ctx, code)
+        out = t.apply(ctx, code)
     except (ValueError, IndexError):  # a text shape the transformation misread: it does not apply
         return None
+    if out is None:
+        return None
+    if isinstance(out, list):
+        return [code.after_text(o, t.name) for o in out]
+    return code.after_text(out, t.name)
 
 
 def _first_correct(task, alternatives: list[str], sandbox, seeds) -> tuple[str | None, str]:

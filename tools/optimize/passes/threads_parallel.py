@@ -1,36 +1,38 @@
 """threads_parallel: barrier-free kernels run the threads of a block in parallel when blocks are
-too few for the cores."""
+too few for the cores. A pass over the IR (base.ir_transform)."""
 
 from __future__ import annotations
 
-from ..analysis import code as C
+from dataclasses import replace
+
+from tools.cuda import kernel_ir as ir
+
+from ..analysis import kernel_ir as K
 from ..analysis.machine import cores
-from ..base import Context, NotApplicable, Transform
+from ..base import Context, NotApplicable, ir_transform
 
 
-def threads_parallel(ctx: Context, code: str) -> str | None:
-    """With fewer blocks than cores, a barrier-free kernel without block state runs its thread
-    loop as the parallel (and simd) loop instead of the block loop."""
-    changed, why = False, []
-    for k in reversed(C.kernels(code)):
-        body = k.body(code)
-        if "cudacpu::" in body or "__shared__" in body or "tools.optimize" in body or len(C.thread_loop_bodies(body)) != 1:
-            why.append(f"{k.name}: it has barriers, warp exchanges or shared memory, or was transformed already")
-            continue
-        if body.count("#pragma omp parallel for collapse(3) schedule(static)") != 1 or body.count("#pragma omp simd") != 1:
-            why.append(f"{k.name}: its loops are not the lowering's one block loop and one thread loop")
-            continue
-        launches = ctx.launches_of(k.name)
-        if not launches or any(_blocks(launch) >= cores() for launch in launches):
-            why.append(f"{k.name}: its launches have at least as many blocks as the machine has cores ({cores()})")
-            continue
-        new = body.replace("#pragma omp parallel for collapse(3) schedule(static)", "// blocks in order: too few to share", 1)
-        new = new.replace("#pragma omp simd", "#pragma omp parallel for simd schedule(static)", 1)
-        code = C.with_body(code, k, new)
-        changed = True
-    if not changed:
-        raise NotApplicable("; ".join(why) or "no kernel")
-    return code
+def threads_parallel(ctx: Context, kernel: ir.Kernel) -> ir.Kernel:
+    """With fewer blocks than cores, a kernel without block state whose threads run in one loop
+    nest (no barrier splits them) runs that thread loop as the parallel (and simd) loop, the
+    blocks in order, instead of the block loop."""
+    if kernel.parallel_threads:
+        raise NotApplicable("its thread loop is the parallel loop already")
+    state = K.block_state(kernel)
+    if kernel.spins_on_blocks:
+        state.append("blocks that wait on each other")
+    if any("cudacpu::" in leaf for leaf in K.leaves(kernel)) or any("cudacpu::" in c for c in kernel.compile_time):
+        state.append("warp operations of the runtime")
+    loops = K.thread_loops(kernel)
+    if state or len(loops) != 1:
+        why = ", ".join(state) if state else f"its threads run in {len(loops)} loop nests (barriers split them)"
+        raise NotApplicable(f"it has {why}" if state else why)
+    if not K.simd_regions(kernel) or any("#pragma omp" in leaf for leaf in K.leaves(kernel)):
+        raise NotApplicable("its thread loop cannot be a simd loop (atomics, I/O, a jump, or an OpenMP pragma of its own)")
+    launches = ctx.launches_of(kernel.name)
+    if not launches or any(_blocks(launch) >= cores() for launch in launches):
+        raise NotApplicable(f"its launches have at least as many blocks as the machine has cores ({cores()})")
+    return replace(kernel, parallel_threads=True)
 
 
 def _blocks(launch) -> int:
@@ -38,4 +40,4 @@ def _blocks(launch) -> int:
     return gx * gy * gz
 
 
-THREADS_PARALLEL = Transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel)
+THREADS_PARALLEL = ir_transform("threads_parallel", "thread loop as the parallel loop (few blocks)", threads_parallel)
