@@ -63,6 +63,7 @@ class Transform:
     # chosen because it matched the reference on the task's data (one of several alternatives, or a
     # rounding that the data decides is within tolerance): known correct for those values only
     tested: bool = False
+    rewrite: "Callable[[Context, ir.Kernel], ir.Kernel] | None" = None  # an IR pass's (ir_transform): apply runs it
 
 
 def apply_or_none(transform: Transform, ctx: Context, code: str) -> "str | list[str] | None":
@@ -194,4 +195,4 @@ def ir_transform(name: str, what: str, rewrite: Callable[[Context, ir.Kernel], i
             raise NotApplicable("; ".join(why) or "no kernel")
         return code
 
-    return Transform(name, what, apply, **options)
+    return Transform(name, what, apply, rewrite=rewrite, **options)

@@ -16,6 +16,12 @@ them), thread loops that compute lane and warp numbers split into warps and lane
 after the steps that look for the lowering's thread loops), butterfly steps over the pairs' lower
 threads (xor_pairs.py), then the barrier/shuffle patterns one by one, then the rest: structural
 changes first, compiler flags last. All passes are in tools/optimize/passes.
+
+threads_parallel and simd_on_y are passes over the kernels' IR (base.ir_transform: how they compose
+with the text passes); scripts/compare_ported_passes.py checks that a pass ported to the IR applies
+where its text version did after every step the search may keep before it. A pass that runs after
+text passes which rewrite its kernels (dense_exchange after specialize, wide_indices, full_blocks,
+stride_loops, owned_stores, perthread_stack, serial_small_grids, ...) waits for those to be ported.
 """
 
 from __future__ import annotations
