@@ -119,7 +119,7 @@ class Code(str):
         a source the lowering refuses)."""
         if isinstance(text, Code):
             return text
-        key = (task.name, text)
+        key = (task.name, str(task.source_path()), text)  # the same text: the same kernels, the same IR
         if key in _CODE_CACHE:
             return _CODE_CACHE[key]
         kernels: dict[str, ir.Kernel] = {}
@@ -163,7 +163,7 @@ class Code(str):
                     {**self._printed, kernel.name: text})
 
 
-_CODE_CACHE: dict[tuple[str, str], Code] = {}
+_CODE_CACHE: dict[tuple[str, str, str], Code] = {}  # the last few translation units seen (a search's, the snapshot's)
 
 
 def ir_transform(name: str, what: str, rewrite: Callable[[Context, ir.Kernel], ir.Kernel], **options) -> Transform:
