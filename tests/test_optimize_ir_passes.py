@@ -1,5 +1,5 @@
 """Passes over the lowered kernel's IR (tools/optimize/base.py: `Code`, `ir_transform`):
-threads_parallel and simd_on_y rewrite the IR and the kernel is printed again by the lowering's
+threads_parallel rewrites the IR and the kernel is printed again by the lowering's
 printer; a text pass that changes a kernel leaves the IR passes a reason instead of stale IR.
 The cases are CUDA source, lowered; the kernels that differ from them only in spelling (the
 lowering's thread counters renamed where the kernel has locals of their names) get the same
@@ -11,7 +11,6 @@ import pytest
 
 from tools.cuda import lower_task
 from tools.optimize.base import Code, Context, NotApplicable
-from tools.optimize.passes.simd_on_y import SIMD_ON_Y
 from tools.optimize.passes.threads_parallel import THREADS_PARALLEL
 from tools.verify import check
 
@@ -88,62 +87,20 @@ def test_threads_parallel_says_why_a_kernel_with_barriers_or_many_blocks_keeps_i
         THREADS_PARALLEL.apply(Context(task := _task(kernel_task, SCALE, [64], [4])), lower_task(task))
 
 
-@pytest.mark.parametrize("source", [SCALE, SCALE_RESPELLED, BARRIER])
-def test_simd_on_y_vectorizes_each_thread_loop_over_y_for_blocks_of_one_column(box, kernel_task, source):
-    task = _task(kernel_task, source, [4], [1, 64])
-    lowered = lower_task(task)
-    new = SIMD_ON_Y.apply(Context(task), lowered)
-    regions = [r for r in new.kernels["scale"].regions() if r.simd_axis == "y"]
-    assert regions and len(regions) == (2 if source is BARRIER else 1)
-    n = new.kernels["scale"].names
-    kernel = new.printed("scale")
-    pragmas = [(line, after) for line, after in zip(kernel.splitlines(), kernel.splitlines()[1:])
-               if line.strip() == "#pragma omp simd"]
-    assert len(pragmas) == len(regions)  # each on its region's y loop, none left on an x loop
-    assert all(after.strip().startswith(f"for (unsigned int {n.ty} = 0;") for _, after in pragmas)
-    _correct(box, task, new)
-
-
-def test_simd_on_y_says_why_blocks_of_other_shapes_keep_their_x_loop(kernel_task):
-    task = _task(kernel_task, SCALE, [4], [64])
-    with pytest.raises(NotApplicable, match=r"scale: its launches' blocks are not of shape \(1, n, 1\)"):
-        SIMD_ON_Y.apply(Context(task), lower_task(task))
-
-
-def test_a_text_pass_that_changes_a_kernel_leaves_the_ir_passes_a_reason(kernel_task):
-    task = _task(kernel_task, SCALE, [4], [1, 64])
+def test_a_text_pass_that_changes_a_kernel_leaves_the_ir_passes_a_reason(kernel_task, monkeypatch):
+    import tools.optimize.passes.threads_parallel as tp
+    monkeypatch.setattr(tp, "cores", lambda: 4)
+    task = _task(kernel_task, SCALE, [1], [64])
     ctx = Context(task)
     code = Code.of(task, lower_task(task))
     # a text pass that leaves the kernel's text alone keeps its IR valid ...
     untouched = code.after_text("#pragma GCC optimize(\"O3\")\n" + code, "pragma")
     assert set(untouched.kernels) == {"scale"} and not untouched.changed_by
-    assert SIMD_ON_Y.apply(ctx, untouched).startswith("#pragma GCC optimize")
+    assert THREADS_PARALLEL.apply(ctx, untouched).startswith("#pragma GCC optimize")
     # ... one that rewrites it marks it: the IR passes then say which pass changed it
     edited = code.after_text(code.replace("2.0f *", "2.0f * 1.0f *"), "edit")
     assert edited.changed_by == {"scale": "edit"} and not edited.kernels
     with pytest.raises(NotApplicable, match="scale: its text was changed by edit"):
-        SIMD_ON_Y.apply(ctx, edited)
+        THREADS_PARALLEL.apply(ctx, edited)
 
 
-def test_ir_passes_compose_on_the_ir(kernel_task):
-    task = _task(kernel_task, SCALE, [1], [1, 64])
-    import tools.optimize.passes.threads_parallel as tp
-    saved, tp.cores = tp.cores, lambda: 4
-    try:
-        ctx = Context(task)
-        both = SIMD_ON_Y.apply(ctx, THREADS_PARALLEL.apply(ctx, lower_task(task)))
-    except NotApplicable as why:
-        assert "its thread loop is the parallel loop" in str(why)
-    else:
-        raise AssertionError(f"simd_on_y applied after threads_parallel: {both.kernels}")
-    finally:
-        tp.cores = saved
-    on_y = SIMD_ON_Y.apply(ctx, lower_task(task))
-    tp.cores = lambda: 4
-    try:
-        both = THREADS_PARALLEL.apply(ctx, on_y)
-    finally:
-        tp.cores = saved
-    kernel = both.kernels["scale"]
-    assert kernel.parallel_threads and [r.simd_axis for r in kernel.regions()] == ["y"]
-    assert "#pragma omp parallel for simd schedule(static)\n" in both.printed("scale")

@@ -189,9 +189,7 @@ class Region:
     `recomputed`: declarations repeated in this region's thread loop; `guards`: the masks a thread
     must pass; `exchange_begins`: the exchange sites opened before the loops; `needs_label`: a
     `return` in a loop jumps to `label` at the end of the thread's iteration; `sets_coordinates`: it
-    calls a function that reads the global thread coordinates; `simd_axis`: the thread loop the
-    region's `#pragma omp simd` (where it may have one) stands on, "x" (the lowering's) or "y"
-    (the optimizer's simd_on_y, for blocks of shape (1, n, 1))."""
+    calls a function that reads the global thread coordinates."""
 
     id: int
     items: list[ThreadNode] = field(default_factory=list)
@@ -201,7 +199,6 @@ class Region:
     exchange_begins: list[int] = field(default_factory=list)
     needs_label: bool = False
     sets_coordinates: bool = False
-    simd_axis: str = "x"
 
     @property
     def label(self) -> str:

@@ -143,10 +143,8 @@ def print_region(r: Region, indent: str, kernel: Kernel) -> list[str]:
     pragma = "#pragma omp parallel for simd schedule(static)" if kernel.parallel_threads else "#pragma omp simd"
     lines = hoisted + [f"{indent}{n.warp}.begin({s});" for s in r.exchange_begins]
     lines.append(f"{indent}for (unsigned int {n.tz} = 0; {n.tz} < blockDim.z; ++{n.tz})")
-    if simd and r.simd_axis == "y":
-        lines.append(f"{indent}    {pragma}")
     lines.append(f"{indent}    for (unsigned int {n.ty} = 0; {n.ty} < blockDim.y; ++{n.ty})")
-    if simd and r.simd_axis == "x":
+    if simd:
         lines.append(f"{indent}        {pragma}")
     lines.append(f"{indent}        for (unsigned int {n.tx} = 0; {n.tx} < blockDim.x; ++{n.tx}) {{")
     lines += head + body

@@ -17,11 +17,13 @@ after the steps that look for the lowering's thread loops), butterfly steps over
 threads (xor_pairs.py), then the barrier/shuffle patterns one by one, then the rest: structural
 changes first, compiler flags last. All passes are in tools/optimize/passes.
 
-threads_parallel and simd_on_y are passes over the kernels' IR (base.ir_transform: how they compose
+threads_parallel is a pass over the kernels' IR (base.ir_transform: how they compose
 with the text passes); scripts/compare_ported_passes.py checks that a pass ported to the IR applies
 where its text version did after every step the search may keep before it. A pass that runs after
 text passes which rewrite its kernels (dense_exchange after specialize, wide_indices, full_blocks,
-stride_loops, owned_stores, perthread_stack, serial_small_grids, ...) waits for those to be ported.
+stride_loops, owned_stores, perthread_stack, serial_small_grids, ...) waits for those to be ported:
+simd_on_y, ported, lost HPCTransEval's sum_0 and mean_0 after sync_together, wide_indices,
+lane_arrays, perthread_stack, serial_launches, dense_exchange or launch_constants.
 """
 
 from __future__ import annotations
