@@ -19,7 +19,7 @@ def threads_parallel(ctx: Context, kernel: ir.Kernel) -> ir.Kernel:
     if kernel.parallel_threads:
         raise NotApplicable("its thread loop is the parallel loop already")
     state = K.block_state(kernel)
-    if kernel.spins_on_blocks:
+    if kernel.spins_on_blocks or kernel.grid_sync:
         state.append("blocks that wait on each other")
     if any("cudacpu::" in leaf for leaf in K.leaves(kernel)) or any("cudacpu::" in c for c in kernel.compile_time):
         state.append("warp operations of the runtime")
