@@ -699,9 +699,12 @@ class Inference:
 class _Search:
     """The choices one inference made among several fitting buffers, as (kernel, parameter,
     the other candidates in the order to try them), and the choices forced on it instead
-    ((kernel, parameter) -> version index or task buffer)."""
+    ((kernel, parameter) -> version index or task buffer): bound before the kernel's other
+    choices are made, or, with `swap`, after them (the parameter that had it takes the one it
+    leaves)."""
 
     overrides: dict[tuple[str, str], int | str] = field(default_factory=dict)
+    swap: bool = False
     decisions: list[tuple[str, str, list[int | str]]] = field(default_factory=list)
 
 
@@ -792,11 +795,11 @@ def _alternatives(task: Task, module, first: Inference, decisions, cap: int) -> 
             yield from ({key: others[rank]} for key, others in choices if rank < len(others))
 
     seen, out = {signature(first)}, []
-    for tries, forced in enumerate(overrides()):
-        if len(out) >= cap or tries >= 4 * cap:
+    for tries, (forced, swap) in enumerate((forced, swap) for forced in overrides() for swap in (False, True)):
+        if len(out) >= cap or tries >= 8 * cap:
             break
         try:
-            found = _infer(task, module, _Search(overrides=forced))
+            found = _infer(task, module, _Search(overrides=forced, swap=swap))
         except (InferenceError, Unknown, IndexError, ValueError, KeyError):
             continue
         if found.launches is None or signature(found) in seen:
@@ -951,6 +954,7 @@ def _infer_sequence(task: Task, infos: list, search: _Search) -> Inference:
             raise InferenceError(f"the body of kernel {info.name} is not in the source")
         bodies.append(body)
     flow = reference_flow(task, infos, bodies, reference)
+    own = _numbered_per_kernel(infos)
     homes: dict[str, int] = {}  # the reference's array -> index of the version it holds now
     for info, body in zip(infos, bodies):
         writes = {a.base for a in body.accesses if a.write}
@@ -982,8 +986,9 @@ def _infer_sequence(task: Task, infos: list, search: _Search) -> Inference:
                 else:
                     raise InferenceError(f"kernel {info.name} reads {p.name}, the reference's {home}, before any kernel writes it")
         else:
-            _choices(task, info, pointers, writes, starts, versions, binding, pending, inputs)
-        cfg = _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes, pairing, search)
+            _choices(task, info, pointers, writes, starts, versions, binding, pending, inputs, own)
+        cfg = _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes, pairing,
+                                  search, own)
         taken.update(v for v in binding.values() if isinstance(v, str))
         for param, index in binding.items():
             if isinstance(index, int):
@@ -1042,11 +1047,35 @@ def _infer_sequence(task: Task, infos: list, search: _Search) -> Inference:
     return Inference(launches, new, out + _padding_text(task, padding), padding, _short_outputs(task, partial, whole))
 
 
-def _choices(task: Task, info, pointers, writes, starts, versions, binding, pending, inputs) -> None:
+def _numbered_per_kernel(infos: list) -> bool:
+    """Whether every kernel numbers its pointer parameters itself, as TVM's older code generator did:
+    the parameters of one stem in one kernel are `x`, `x_1`, ..., `x_{m-1}` in every kernel. Then a
+    kernel's `x` (or `x_1`) says nothing of which buffer it is, only of its place among the
+    kernel's buffers of that stem; a kernel that takes `x_2` alone names a buffer of the graph."""
+    for info in infos:
+        stems: dict[str, set[str]] = {}
+        for p in info.params:
+            if "*" in p.type or "[" in p.type:
+                name = p.name.removesuffix("_ptr")
+                stems.setdefault(_stem(name), set()).add(name)
+        for stem, names in stems.items():
+            if names != {stem} | {f"{stem}_{k}" for k in range(1, len(names))}:
+                return False
+    return True
+
+
+def _kernel_number(param: str) -> int:
+    """A parameter's place among the kernel's parameters of its stem (`x` 0, `x_2` 2)."""
+    m = re.search(r"_(\d+)$", param.removesuffix("_ptr"))
+    return int(m[1]) if m else 0
+
+
+def _choices(task: Task, info, pointers, writes, starts, versions, binding, pending, inputs, own: bool = False) -> None:
     """Without a reference that gives the bindings: what each pointer parameter of kernel `info`
     may be. Fills `binding` with what is decided (a new version, a task buffer by name) and
     `pending` with the candidates of the rest, for _configure_choosing. `inputs`: the task's
-    inputs, in the order candidates are weighed."""
+    inputs, in the order candidates are weighed; `own`: the kernels number their parameters
+    themselves (_numbered_per_kernel), so a parameter's name does not say which earlier buffer it is."""
     by_name = {b.name: b for b in task.buffers}
     for p in pointers:  # what the kernel stores before it reads starts a new buffer of that name
         if p.name in writes and (p.name in starts or not any(_stem(v.param) == _stem(p.name) for v in versions)):
@@ -1057,10 +1086,11 @@ def _choices(task: Task, info, pointers, writes, starts, versions, binding, pend
             continue
         dtype = _pointee_dtype(p.type, info.name)
         # Earlier buffers of its stem, those of its very name first (a graph whose names are its
-        # own, `conv2d_nchw_2`), then the latest first.
+        # own, `conv2d_nchw_2`; not where every kernel numbers its parameters itself), then the
+        # latest first.
         earlier = sorted((i for i in range(len(versions)) if _stem(versions[i].param) == _stem(p.name)
                           and versions[i].dtype == dtype and i not in binding.values()),
-                         key=lambda i: (versions[i].param != p.name, -i))
+                         key=lambda i: (not own and versions[i].param != p.name, -i))
         # TVM names placeholders `ph`, `ph_1`, ... and a kernel's own `ph` may be any of them; where
         # the task has no bare `ph`, its names (`ph_0`, `ph_3`) are the buffers' own.
         family = [b for b in inputs if _stem(b.name) == _stem(p.name) and b.dtype == dtype]
@@ -1079,12 +1109,17 @@ def _choices(task: Task, info, pointers, writes, starts, versions, binding, pend
 
 
 def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, scalars, taken, notes, pairing,
-                        search: _Search) -> _Config:
+                        search: _Search, own: bool = False) -> _Config:
     """The kernel's configuration, choosing first what each pending parameter is: of its candidates
-    (earlier versions by index, latest first, or task inputs in signature order), the one whose
-    size is what the kernel reads, else the first large enough, an input not taken yet first.
-    What `search` forces a parameter to be replaces that choice (the parameter that had it takes
-    the one it leaves); each choice among several candidates goes into `search.decisions`."""
+    (earlier versions by index, latest first, or task inputs in the order the C reference first
+    reads them), the one whose size is what the kernel reads, else the first large enough; among
+    inputs, one not taken yet whose turn it is first (_turn), then one an earlier kernel reads,
+    then the other inputs not taken yet. With `own` (the kernels number their parameters
+    themselves), the parameters of one stem bound to earlier buffers take them in the order they
+    were written (_in_write_order).
+    What `search` forces a parameter to be is bound before the other choices, which are then made
+    among what it leaves (so that one changed choice is followed through the kernel as inference
+    would make it); each choice among several candidates goes into `search.decisions`."""
     def size_of(c) -> int:
         return versions[c].extent if isinstance(c, int) else _reach(c)
 
@@ -1094,7 +1129,8 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
         if not fits:
             raise InferenceError(f"kernel {info.name} reads {extent} elements of {param}; none of "
                                  f"{', '.join(_label(c) for c in free or candidates)} is that large")
-        choice = min(fits, key=lambda c: (size_of(c) != extent, isinstance(c, Buffer) and c.name in taken, candidates.index(c)))
+        choice = min(fits, key=lambda c: (size_of(c) != extent, _turn(c, param, binding, pending, inputs, taken),
+                                          candidates.index(c)))
         binding[param] = _key(choice)
         if isinstance(choice, Buffer):
             taken.add(choice.name)
@@ -1102,10 +1138,26 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
             notes.append(f"{info.name}: {param} is {_label(choice)} (of {', '.join(_label(c) for c in candidates)}: "
                          f"{'the size of what it reads' if size_of(choice) == extent else 'large enough'})")
 
+    def label(key) -> str:
+        return f"#{key}" if isinstance(key, int) else key
+
+    forced: dict[str, int | str] = {}
+    for param, candidates in pending.items():
+        want = search.overrides.get((info.name, param))
+        if want is None or search.swap:
+            continue
+        if want not in [_key(c) for c in candidates] or want in binding.values():
+            raise InferenceError(f"kernel {info.name}: {param} cannot be {label(want)}")
+        binding[param] = forced[param] = want
+        if isinstance(want, str):
+            taken.add(want)
+        notes.append(f"{info.name}: {param} is {label(want)} (an alternative to the choice inference makes)")
     # Buffers earlier kernels wrote have the extent they wrote; those this kernel starts have none yet.
     view = {**sizes, **{f"#{i}": v.extent or v.hint for i, v in enumerate(versions)}, **{f"?{p}": None for p in pending}}
     undecided = {}
     for param, candidates in pending.items():
+        if param in forced:
+            continue
         if len({size_of(c) for c in candidates}) == 1:  # one size: the choice does not change the launch
             choose(param, candidates, 0)
         else:
@@ -1127,7 +1179,7 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
             # size decides nothing; an input not taken yet is next, in the task's order (TVM's kernels
             # read `main`'s placeholders in the order it uses them).
             fits = [c for c in candidates if size_of(c) in whole and _key(c) not in binding.values()]
-            choice = min(fits, key=lambda c: (isinstance(c, Buffer) and c.name in taken, candidates.index(c)))
+            choice = min(fits, key=lambda c: (_turn(c, param, binding, pending, inputs, taken), candidates.index(c)))
             binding[param] = _key(choice)
             if isinstance(choice, Buffer):
                 taken.add(choice.name)
@@ -1135,24 +1187,23 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
                          f"it bounds the launch itself, so the first not taken yet)")
             continue
         choose(param, candidates, extent)
-    _pair_in_order_of_use(info, body, [p for p in pending], binding, pairing, notes)
-    forced = False
+    chosen_here = [p for p in pending if p not in forced]
+    _pair_in_order_of_use(info, body, chosen_here, binding, pairing, notes)
+    if own:
+        _in_write_order(info, chosen_here, binding, versions, notes)
     for param in pending:
         want = search.overrides.get((info.name, param))
-        if want is None or binding[param] == want:
+        if not search.swap or want is None or binding[param] == want:
             continue
         holder = next((p for p in pending if binding[p] == want), None)
         if holder is None and want in binding.values():
             raise InferenceError(f"kernel {info.name}: {want} is bound to another of its parameters")
-        def label(key) -> str:
-            return f"#{key}" if isinstance(key, int) else key
         swapped = f", and {holder} is {label(binding[param])}" if holder is not None else ""
         if holder is not None:
             binding[holder] = binding[param]
-        binding[param] = want
+        binding[param] = forced[param] = want
         if isinstance(want, str):
             taken.add(want)
-        forced = True
         notes.append(f"{info.name}: {param} is {label(want)}{swapped} instead (an alternative to the choices above)")
     for param, candidates in pending.items():
         if len(candidates) > 1:
@@ -1166,6 +1217,52 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
     if forced and not cfg.in_bounds:
         raise InferenceError(f"kernel {info.name}: the alternative binding reads past a buffer")
     return cfg
+
+
+def _turn(candidate, param: str, binding, pending, inputs: list[Buffer], taken: set[str]) -> int:
+    """How plausible it is that `param` reads task input `candidate`, for kernels in launch order:
+    TVM's kernels first read `main`'s inputs in the order its C code first reads them (one loop
+    nest per operator, in the order the kernels compute them), and a later kernel may read again
+    an input an earlier one read (`x` for a mean, then for a variance). 0: an intermediate, or an
+    input no kernel reads yet that comes next in that order (every input the reference reads
+    before it is read already, or may be by another parameter of this kernel still to choose);
+    1: an input a kernel reads already; 2: an input no kernel reads yet that would be read before
+    inputs the reference reads first."""
+    if not isinstance(candidate, Buffer):
+        return 0
+    if candidate.name in taken:
+        return 1
+    names = [b.name for b in inputs]
+    if candidate.name not in names:
+        return 0
+    bound = {v for v in binding.values() if isinstance(v, str)}
+    before = [n for n in names[:names.index(candidate.name)] if n not in taken and n not in bound]
+    open_ = sum(1 for p in pending if p != param and str(binding.get(p, "?")).startswith("?"))
+    return 0 if len(before) <= open_ else 2
+
+
+def _in_write_order(info, params: list[str], binding, versions: list[_Version], notes: list[str]) -> None:
+    """Parameters of one stem of a kernel that numbers its parameters itself (`conv1d_ncw`,
+    `conv1d_ncw_1`) and that are bound to earlier kernels' buffers take them in the order those
+    were written: TVM numbers a kernel's buffers of one name in the order of its fused function's
+    arguments, the order their producers computed them (the numbers of a graph's own names, too,
+    are in the order of their first writes). Where each already is the buffer its writer called
+    by its own name (`x_1` the buffer a kernel wrote as its `x_1`), the names agree and stay."""
+    groups: dict[str, list[str]] = {}
+    for param in params:
+        if isinstance(binding.get(param), int):
+            groups.setdefault(_stem(param), []).append(param)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        if all(_kernel_number(versions[binding[p]].param) == _kernel_number(p) for p in group):
+            continue
+        in_number = sorted(group, key=_kernel_number)
+        written = sorted(binding[p] for p in group)
+        if any(binding[p] != v for p, v in zip(in_number, written)):
+            binding.update(zip(in_number, written))
+            notes.append(f"{info.name}: " + ", ".join(f"{p} is #{v}" for p, v in zip(in_number, written))
+                         + " (buffers of one name: the kernel numbers them in the order they were written)")
 
 
 def _pair_in_order_of_use(info, body: KernelBody, chosen: list[str], binding, inputs: list[Buffer], notes) -> None:
