@@ -928,9 +928,11 @@ def _infer_sequence(task: Task, infos: list, search: _Search) -> Inference:
     """Launches for kernels in TVM's launch order, binding each parameter along the sequence: a
     parameter a kernel only writes starts a new buffer of that name; one it reads and writes is the
     latest buffer of its name; one it only reads is the latest earlier buffer of its stem (`ph`,
-    `T_strided_slice_1` -> `T_strided_slice`) whose size fits, else a task input: by its name, or,
-    among a family (`ph`, `ph_1`, ...) or unnamed, the input of its dtype whose size fits what the
-    kernel reads (the same size first, then one not taken yet, in signature order). At the end the
+    `T_strided_slice_1` -> `T_strided_slice`) whose size fits (where every kernel numbers its
+    parameters itself, those of one stem in the order the buffers were written), else a task
+    input: by its name, or, among a family (`ph`, `ph_1`, ...) or unnamed, the input of its dtype
+    whose size fits what the kernel reads (the same size first, then one not read yet whose turn
+    it is in the C reference's order, then one read before). At the end the
     buffers left unread of a name are the task outputs of that name (in order), or the outputs
     nothing else writes whose size they have; the rest are scratch buffers.
     Where the C reference has a stage per kernel (reference_flow), its buffers bind the parameters
