@@ -124,3 +124,23 @@ def test_a_later_kernel_reads_again_an_input_an_earlier_one_read_rather_than_one
     assert scale.args[1] == "ph", found.explanation
     assert add.args[2] == "ph", found.explanation  # x again, not w (the reference reads g before w)
     assert last.args[2:] == ["ph_1", "ph_2"], found.explanation
+
+
+# The reference takes x0 and x1 and reads x1 alone; the one kernel calls x1 `ph`, its own first input.
+LONE_C = """void default_function_kernel(float* T_out, float* ph, float* ph_1) {
+  for (int32_t i = 0; i < 8; ++i) {
+    T_out[i] = (ph_1[i] * 2.000000e+00f);
+  }
+}
+"""
+LONE_CUDA = """
+extern "C" __global__ void __launch_bounds__(8) default_function_kernel(float* __restrict__ T_out, float* __restrict__ ph) {
+  T_out[((int)threadIdx.x)] = (ph[((int)threadIdx.x)] * 2.000000e+00f);
+}
+"""
+
+
+def test_a_lone_kernels_own_ph_is_the_input_the_reference_reads(tmp_path):
+    found = _inferred(tmp_path, _record(LONE_C, LONE_CUDA, [("ph", 8), ("ph_1", 8), ("T_out", 8)]))
+    [launch] = found.launches
+    assert launch.args == ["T_out", "ph_1"], found.explanation

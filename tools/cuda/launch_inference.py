@@ -1480,16 +1480,17 @@ def _bind(task, info, source: str) -> _Kernel:
 
 
 def _placeholder_family(task: Task, info) -> bool:
-    """A lone kernel that takes several of a family of TVM's placeholder names (`ph`, `ph_1`, ...)
-    that the task's inputs have too: TVM names a kernel's parameters itself, so its `ph_1` need not
-    be the function's `ph_1`; it is bound as a kernel of a sequence is (by size, then in the order
-    the kernel and the C reference use them), not by name."""
+    """A lone kernel that takes a name of a family of TVM's placeholder names (`ph`, `ph_1`, ...)
+    of which the task's inputs have several: TVM names a kernel's parameters itself, so its `ph_1`
+    need not be the function's `ph_1`, nor its `ph` the function's `ph` (a kernel that reads only
+    the function's `ph_1` calls it `ph`); it is bound as a kernel of a sequence is (by size, then in
+    the order the kernel and the C reference use them), not by name."""
     stems = {}
     for b in task.buffers:
         if b.role in ("input", "inout"):
             stems.setdefault(_stem(b.name), []).append(b.name)
     params = [p.name for p in info.params if "*" in p.type or "[" in p.type]
-    return any(len(names) > 1 and sum(_stem(p) == stem for p in params) > 1 for stem, names in stems.items())
+    return any(len(names) > 1 and any(_stem(p) == stem for p in params) for stem, names in stems.items())
 
 
 def _order(kernels: list[_Kernel], inputs: set[str]) -> tuple[list[_Kernel], str]:
