@@ -386,7 +386,7 @@ CUDASHIM_API(cudaStreamGetFlags) CUDASHIM_API(cudaStreamGetPriority) CUDASHIM_AP
 CUDASHIM_API(cudaThreadExit) CUDASHIM_API(cudaThreadSynchronize) CUDASHIM_API(cudaStreamAttachMemAsync)
 CUDASHIM_API(cudaDeviceGetDefaultMemPool) CUDASHIM_API(cudaDeviceGetMemPool) CUDASHIM_API(cudaDeviceSetMemPool)
 CUDASHIM_API(cudaMemPoolGetAttribute) CUDASHIM_API(cudaMemPoolSetAttribute) CUDASHIM_API(cudaMemPoolTrimTo)
-CUDASHIM_API(cudaMallocFromPoolAsync)
+CUDASHIM_API(cudaMallocFromPoolAsync) CUDASHIM_API(cudaMemAdvise_v2) CUDASHIM_API(cudaMemPrefetchAsync_v2)
 CUDASHIM_API(cudaMallocArray) CUDASHIM_API(cudaMalloc3DArray) CUDASHIM_API(cudaFreeArray) CUDASHIM_API(cudaArrayGetInfo)
 CUDASHIM_API(cudaGetChannelDesc) CUDASHIM_API(cudaMemcpy2DToArray) CUDASHIM_API(cudaMemcpy2DToArrayAsync)
 CUDASHIM_API(cudaMemcpy2DFromArray) CUDASHIM_API(cudaMemcpy2DFromArrayAsync) CUDASHIM_API(cudaMemcpyToArray)
