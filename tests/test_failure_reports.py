@@ -4,6 +4,7 @@ the task or the model's server is at fault (issue 28)."""
 import json
 import shutil
 import sys
+import subprocess
 from pathlib import Path
 
 from rich.console import Console
@@ -122,8 +123,6 @@ def test_a_candidates_compile_error_names_the_candidates_own_file(box):
 
 
 def agent(*args: str, cwd: Path) -> "subprocess.CompletedProcess[str]":
-    import subprocess
-
     return subprocess.run([sys.executable, "-m", "agent", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
