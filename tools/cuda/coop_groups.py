@@ -372,13 +372,7 @@ class _Rewriter:
             value_type = value_args[0].strip() if len(value_args) == 1 else ""
         if not value_type:
             return
-        helper = f"cudacpu_cg_reduce_{op}"
-        self.helpers[helper] = (
-            f"template <unsigned int N_, class T_> __device__ __forceinline__ T_ {helper}(T_ v) {{ "
-            f"for (unsigned int o = N_ / 2u; o > 0u; o /= 2u) {{ T_ w = __shfl_xor_sync({FULL}, v, (int)o, (int)N_); "
-            f"v = {REDUCE_OPS[op]}; }} return v; }}")
-        self.helper_at[helper] = min(self.helper_at.get(helper, top), top)
-        self._site(call, lambda: f"{helper}<{g.n}, {value_type}>({self.render(args[1])})")
+        self._butterfly(call, g, args, top, f"cudacpu_cg_reduce_{op}", REDUCE_OPS[op], value_type)
 
     def _reduce_by_function(self, call: ci.Cursor, g: Group, args: list[ci.Cursor], top: int) -> None:
         """`cg::reduce(tile, v, op)` with `op` a `__device__` function of the program (a struct's
@@ -387,11 +381,16 @@ class _Rewriter:
         value_type = _strip(args[1]).type.get_canonical().spelling
         if fn is None or not value_type:
             return
-        helper = f"cudacpu_cg_reduce_by_{fn.spelling}"
+        self._butterfly(call, g, args, top, f"cudacpu_cg_reduce_by_{fn.spelling}", f"{fn.spelling}(v, w)", value_type)
+
+    def _butterfly(self, call: ci.Cursor, g: Group, args: list[ci.Cursor], top: int, helper: str, combine: str,
+                   value_type: str) -> None:
+        """The reduction as a `__device__` helper: log2 N steps of `__shfl_xor_sync` over the tile,
+        each lane combining its value `v` with its partner's `w`; every lane gets the result."""
         self.helpers[helper] = (
             f"template <unsigned int N_, class T_> __device__ __forceinline__ T_ {helper}(T_ v) {{ "
             f"for (unsigned int o = N_ / 2u; o > 0u; o /= 2u) {{ T_ w = __shfl_xor_sync({FULL}, v, (int)o, (int)N_); "
-            f"v = {fn.spelling}(v, w); }} return v; }}")
+            f"v = {combine}; }} return v; }}")
         self.helper_at[helper] = min(self.helper_at.get(helper, top), top)
         self._site(call, lambda: f"{helper}<{g.n}, {value_type}>({self.render(args[1])})")
 
