@@ -144,3 +144,38 @@ def test_a_lone_kernels_own_ph_is_the_input_the_reference_reads(tmp_path):
     found = _inferred(tmp_path, _record(LONE_C, LONE_CUDA, [("ph", 8), ("ph_1", 8), ("T_out", 8)]))
     [launch] = found.launches
     assert launch.args == ["T_out", "ph_1"], found.explanation
+
+
+# graph_15's shape: two kernels write a T_s each; the third multiplies them into its own T_s in place
+# (`T_s = T_s * T_s_1`) and the last reads what it updated. The reference computes it all in one
+# expression, so only the kernels say which buffer is which.
+IN_PLACE_C = """void default_function_kernel(float* T_out, float* ph, float* ph_1) {
+  for (int32_t i = 0; i < 6; ++i) {
+    T_out[i] = (((ph[i] + 1.000000e+00f) * (ph_1[i] - 2.000000e+00f)) * 3.000000e+00f);
+  }
+}
+"""
+IN_PLACE_CUDA = """
+extern "C" __global__ void __launch_bounds__(6) default_function_kernel(float* __restrict__ T_s, float* __restrict__ ph) {
+  T_s[((int)threadIdx.x)] = (ph[((int)threadIdx.x)] + 1.000000e+00f);
+}
+
+extern "C" __global__ void __launch_bounds__(6) default_function_kernel_1(float* __restrict__ T_s, float* __restrict__ ph) {
+  T_s[((int)threadIdx.x)] = (ph[((int)threadIdx.x)] - 2.000000e+00f);
+}
+
+extern "C" __global__ void __launch_bounds__(6) default_function_kernel_2(float* __restrict__ T_s, float* __restrict__ T_s_1) {
+  T_s[((int)threadIdx.x)] = (T_s[((int)threadIdx.x)] * T_s_1[((int)threadIdx.x)]);
+}
+
+extern "C" __global__ void __launch_bounds__(6) default_function_kernel_3(float* __restrict__ T_out, float* __restrict__ T_s) {
+  T_out[((int)threadIdx.x)] = (T_s[((int)threadIdx.x)] * 3.000000e+00f);
+}
+"""
+
+
+def test_a_buffer_updated_in_place_is_the_one_the_next_kernel_reads(tmp_path):
+    found = _inferred(tmp_path, _record(IN_PLACE_C, IN_PLACE_CUDA, [("ph", 6), ("ph_1", 6), ("T_out", 6)]))
+    first, second, update, last = found.launches
+    assert sorted(update.args) == sorted([first.args[0], second.args[0]]), found.explanation
+    assert last.args[1] == update.args[0], found.explanation  # what the update wrote, not the other product

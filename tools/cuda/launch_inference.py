@@ -1192,7 +1192,7 @@ def _configure_choosing(info, body, binding, pending, versions, inputs, sizes, s
     chosen_here = [p for p in pending if p not in forced]
     _pair_in_order_of_use(info, body, chosen_here, binding, pairing, notes)
     if own:
-        _in_write_order(info, chosen_here, binding, versions, notes)
+        _in_write_order(info, chosen_here, binding, versions, notes, {a.base for a in body.accesses if a.write})
     for param in pending:
         want = search.overrides.get((info.name, param))
         if not search.swap or want is None or binding[param] == want:
@@ -1243,19 +1243,22 @@ def _turn(candidate, param: str, binding, pending, inputs: list[Buffer], taken: 
     return 0 if len(before) <= open_ else 2
 
 
-def _in_write_order(info, params: list[str], binding, versions: list[_Version], notes: list[str]) -> None:
+def _in_write_order(info, params: list[str], binding, versions: list[_Version], notes: list[str],
+                    writes: set[str]) -> None:
     """Parameters of one stem of a kernel that numbers its parameters itself (`conv1d_ncw`,
     `conv1d_ncw_1`) and that are bound to earlier kernels' buffers take them in the order those
     were written: TVM numbers a kernel's buffers of one name in the order of its fused function's
     arguments, the order their producers computed them (the numbers of a graph's own names, too,
     are in the order of their first writes). Where each already is the buffer its writer called
-    by its own name (`x_1` the buffer a kernel wrote as its `x_1`), the names agree and stay."""
+    by its own name (`x_1` the buffer a kernel wrote as its `x_1`), the names agree and stay. A
+    group with a parameter the kernel updates in place (`writes`) stays too: the buffer it updates
+    is the latest one, which the kernels after it read (graph_15's `x = x * x_1`)."""
     groups: dict[str, list[str]] = {}
     for param in params:
         if isinstance(binding.get(param), int):
             groups.setdefault(_stem(param), []).append(param)
     for group in groups.values():
-        if len(group) < 2:
+        if len(group) < 2 or any(p in writes for p in group):
             continue
         if all(_kernel_number(versions[binding[p]].param) == _kernel_number(p) for p in group):
             continue
