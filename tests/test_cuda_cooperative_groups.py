@@ -241,20 +241,27 @@ int main() {
 """
 
 
+def _port_and_run(source: str, tmp_path, name: str, threads: int = 2):
+    """`source` translated as a whole file (host code kept; every kernel must lower), built with g++
+    and run with `threads` OpenMP threads: the translation and the completed run."""
+    mod = translate_file(source, str(tmp_path / f"{name}.cu"))
+    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
+    src, exe = tmp_path / f"{name}.cpp", tmp_path / name
+    src.write_text(mod.cpp)
+    build = subprocess.run(["g++", "-std=c++17", "-fopenmp", "-O1", "-Wall", *include_args(), str(src), "-o", str(exe)],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    return mod, run
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_whole_file_nested_tiles_thread_group_and_block_by_reference(tmp_path, threads):
     """A file ported as a whole (host code kept): a thread_block passed by reference to a device
     function that syncs it, a tile of a tile (meta_group_rank in its parent), a thread_group from
     tiled_partition(g, 8)."""
-    mod = translate_file(WHOLE_FILE, str(tmp_path / "nested.cu"))
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    src = tmp_path / "nested.cpp"
-    src.write_text(mod.cpp)
-    exe = tmp_path / "nested"
-    build = subprocess.run(["g++", "-std=c++17", "-fopenmp", "-O1", "-Wall", "-I", str(runtime_include_dir()), str(src),
-                            "-o", str(exe)], capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    _, run = _port_and_run(WHOLE_FILE, tmp_path, "nested", threads)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
 
 
@@ -469,28 +476,14 @@ def test_grid_sync_splits_the_kernel_and_its_blocks_wait_for_each_other(tmp_path
     """cooperative groups' grid.sync() (a grid-wide reduction, then rounds that read other blocks'
     last round), launched by cudaLaunchCooperativeKernel and by <<<...>>>: each block runs on a
     thread of its own and waits at the grid's barriers, whatever OMP_NUM_THREADS is."""
-    result = translate_file(GRID_PHASES, "phases.cu")
-    assert not result.unsupported, [str(u) for u in result.unsupported]
+    result, run = _port_and_run(GRID_PHASES, tmp_path, "phases", threads)
     assert "cudacpu::GridBarrier cudacpu_grid(gridDim);" in result.cpp and "cudacpu_grid.wait();" in result.cpp
-    src, exe = tmp_path / "phases.cpp", tmp_path / "phases"
-    src.write_text(result.cpp)
-    build = subprocess.run(["g++", "-O2", "-fopenmp", "-std=c++17", *include_args(), str(src), "-o", str(exe)],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip() == _grid_phases_expected()
 
 
 def test_a_grid_larger_than_can_run_together_stops_with_a_message(tmp_path):
-    result = translate_file(GRID_PHASES.replace("const int blocks = 4,", "const int blocks = 5000,"), "phases.cu")
-    src, exe = tmp_path / "phases.cpp", tmp_path / "phases"
-    src.write_text(result.cpp)
-    build = subprocess.run(["g++", "-O1", "-fopenmp", "-std=c++17", *include_args(), str(src), "-o", str(exe)],
-                           capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    _, run = _port_and_run(GRID_PHASES.replace("const int blocks = 4,", "const int blocks = 5000,"), tmp_path, "phases")
     assert run.returncode != 0 and "launched with 5000 blocks; at most 4096 run together" in run.stderr
 
 
@@ -539,13 +532,5 @@ int main() {
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_reduce_combining_with_a_device_function_of_the_program(tmp_path, threads):
-    mod = translate_file(REDUCE_BY_FUNCTION, str(tmp_path / "online.cu"))
-    assert mod.unsupported == [], [str(u) for u in mod.unsupported]
-    src = tmp_path / "online.cpp"
-    src.write_text(mod.cpp)
-    exe = tmp_path / "online"
-    build = subprocess.run(["g++", "-std=c++17", "-fopenmp", "-O1", "-Wall", "-I", str(runtime_include_dir()), str(src),
-                            "-o", str(exe)], capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr[-3000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    _, run = _port_and_run(REDUCE_BY_FUNCTION, tmp_path, "online", threads)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr
